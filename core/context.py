@@ -1,0 +1,85 @@
+"""Device contexts: ``mx.cpu(i)``, ``mx.gpu(i)``, ``with mx.Context(...)`` scoping."""
+
+from __future__ import annotations
+
+import threading
+
+__all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus"]
+
+_DEVTYPE2ID = {"cpu": 1, "gpu": 2, "cpu_pinned": 3, "cpu_shared": 5}
+_DEVID2TYPE = {v: k for k, v in _DEVTYPE2ID.items()}
+
+
+class Context:
+    """A device type and id; usable as a ``with`` block that sets the default context."""
+
+    __slots__ = ("device_type", "device_id", "_old")
+    devtype2str = _DEVID2TYPE
+    devstr2type = _DEVTYPE2ID
+    _local = threading.local()
+
+    def __init__(self, device_type, device_id: int = 0):
+        if isinstance(device_type, Context):
+            device_type, device_id = device_type.device_type, device_type.device_id
+        elif isinstance(device_type, int):
+            device_type = _DEVID2TYPE[device_type]
+        self.device_type = str(device_type)
+        self.device_id = int(device_id)
+        self._old = None
+
+    @property
+    def device_typeid(self) -> int:
+        return _DEVTYPE2ID.get(self.device_type, 0)
+
+    def __hash__(self):
+        return hash((self.device_type, self.device_id))
+
+    def __eq__(self, other):
+        return (isinstance(other, Context) and self.device_type == other.device_type
+                and self.device_id == other.device_id)
+
+    def __str__(self):
+        return f"{self.device_type}({self.device_id})"
+
+    __repr__ = __str__
+
+    def __enter__(self):
+        self._old = getattr(Context._local, "value", None)
+        Context._local.value = self
+        return self
+
+    def __exit__(self, *exc):
+        Context._local.value = self._old
+
+    def empty_cache(self):
+        """Return this device's pooled memory to the device (MXNet's ``Context.empty_cache``)."""
+        from . import storage
+        storage.release_all(self)
+
+
+Context.default_ctx = Context("cpu", 0)
+
+
+def cpu(device_id: int = 0) -> Context:
+    return Context("cpu", device_id)
+
+
+def gpu(device_id: int = 0) -> Context:
+    return Context("gpu", device_id)
+
+
+def cpu_pinned(device_id: int = 0) -> Context:
+    return Context("cpu_pinned", device_id)
+
+
+def current_context() -> Context:
+    """The context of the innermost ``with Context`` block on this thread, else ``cpu(0)``."""
+    return getattr(Context._local, "value", None) or Context.default_ctx
+
+
+def num_gpus() -> int:
+    from . import device
+    try:
+        return device.get("gpu").count()
+    except Exception:
+        return 0

@@ -1,0 +1,76 @@
+"""The dependency engine (DESIGN.md §3).
+
+``get()`` returns the process engine, chosen by ``MXNEXT_ENGINE_TYPE`` (or
+MXNet's ``MXNET_ENGINE_TYPE``): ``NaiveEngine``, ``ThreadedEngine`` or
+``ThreadedEnginePerDevice`` (default). ``set_engine`` swaps it in-process;
+``use_engine`` does so for a ``with`` block.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+
+from ..base import MXNetError
+from ._base import Engine, in_worker
+from ._types import FnProperty, OprHandle, RunContext, Var
+from .naive import NaiveEngine
+from .threaded import ThreadedEngine, ThreadedEnginePerDevice
+
+__all__ = ["Engine", "NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice", "FnProperty",
+           "RunContext", "Var", "OprHandle", "get", "set_engine", "use_engine", "in_worker",
+           "ENGINES"]
+
+ENGINES = {cls.name: cls for cls in (NaiveEngine, ThreadedEngine, ThreadedEnginePerDevice)}
+
+_engine: Engine | None = None
+
+
+def _create(name: str) -> Engine:
+    try:
+        return ENGINES[name]()
+    except KeyError:
+        raise MXNetError(f"unknown engine type {name!r}; known engines are: "
+                         f"{', '.join(ENGINES)}") from None
+
+
+def get() -> Engine:
+    """The current engine (created on first use)."""
+    global _engine
+    if _engine is None:
+        _engine = _create(os.environ.get("MXNEXT_ENGINE_TYPE")
+                          or os.environ.get("MXNET_ENGINE_TYPE") or "ThreadedEnginePerDevice")
+    return _engine
+
+
+def set_engine(engine) -> Engine:
+    """Finish all work on the current engine, then make ``engine`` (a name or an
+    instance) current. Returns the previous engine."""
+    global _engine
+    old = get()
+    new = _create(engine) if isinstance(engine, str) else engine
+    if new is not old:
+        old.wait_for_all()
+        _engine = new
+    return old
+
+
+@contextlib.contextmanager
+def use_engine(engine):
+    """Run a block on another engine, e.g. ``with use_engine("NaiveEngine"):``."""
+    old = set_engine(engine)
+    try:
+        yield get()
+    finally:
+        set_engine(old)
+
+
+@atexit.register
+def _finish_at_exit():
+    if _engine is not None:
+        try:
+            _engine.wait_for_all()
+        except MXNetError:
+            pass  # errors nobody waited for die with the process, as in MXNet
+        _engine.shutdown()

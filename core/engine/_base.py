@@ -1,0 +1,134 @@
+"""The engine API shared by every engine; subclasses supply scheduling."""
+
+from __future__ import annotations
+
+import threading
+
+from ..base import EngineError, MXNetError
+from ._types import FnProperty, OprHandle, Var, _ErrorBox
+
+__all__ = ["Engine", "in_worker"]
+
+_tls = threading.local()
+
+
+def in_worker() -> bool:
+    """True while the current thread is running an engine function."""
+    return getattr(_tls, "in_worker", False)
+
+
+def _raise_box(box: _ErrorBox):
+    exc = box.exc
+    box.exc = None
+    msg = f"operator '{box.opname}' failed: {type(exc).__name__}: {exc}"
+    if isinstance(exc, MXNetError):
+        try:
+            err = type(exc)(msg)
+        except Exception:
+            err = EngineError(msg)
+    else:
+        err = EngineError(msg)
+    raise err from exc
+
+
+class Engine:
+    """Push functions with the vars they read and mutate; see DESIGN.md §3.
+
+    Two functions that share a var, one of them mutating it, run in push
+    order; everything else may run in parallel. An exception in a function
+    is stored on the vars it mutates, inherited by dependants (which are
+    skipped), and raised once by ``wait_for_var`` / ``wait_for_all``.
+    """
+
+    name = "Engine"
+
+    def __init__(self):
+        self._errors: list[_ErrorBox] = []
+
+    # -- the API ---------------------------------------------------------
+    def new_var(self, name=None) -> Var:
+        return Var(name)
+
+    def new_operator(self, fn, const_vars=(), mutate_vars=(), prop=FnProperty.NORMAL,
+                     name=None, cheap=False) -> OprHandle:
+        """Pre-build an async operator ``fn(run_ctx, on_complete)`` for repeated ``push``."""
+        return OprHandle(fn, True, const_vars, mutate_vars, prop, name, cheap=cheap)
+
+    def delete_operator(self, opr: OprHandle) -> None:
+        opr.deleted = True
+
+    def push_async(self, fn, ctx, const_vars=(), mutate_vars=(), prop=FnProperty.NORMAL,
+                   priority=0, name=None, cheap=False) -> None:
+        """Push ``fn(run_ctx, on_complete)``; it is done when ``on_complete()`` is called
+        (from any thread; ``on_complete(exc)`` reports a failure)."""
+        self.push(OprHandle(fn, True, const_vars, mutate_vars, prop, name, cheap=cheap),
+                  ctx, priority)
+
+    def push_sync(self, fn, ctx, const_vars=(), mutate_vars=(), prop=FnProperty.NORMAL,
+                  priority=0, name=None, cheap=False) -> None:
+        """Push ``fn(run_ctx)``; it is done when it returns. ``cheap`` lets the engine run
+        it on the pushing thread when its vars are already free."""
+        self.push(OprHandle(fn, False, const_vars, mutate_vars, prop, name, cheap=cheap),
+                  ctx, priority)
+
+    def push_delete(self, fn, ctx, var: Var) -> None:
+        """Run ``fn(run_ctx)`` after every function pushed before on ``var``; then ``var`` is dead.
+        It runs even when ``var`` holds an error, so memory always returns."""
+        self.push(OprHandle(fn, False, (), (var,), FnProperty.DELETE_VAR, "delete",
+                            skip_on_error=False, cheap=True), ctx, 0)
+
+    def push(self, opr: OprHandle, ctx, priority=0) -> None:
+        raise NotImplementedError
+
+    def wait_for_var(self, var: Var, write: bool = False) -> None:
+        """Block until every function pushed so far that writes ``var`` (with ``write``,
+        also reads it) is done; raise the var's stored error once."""
+        self._check_not_in_worker("wait_for_var")
+        self._wait_var(var, write)
+        box = var.error
+        if box is not None:
+            var.error = None
+            if box.exc is not None:
+                _raise_box(box)
+
+    def wait_for_all(self) -> None:
+        """Block until every pushed function is done; raise the first stored error once
+        and clear all of them."""
+        self._check_not_in_worker("wait_for_all")
+        self._wait_all()
+        errors, self._errors = self._errors, []
+        first = next((b for b in errors if b.exc is not None), None)
+        if first is not None:
+            for b in errors:
+                if b is not first:
+                    b.exc = None
+            _raise_box(first)
+
+    def shutdown(self) -> None:
+        """Finish outstanding work and stop worker threads."""
+
+    # -- shared helpers ----------------------------------------------------
+    def _wait_var(self, var, write):
+        raise NotImplementedError
+
+    def _wait_all(self):
+        raise NotImplementedError
+
+    @staticmethod
+    def _check_not_in_worker(what):
+        if getattr(_tls, "in_worker", False):
+            raise EngineError(f"{what} called from inside an engine function: it would "
+                              "deadlock; push a dependent function instead")
+
+    @staticmethod
+    def _inherited_error(opr: OprHandle):
+        """The error box a skipped function inherits from the vars it touches, if any."""
+        for v in opr.const_vars:
+            b = v.error
+            if b is not None and b.exc is not None:
+                return b
+        for v in opr.mutate_vars:
+            b = v.error
+            if b is not None and b.exc is not None:
+                return b
+        return None

@@ -1,0 +1,97 @@
+"""Plain data the engines share: vars, operator handles, run contexts, properties."""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+
+__all__ = ["FnProperty", "RunContext", "Var", "OprHandle"]
+
+
+class FnProperty(enum.IntEnum):
+    """Which lane a function runs in (MXNet's ``FnProperty``)."""
+    NORMAL = 0
+    COPY_FROM_GPU = 1
+    COPY_TO_GPU = 2
+    CPU_PRIORITIZED = 3
+    ASYNC = 4
+    DELETE_VAR = 5
+    GPU_PRIORITIZED = 6
+
+
+class RunContext:
+    """What a function learns only when it runs: its device context and stream."""
+
+    __slots__ = ("ctx", "stream")
+
+    def __init__(self, ctx, stream=None):
+        self.ctx = ctx
+        self.stream = stream
+
+    def __repr__(self):
+        return f"RunContext({self.ctx}, stream={self.stream!r})"
+
+
+class _ErrorBox:
+    """One failure, shared by every var it reached; clearing it once clears it everywhere."""
+
+    __slots__ = ("exc", "opname")
+
+    def __init__(self, exc, opname):
+        self.exc = exc
+        self.opname = opname
+
+
+class Var:
+    """An engine token standing for a resource that functions read or mutate.
+
+    The dependency state is MXNet's ThreadedVar: running readers, a running
+    writer, and a FIFO of blocks waiting for this var.
+    """
+
+    __slots__ = ("readers", "writer", "queue", "error", "name", "__weakref__")
+
+    def __init__(self, name=None):
+        self.readers = 0          # granted (running or ready) reads
+        self.writer = False       # a granted write
+        self.queue = deque()      # pending (block, is_write) in push order
+        self.error = None         # _ErrorBox of a failed writer, until waited on
+        self.name = name
+
+    def __repr__(self):
+        return f"<Var {self.name or hex(id(self))}>"
+
+
+class OprHandle:
+    """A pre-built operator: function and dependency lists, pushed many times."""
+
+    __slots__ = ("fn", "is_async", "const_vars", "mutate_vars", "prop", "name",
+                 "skip_on_error", "cheap", "deleted")
+
+    def __init__(self, fn, is_async, const_vars, mutate_vars, prop, name,
+                 skip_on_error=True, cheap=False):
+        mutate = _dedup(mutate_vars)
+        mset = set(map(id, mutate))
+        self.fn = fn
+        self.is_async = is_async
+        self.const_vars = tuple(v for v in _dedup(const_vars) if id(v) not in mset)
+        self.mutate_vars = mutate
+        self.prop = FnProperty(prop)
+        self.name = name or getattr(fn, "__name__", "<fn>")
+        self.skip_on_error = skip_on_error
+        self.cheap = cheap
+        self.deleted = False
+
+    def __repr__(self):
+        return f"<OprHandle {self.name}>"
+
+
+def _dedup(vars_):
+    seen, out = set(), []
+    for v in vars_:
+        if not isinstance(v, Var):
+            raise TypeError(f"engine: expected a Var, got {type(v).__name__}")
+        if id(v) not in seen:
+            seen.add(id(v))
+            out.append(v)
+    return tuple(out)

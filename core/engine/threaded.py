@@ -1,0 +1,297 @@
+"""Threaded engines: per-var FIFO dependency tracking and worker pools.
+
+``ThreadedEngine`` uses one shared pool; ``ThreadedEnginePerDevice`` (the
+default) keeps a pool per device plus separate lanes for copies and
+prioritized work. All dependency bookkeeping happens under one lock (the GIL
+serialises Python anyway); functions run outside it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+import threading
+from queue import SimpleQueue
+
+from ._base import Engine, _tls
+from ._types import FnProperty, OprHandle, RunContext, _ErrorBox
+
+__all__ = ["ThreadedEngine", "ThreadedEnginePerDevice"]
+
+
+class _Block:
+    """One push of an operator: counts the vars not yet granted to it."""
+
+    __slots__ = ("opr", "ctx", "priority", "wait", "pool")
+
+    def __init__(self, opr, ctx, priority):
+        self.opr = opr
+        self.ctx = ctx
+        self.priority = priority
+        self.wait = 0
+        self.pool = None
+
+
+class _Pool:
+    """Worker threads fed from a priority heap (FIFO within a priority)."""
+
+    def __init__(self, engine, name, nthreads):
+        self.engine = engine
+        self.name = name
+        self.heap = []
+        self.tokens = SimpleQueue()
+        self.threads = [threading.Thread(target=engine._worker, args=(self,), daemon=True,
+                                         name=f"mxnext-{name}-{i}") for i in range(nthreads)]
+        for t in self.threads:
+            t.start()
+
+    def stop(self):
+        for _ in self.threads:
+            self.tokens.put(None)
+        for t in self.threads:
+            if t is not threading.current_thread():
+                t.join(timeout=5)
+
+
+def _env_int(names, default):
+    for n in names:
+        v = os.environ.get(n)
+        if v:
+            return max(1, int(v))
+    return default
+
+
+class ThreadedEngine(Engine):
+    """All functions share one worker pool."""
+
+    name = "ThreadedEngine"
+
+    def __init__(self):
+        super().__init__()
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._pending = 0
+        self._seq = itertools.count()
+        self._pools = {}
+        self._stopped = False
+        self._nthreads = _env_int(("MXNEXT_CPU_WORKER_NTHREADS", "MXNET_CPU_WORKER_NTHREADS"),
+                                  max(2, min(os.cpu_count() or 2, 8)))
+
+    # -- pools ---------------------------------------------------------------
+    def _pool_key(self, ctx, prop):
+        return "shared"
+
+    def _pool_size(self, key):
+        return self._nthreads
+
+    def _pool_for(self, ctx, prop):
+        key = self._pool_key(ctx, prop)
+        pool = self._pools.get(key)
+        if pool is None:
+            with self._lock:
+                pool = self._pools.get(key)
+                if pool is None:
+                    pool = self._pools[key] = _Pool(self, str(key), self._pool_size(key))
+        return pool
+
+    # -- push ------------------------------------------------------------------
+    def push(self, opr, ctx, priority=0):
+        if opr.deleted:
+            raise ValueError(f"engine: operator {opr.name!r} was deleted")
+        blk = _Block(opr, ctx, priority)
+        pool = blk.pool = self._pool_for(ctx, opr.prop)
+        with self._lock:
+            self._pending += 1
+            wait = 0
+            for v in opr.const_vars:
+                if v.writer or v.queue:
+                    v.queue.append((blk, False))
+                    wait += 1
+                else:
+                    v.readers += 1
+            for v in opr.mutate_vars:
+                if v.writer or v.readers or v.queue:
+                    v.queue.append((blk, True))
+                    wait += 1
+                else:
+                    v.writer = True
+            blk.wait = wait
+            if wait:
+                return
+            if not opr.cheap:
+                heapq.heappush(pool.heap, (-priority, next(self._seq), blk))
+        if opr.cheap:
+            self._execute(blk, None)
+        else:
+            pool.tokens.put(1)
+
+    # -- run -----------------------------------------------------------------
+    def _worker(self, pool):
+        _tls.in_worker = True
+        get = pool.tokens.get
+        lock = self._lock
+        heap = pool.heap
+        while get() is not None:
+            with lock:
+                blk = heapq.heappop(heap)[2]
+            self._execute(blk, pool)
+
+    def _execute(self, blk, pool):
+        """Run ``blk``; then keep running successors that became ready on ``pool``."""
+        prev = getattr(_tls, "in_worker", False)
+        _tls.in_worker = True
+        try:
+            while blk is not None:
+                opr = blk.opr
+                box = self._inherited_error(opr) if opr.skip_on_error else None
+                if box is not None:
+                    blk = self._complete(blk, box, pool)
+                    continue
+                rctx = RunContext(blk.ctx)
+                if opr.is_async:
+                    self._run_async(blk, rctx)
+                    return
+                try:
+                    opr.fn(rctx)
+                except BaseException as exc:  # stored and re-raised by the waits
+                    blk = self._complete(blk, self._new_error(exc, opr), pool)
+                else:
+                    blk = self._complete(blk, None, pool)
+        finally:
+            _tls.in_worker = prev
+
+    def _run_async(self, blk, rctx):
+        done = []
+
+        def on_complete(exc=None):
+            if done:
+                raise RuntimeError(f"engine: on_complete of {blk.opr.name!r} called twice")
+            done.append(1)
+            self._complete(blk, None if exc is None else self._new_error(exc, blk.opr), None)
+
+        try:
+            blk.opr.fn(rctx, on_complete)
+        except BaseException as exc:
+            if not done:
+                on_complete(exc)
+
+    def _new_error(self, exc, opr):
+        box = _ErrorBox(exc, opr.name)
+        with self._lock:
+            self._errors.append(box)
+        return box
+
+    def _complete(self, blk, box, pool):
+        """Release ``blk``'s vars; dispatch what became ready. Returns one ready block of
+        ``pool`` for the calling worker to run next (saves a thread hand-off)."""
+        ready = []
+        opr = blk.opr
+        with self._lock:
+            for v in opr.const_vars:
+                v.readers -= 1
+                if not v.readers and v.queue:
+                    _grant(v, ready)
+            for v in opr.mutate_vars:
+                if box is not None:
+                    v.error = box
+                v.writer = False
+                if v.queue:
+                    _grant(v, ready)
+            self._pending -= 1
+            if not self._pending:
+                self._idle.notify_all()
+            mine = None
+            wake = []
+            for b in ready:
+                if b.opr.cheap and mine is None and pool is not None:
+                    mine = b
+                elif mine is None and b.pool is pool and pool is not None:
+                    mine = b
+                else:
+                    heapq.heappush(b.pool.heap, (-b.priority, next(self._seq), b))
+                    wake.append(b.pool)
+        for p in wake:
+            p.tokens.put(1)
+        return mine
+
+    # -- waits -------------------------------------------------------------
+    def _wait_var(self, var, write):
+        with self._lock:
+            if not (var.writer or var.queue or (write and var.readers)):
+                return
+        done = threading.Lock()
+        done.acquire()
+        marker = OprHandle(lambda rctx: done.release(), False, () if write else (var,),
+                           (var,) if write else (), FnProperty.NORMAL, "wait_for_var",
+                           skip_on_error=False, cheap=True)
+        self.push(marker, None)
+        done.acquire()
+
+    def _wait_all(self):
+        with self._idle:
+            while self._pending:
+                self._idle.wait()
+
+    def shutdown(self):
+        if self._stopped:
+            return
+        try:
+            self._wait_all()
+        finally:
+            self._stopped = True
+            for p in list(self._pools.values()):
+                p.stop()
+            self._pools.clear()
+
+
+def _grant(v, ready):
+    """Grant ``v`` to the head of its queue: one writer, or every leading reader."""
+    q = v.queue
+    if v.writer:
+        return
+    blk, is_write = q[0]
+    if is_write:
+        if v.readers:
+            return
+        q.popleft()
+        v.writer = True
+        blk.wait -= 1
+        if not blk.wait:
+            ready.append(blk)
+        return
+    while q and not q[0][1]:
+        blk = q.popleft()[0]
+        v.readers += 1
+        blk.wait -= 1
+        if not blk.wait:
+            ready.append(blk)
+
+
+class ThreadedEnginePerDevice(ThreadedEngine):
+    """A worker pool per device, plus lanes for copies and prioritized work."""
+
+    name = "ThreadedEnginePerDevice"
+
+    _LANES = {FnProperty.COPY_FROM_GPU: "copy", FnProperty.COPY_TO_GPU: "copy",
+              FnProperty.CPU_PRIORITIZED: "prio", FnProperty.GPU_PRIORITIZED: "prio"}
+
+    def __init__(self):
+        super().__init__()
+        self._gpu_threads = _env_int(("MXNEXT_GPU_WORKER_NTHREADS", "MXNET_GPU_WORKER_NTHREADS"), 2)
+        self._prio_threads = _env_int(("MXNEXT_CPU_PRIORITY_NTHREADS", "MXNET_CPU_PRIORITY_NTHREADS"), 1)
+        self._copy_threads = _env_int(("MXNEXT_GPU_COPY_NTHREADS", "MXNET_GPU_COPY_NTHREADS"), 1)
+
+    def _pool_key(self, ctx, prop):
+        lane = self._LANES.get(prop, "normal")
+        if ctx is None:
+            return ("cpu", 0, lane)
+        return (ctx.device_type, ctx.device_id, lane)
+
+    def _pool_size(self, key):
+        dev, _, lane = key
+        if lane == "copy":
+            return self._copy_threads
+        if lane == "prio":
+            return self._prio_threads
+        return self._gpu_threads if dev == "gpu" else self._nthreads
