@@ -1,0 +1,34 @@
+# Set-up is idempotent: the venv is rebuilt only when a pyproject changes.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.mxnext-installed
+PLUGINS := $(sort $(wildcard plugins/*))
+PROJECTS := pyproject.toml $(wildcard plugins/*/pyproject.toml)
+
+.PHONY: setup test demo bench clean
+
+$(PY):
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "mxnext needs Python 3.10+"'
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(PY) $(PROJECTS)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[test]" $(foreach p,$(PLUGINS),-e "./$(p)[test]")
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+test: setup
+	$(PY) -m pytest -q tests $(foreach p,$(PLUGINS),$(p)/tests)
+
+demo: setup
+	$(PY) examples/train_mlp.py
+
+bench: setup
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) bench/engine.py
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) bench/ndarray.py
+	$(PY) bench/plugins_import.py
+
+clean:
+	rm -rf $(VENV)
