@@ -1,0 +1,54 @@
+"""opsdk: the stable face of mxnext for plugin authors.
+
+Compatibility promise (semver): every name in ``__all__`` keeps its meaning
+and signature within a major version of mxnext; additions come in minor
+versions; removals only in a new major version after a deprecation warning.
+Anything not listed here (``mxnext`` internals included) may change anytime.
+
+Three ways to write an op, all compiling to the same registry ``OpDef``:
+``register_op`` (NNVM-style builder), ``simple_op`` (unary/binary SimpleOp)
+and ``OperatorProperty``/``Operator`` with ``register_property`` (legacy).
+Use ``register_op`` to *define* an op and ``extend_op`` to *attach*
+attributes (such as ``FCompute<gpu>``) to an op another plugin defines.
+"""
+
+# Importing mxnext loads plugins, and plugins import opsdk: while this module is
+# still initializing, mxnext postpones plugin loading to the end of this file.
+_initializing = True
+
+from mxnext.base import MXNetError, ParamError, PluginError, ShapeError, TypeInferError
+from mxnext.graph import NodeEntry, make_node
+from mxnext.hookspecs import hookimpl
+from mxnext.opctx import OpContext, OpReqType, assign
+from mxnext.params import DType, Field, Param
+from mxnext.resource import ResourceRequest
+
+from ._builder import OpBuilder, extend_op, register_op
+from .grad import (CloneGradient, ElemwiseGradUseIn, ElemwiseGradUseInOut, ElemwiseGradUseNone,
+                   ElemwiseGradUseOut, MakeZeroGradNodes)
+from .legacy import Operator, OperatorProperty, register_property
+from .shape import ElemwiseShape, ElemwiseType
+from .simple_op import (INPLACE_IN_OUT, INPLACE_LHS_OUT, INPLACE_OUT_IN, INPLACE_OUT_LHS, NO_INPLACE,
+                        EnvArguments, SimpleOp, simple_op)
+
+__all__ = [
+    # plugin hooks
+    "hookimpl",
+    # authoring styles
+    "register_op", "extend_op", "OpBuilder", "simple_op", "SimpleOp", "EnvArguments",
+    "NO_INPLACE", "INPLACE_IN_OUT", "INPLACE_OUT_IN", "INPLACE_LHS_OUT", "INPLACE_OUT_LHS",
+    "OperatorProperty", "Operator", "register_property",
+    # parameters and runtime
+    "Param", "Field", "DType", "OpReqType", "OpContext", "ResourceRequest", "assign",
+    # shape, type and gradient rules
+    "ElemwiseShape", "ElemwiseType", "ElemwiseGradUseIn", "ElemwiseGradUseOut",
+    "ElemwiseGradUseInOut", "ElemwiseGradUseNone", "CloneGradient", "MakeZeroGradNodes",
+    "make_node", "NodeEntry",
+    # errors
+    "MXNetError", "ParamError", "PluginError", "ShapeError", "TypeInferError",
+]
+
+from mxnext import plugins as _plugins  # noqa: E402
+
+_initializing = False
+_plugins.ensure_loaded()

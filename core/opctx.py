@@ -1,0 +1,69 @@
+"""What a compute function receives besides its arrays: ``OpContext``, ``OpReqType``, ``assign``."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from .base import ParamError
+
+__all__ = ["OpReqType", "OpContext", "assign", "as_req"]
+
+
+class OpReqType(IntEnum):
+    """How a result is written to its output (MXNet's ``kNullOp``..``kAddTo``)."""
+
+    NULL = 0
+    WRITE_TO = 1
+    WRITE_INPLACE = 2
+    ADD_TO = 3
+
+
+_REQ_NAMES = {"null": OpReqType.NULL, "write": OpReqType.WRITE_TO,
+              "inplace": OpReqType.WRITE_INPLACE, "add": OpReqType.ADD_TO}
+
+
+def as_req(value) -> OpReqType:
+    """An ``OpReqType`` from itself, an int, or MXNet's strings ``'null' 'write' 'inplace' 'add'``."""
+    if isinstance(value, str):
+        try:
+            return _REQ_NAMES[value]
+        except KeyError:
+            raise ParamError(f"grad_req: unknown value {value!r}; expected one of "
+                             f"{', '.join(map(repr, _REQ_NAMES))}") from None
+    return OpReqType(value)
+
+
+class OpContext:
+    """Runtime information handed to ``FCompute``: train mode, run context, resources, ``xp``."""
+
+    __slots__ = ("is_train", "run_ctx", "requested", "xp")
+
+    def __init__(self, is_train=False, run_ctx=None, requested=(), xp=None):
+        if xp is None:
+            import numpy as xp
+        self.is_train = is_train
+        self.run_ctx = run_ctx
+        self.requested = list(requested)
+        self.xp = xp
+
+    @property
+    def ctx(self):
+        """The ``Context`` the op runs on (from ``run_ctx``)."""
+        return self.run_ctx.ctx if self.run_ctx is not None else None
+
+    def __repr__(self):
+        return f"OpContext(is_train={self.is_train}, ctx={self.ctx}, requested={self.requested})"
+
+
+def assign(out, req, value) -> None:
+    """Write ``value`` into ``out`` honouring ``req`` (MXNet's ``ASSIGN_DISPATCH``).
+
+    NULL writes nothing, WRITE_TO / WRITE_INPLACE overwrite, ADD_TO accumulates.
+    Works for 0-d arrays and when ``value`` is (a view of) ``out`` itself.
+    """
+    if req == 0:
+        return
+    if req == 3:
+        out[...] += value
+    else:
+        out[...] = value
