@@ -1,0 +1,199 @@
+"""The conformance checks run for every (op, example): see ``CHECKS``."""
+
+from __future__ import annotations
+
+import typing
+
+import numpy as np
+import pytest
+
+from mxnext.base import ParamError, ShapeError, TypeInferError
+
+from ._checks import _close, check_numeric_gradient
+from ._examples import Example, make_inputs
+from ._harness import infer, op_def, parse, run_op
+
+__all__ = ["CHECKS", "run_check"]
+
+
+def _setup(op_name, example: Example):
+    opdef = op_def(op_name)
+    p = parse(opdef, example.params)
+    inputs = make_inputs(example)
+    return opdef, p, inputs
+
+
+def _uses_random(opdef, p):
+    reqs = opdef.get_attr("FResourceRequest")
+    return bool(reqs and reqs(p))
+
+
+def _run(opdef, p, inputs, req="write", outputs=None):
+    seed = 7 if _uses_random(opdef, p) else None
+    return run_op(opdef, [a.copy() for a in inputs], p, req, outputs, seed=seed)
+
+
+def _filled(shape, dtype, kind):
+    if dtype == np.bool_:
+        return np.full(shape, kind == "base", dtype)
+    if np.issubdtype(dtype, np.floating):
+        value = np.nan if kind == "garbage" else 0.5
+    else:
+        value = 3 if kind == "base" else 101
+    return np.full(shape, value, dtype)
+
+
+class _Watched(np.ndarray):
+    """An output buffer that remembers the shapes of whole-array writes, so a compute
+    whose result numpy silently broadcasts into a wrongly inferred shape is caught."""
+
+    def __setitem__(self, key, value):
+        if key is Ellipsis or (isinstance(key, slice) and key == slice(None)):
+            self.__dict__.setdefault("written", []).append(np.shape(value))
+        super().__setitem__(key, value)
+
+
+def _check_written(opdef, outs):
+    for k, o in enumerate(outs):
+        for shape in o.__dict__.get("written", []):
+            if shape and shape != o.shape and np.prod(shape) < o.size:
+                raise AssertionError(f"{opdef.name}: output {k} was inferred as {o.shape} but "
+                                     f"compute produced shape {shape}")
+
+
+def check_infer(op_name, example):
+    """Inference is complete, matches the reference, is stable, fills backwards
+    consistently and rejects a conflicting output shape."""
+    opdef, p, inputs = _setup(op_name, example)
+    shapes, types = [a.shape for a in inputs], [a.dtype for a in inputs]
+    in_s, out_s, in_t, out_t = infer(opdef, p, shapes, types)
+    assert in_s == shapes and in_t == types, f"{opdef.name}: inference changed known inputs"
+    outs = [np.zeros(s, t).view(_Watched) for s, t in zip(out_s, out_t)]
+    _run(opdef, p, inputs, "write", outs)
+    _check_written(opdef, outs)
+    outs = [np.asarray(o) for o in outs]
+    if example.ref is not None:
+        want = example.ref(*[a.copy() for a in inputs], **example.params)
+        want = list(want) if isinstance(want, (list, tuple)) else [want]
+        for k, w in enumerate(want):
+            w = np.asarray(w)
+            assert out_s[k] == w.shape, f"{opdef.name}: inferred shape {out_s[k]} != {w.shape}"
+            assert out_t[k] == w.dtype, f"{opdef.name}: inferred dtype {out_t[k]} != {w.dtype}"
+            _close(f"{opdef.name}: output {k} vs reference", outs[k], w, 1e-5, 1e-6)
+    again = infer(opdef, p, in_s, in_t, out_s, out_t)
+    assert again == (in_s, out_s, in_t, out_t), f"{opdef.name}: inference is not stable"
+    try:  # backward fill: whatever inputs the op deduces from outputs must be right
+        back_s, _ = opdef.get_attr("FInferShape")(p, [None] * len(inputs), list(out_s))
+    except ShapeError:
+        back_s = []
+    for k, s in enumerate(back_s):
+        assert s is None or tuple(s) == shapes[k], \
+            f"{opdef.name}: input {k} shape deduced as {s}, really {shapes[k]}"
+    try:
+        back_t, _ = opdef.get_attr("FInferType")(p, [None] * len(inputs), list(out_t))
+    except TypeInferError:
+        back_t = []
+    for k, t in enumerate(back_t):
+        assert t is None or np.dtype(t) == types[k], \
+            f"{opdef.name}: input {k} dtype deduced as {t}, really {types[k]}"
+    if out_s:
+        bad = [s + (1,) for s in out_s]
+        with pytest.raises(ShapeError):
+            opdef.get_attr("FInferShape")(p, list(shapes), bad)
+
+
+def check_req(op_name, example):
+    """NULL leaves outputs alone, WRITE_TO overwrites garbage, ADD_TO accumulates."""
+    opdef, p, inputs = _setup(op_name, example)
+    ref = _run(opdef, p, inputs)
+    for kind, req in (("garbage", "null"), ("garbage", "write"), ("base", "add")):
+        start = [_filled(o.shape, o.dtype, kind) for o in ref]
+        got = _run(opdef, p, inputs, req, [s.copy() for s in start])
+        for k, (g, s, r) in enumerate(zip(got, start, ref)):
+            if req == "null":
+                want = s
+            elif req == "write":
+                want = r
+            else:
+                want = (s | r) if r.dtype == np.bool_ else (s + r).astype(r.dtype)
+            np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-6, equal_nan=True,
+                                       err_msg=f"{opdef.name}: req={req} output {k}")
+
+
+def check_inplace(op_name, example):
+    """Each ``FInplaceOption`` claim holds: output aliasing the input gives the same result."""
+    opdef, p, inputs = _setup(op_name, example)
+    fn = opdef.get_attr("FInplaceOption")
+    claims = fn(p) if fn is not None else []
+    if not claims:
+        pytest.skip("no FInplaceOption claims")
+    ref = _run(opdef, p, inputs)
+    tried = 0
+    for i, o in claims:
+        if inputs[i].size != ref[o].size or inputs[i].dtype != ref[o].dtype:
+            continue
+        ins = [a.copy() for a in inputs]
+        outs = [np.zeros_like(r) for r in ref]
+        outs[o] = ins[i].reshape(ref[o].shape)   # a view: output memory is the input's
+        req = ["write"] * len(ref)
+        req[o] = "inplace"
+        seed = 7 if _uses_random(opdef, p) else None
+        got = run_op(opdef, ins, p, req, outs, seed=seed)
+        np.testing.assert_allclose(got[o], ref[o], rtol=1e-5, atol=1e-6, equal_nan=True,
+                                   err_msg=f"{opdef.name}: in-place input {i} -> output {o}")
+        tried += 1
+    if not tried:
+        pytest.skip("in-place claims never apply here (sizes or dtypes differ)")
+
+
+def check_grad(op_name, example):
+    """``FGradient`` matches central differences."""
+    opdef = op_def(op_name)
+    if opdef.name.startswith("_backward"):
+        pytest.skip("backward op")
+    if opdef.get_attr("FGradient") is None:
+        pytest.skip("no FGradient")
+    which = example.grad_inputs()
+    if not which:
+        pytest.skip("example checks no gradient")
+    _, p, inputs = _setup(op_name, example)
+    check_numeric_gradient(opdef, inputs, p, which, example.rtol, example.atol,
+                           seed=example.seed)
+
+
+def _bad_value(info):
+    ann = info.annotation
+    members = typing.get_args(ann) if typing.get_origin(ann) is not None else (ann,)
+    for m in members:
+        if typing.get_origin(m) is typing.Literal:
+            return "__not_a_choice__"
+    for c in info.metadata:
+        for attr, delta in (("ge", -1), ("gt", 0), ("le", 1), ("lt", 0)):
+            bound = getattr(c, attr, None)
+            if bound is not None:
+                return bound + delta
+    return None
+
+
+def check_params(op_name, example):
+    """An unknown field and an out-of-range/enum value raise ``ParamError``."""
+    opdef = op_def(op_name)
+    with pytest.raises(ParamError):
+        opdef.parse_params({**example.params, "no_such_param_xyz": "1"})
+    model = opdef.param_model
+    if model is None:
+        return
+    for name, info in model.model_fields.items():
+        bad = _bad_value(info)
+        if bad is not None:
+            with pytest.raises(ParamError, match=name):
+                opdef.parse_params({**example.params, name: bad})
+
+
+CHECKS = {"infer": check_infer, "req": check_req, "inplace": check_inplace,
+          "grad": check_grad, "params": check_params}
+
+
+def run_check(op_name, example, check):
+    """Run one named conformance check of ``op_name`` on ``example``."""
+    CHECKS[check](op_name, example)

@@ -1,0 +1,101 @@
+"""Conformance examples: the ``TExamples`` op attribute and the default example."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+EXAMPLES_KEY = "TExamples"
+_DEFAULT_SHAPE = (2, 3)
+_KEYS = {"inputs", "dtype", "domain", "params", "grad", "rtol", "atol", "ref", "seed"}
+
+
+@dataclass(frozen=True)
+class Example:
+    inputs: tuple                      # per input: a shape tuple or a numpy array
+    dtype: tuple                       # per input: numpy dtype
+    domain: tuple                      # per input: (low, high)
+    params: dict = field(default_factory=dict)
+    grad: Any = True                   # bool, or a tuple of input indices
+    rtol: float = 1e-2
+    atol: float = 1e-3
+    ref: Callable | None = None
+    seed: int = 0
+
+    def grad_inputs(self) -> list[int]:
+        """Indices of the float inputs whose gradient the example asks to check."""
+        if self.grad is False:
+            return []
+        wanted = range(len(self.inputs)) if self.grad is True else self.grad
+        return [i for i in wanted if np.issubdtype(self.dtype[i], np.floating)]
+
+
+def _per_input(value, n, is_single):
+    if is_single(value):
+        return (value,) * n
+    value = tuple(value)
+    if len(value) != n:
+        raise ValueError(f"{EXAMPLES_KEY}: expected {n} entries, got {value!r}")
+    return value
+
+
+def _is_domain(v):
+    return len(v) == 2 and all(isinstance(x, (int, float)) for x in v)
+
+
+def parse_example(spec: dict, n_inputs: int | None = None) -> Example:
+    """An ``Example`` from a ``TExamples`` dict (see the package docstring)."""
+    unknown = set(spec) - _KEYS
+    if unknown:
+        raise ValueError(f"{EXAMPLES_KEY}: unknown keys {sorted(unknown)}; allowed {sorted(_KEYS)}")
+    inputs = spec.get("inputs")
+    if inputs is None:
+        inputs = [_DEFAULT_SHAPE] * (n_inputs or 0)
+    inputs = tuple(x if isinstance(x, np.ndarray) else tuple(x) for x in inputs)
+    n = len(inputs)
+    dtype = _per_input(spec.get("dtype", "float32"), n, lambda v: isinstance(v, (str, type, np.dtype)))
+    dtype = tuple(x.dtype if isinstance(x, np.ndarray) else np.dtype(d) for x, d in zip(inputs, dtype))
+    domain = _per_input(spec.get("domain", (-1.0, 1.0)), n, _is_domain)
+    grad = spec.get("grad", True)
+    return Example(inputs, dtype, domain, dict(spec.get("params", {})),
+                   grad if isinstance(grad, bool) else tuple(grad),
+                   spec.get("rtol", 1e-2), spec.get("atol", 1e-3), spec.get("ref"),
+                   spec.get("seed", 0))
+
+
+def examples_for(opdef) -> tuple[list[Example], str]:
+    """The op's examples and, when there are none, the reason."""
+    specs = opdef.get_attr(EXAMPLES_KEY)
+    if specs is not None:
+        return [parse_example(s, None if "inputs" in s else
+                              opdef.num_inputs(opdef.parse_params(s.get("params", {}))))
+                for s in specs], f"{EXAMPLES_KEY} is empty"
+    if opdef.get_attr("key_var_num_args") is not None:
+        return [], "variadic inputs and no TExamples"
+    try:
+        params = opdef.parse_params({})
+    except Exception as err:  # required params: the suite cannot guess values
+        return [], f"params need values and no TExamples ({type(err).__name__}: {err})"
+    try:
+        n = opdef.num_inputs(params)
+    except Exception as err:
+        return [], f"input count unknown without TExamples ({err})"
+    return [parse_example({}, n)], ""
+
+
+def make_inputs(example: Example) -> list[np.ndarray]:
+    """Fresh input arrays for an example (deterministic per example seed)."""
+    rng = np.random.default_rng(example.seed)
+    out = []
+    for spec, dt, (lo, hi) in zip(example.inputs, example.dtype, example.domain):
+        if isinstance(spec, np.ndarray):
+            out.append(spec.copy())
+        elif np.issubdtype(dt, np.integer):
+            out.append(rng.integers(lo, hi, size=spec).astype(dt))
+        elif dt == np.bool_:
+            out.append(rng.integers(0, 2, size=spec).astype(bool))
+        else:
+            out.append(rng.uniform(lo, hi, size=spec).astype(dt))
+    return out

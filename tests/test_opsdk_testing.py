@@ -1,0 +1,176 @@
+"""opsdk.testing: the harness, the gradient evaluator, the checkers and the
+conformance suite must pass good ops and catch broken ones."""
+
+import numpy as np
+import pytest
+
+from mxnext import registry
+from mxnext.base import MXNetError, ParamError
+from opsdk import (ElemwiseShape, ElemwiseType, Field, NodeEntry, Param, assign, make_node,
+                   register_op)
+from opsdk.testing import (check_backward, check_forward, check_numeric_gradient,
+                           conformance_tests, eval_gradients, examples_for, make_inputs,
+                           run_check, run_op)
+from opsdk.testing._examples import parse_example
+
+pytest_plugins = ["pytester"]
+
+PROVIDER = "opsdk-testing-tests"
+
+
+class ScaleParam(Param):
+    factor: float = Field(2.0, ge=0, description="Multiplier")
+
+
+def _scale(ctx, inputs, req, outputs, params):
+    assign(outputs[0], req[0], inputs[0] * params.factor)
+
+
+def _define(name, compute, grad=None, shape=None, inplace=None, **attrs):
+    b = (register_op(name).set_attr_parser(ScaleParam).set_num_inputs(1).set_num_outputs(1)
+         .set_attr("FInferShape", shape or ElemwiseShape(1, 1))
+         .set_attr("FInferType", ElemwiseType(1, 1))
+         .set_attr("FCompute<cpu>", compute))
+    if grad is not None:
+        b.set_attr("FGradient", grad)
+    if inplace is not None:
+        b.set_attr("FInplaceOption", inplace)
+    for k, v in attrs.items():
+        b.set_attr(k, v)
+
+
+def _scale_grad(node, og):
+    return [NodeEntry(make_node("_t_scale", [og[0]], node.params), 0)]
+
+
+def _ignores_req(ctx, inputs, req, outputs, params):
+    outputs[0][...] = inputs[0] * params.factor
+
+
+def _unsafe_inplace(ctx, inputs, req, outputs, params):
+    outputs[0][...] = 0
+    outputs[0] += inputs[0] * params.factor
+
+
+def _sum_rows(ctx, inputs, req, outputs, params):
+    assign(outputs[0], req[0], inputs[0].sum(axis=0))
+
+
+with registry.providing(PROVIDER):
+    _define("_t_scale", _scale, _scale_grad, inplace=lambda p: [(0, 0)])
+    _define("_t_wrong_grad", _scale, lambda node, og: [og[0]])
+    _define("_t_ignores_req", _ignores_req)
+    _define("_t_unsafe_inplace", _unsafe_inplace, inplace=lambda p: [(0, 0)])
+    _define("_t_bad_shape", _sum_rows)   # claims elementwise shape, computes a row sum
+    _define("_t_lax_shape", _scale, shape=lambda p, i, o: (i, [i[0]]))
+    _define("_t_needs_example", _scale, key_var_num_args="factor")
+
+
+def test_run_op_honours_every_req():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (out,) = run_op("_t_scale", [x], {"factor": "3"})
+    np.testing.assert_array_equal(out, x * 3)
+    base = np.ones_like(x)
+    run_op("_t_scale", [x], {"factor": 3}, "add", [base])
+    np.testing.assert_array_equal(base, x * 3 + 1)
+    keep = np.full_like(x, 7)
+    run_op("_t_scale", [x], None, "null", [keep])
+    assert (keep == 7).all()
+    with pytest.raises(MXNetError, match="expected 1 inputs"):
+        run_op("_t_scale", [x, x])
+
+
+def test_gradient_graph_is_evaluated_and_checked():
+    x = np.random.default_rng(0).uniform(-1, 1, (2, 3)).astype(np.float32)
+    g = np.ones_like(x)
+    (dx,) = eval_gradients("_t_scale", [x], [g], {"factor": 1.5})
+    np.testing.assert_allclose(dx, g * 1.5)
+    check_backward("_t_scale", [x], [g], [g * 1.5], {"factor": 1.5})
+    check_forward("_t_scale", [x], x * 2)
+    check_numeric_gradient("_t_scale", [x], {"factor": 0.5})
+    with pytest.raises(AssertionError, match="gradient of input 0"):
+        check_numeric_gradient("_t_wrong_grad", [x], {"factor": 4})
+    with pytest.raises(AssertionError, match="output 0"):
+        check_forward("_t_scale", [x], x * 3)
+
+
+def test_examples_parse_and_defaults():
+    (ex,), _ = examples_for(registry.get("_t_scale"))
+    assert ex.inputs == ((2, 3),) and ex.dtype == (np.dtype("float32"),)
+    examples, why = examples_for(registry.get("_t_needs_example"))
+    assert examples == [] and "variadic" in why
+    ex = parse_example({"inputs": [(4,), (3,)], "dtype": ["float32", "int32"],
+                        "domain": [(-1, 1), (0, 3)], "grad": [0, 1]})
+    a, i = make_inputs(ex)
+    assert i.dtype == np.int32 and i.min() >= 0 and i.max() < 3
+    assert ex.grad_inputs() == [0]
+    with pytest.raises(ValueError, match="unknown keys"):
+        parse_example({"input": [(2,)]})
+
+
+def _check(op, check):
+    (ex,), _ = examples_for(registry.get(op))
+    run_check(op, ex, check)
+
+
+@pytest.mark.parametrize("check", ["infer", "req", "inplace", "grad", "params"])
+def test_good_op_passes_every_check(check):
+    _check("_t_scale", check)
+
+
+@pytest.mark.parametrize("op, check, error", [
+    ("_t_wrong_grad", "grad", "gradient of input 0"),
+    ("_t_ignores_req", "req", "req=null"),
+    ("_t_unsafe_inplace", "inplace", "in-place input 0"),
+    ("_t_bad_shape", "infer", "compute produced shape"),
+])
+def test_broken_ops_are_caught(op, check, error):
+    with pytest.raises(AssertionError, match=error):
+        _check(op, check)
+
+
+def test_missing_conflict_error_is_caught():
+    with pytest.raises(pytest.fail.Exception, match="ShapeError"):
+        _check("_t_lax_shape", "infer")
+
+
+def test_params_check_rejects_lax_models():
+    class Lax(ScaleParam):
+        @classmethod
+        def parse(cls, kwargs, op="?"):     # accepts anything, validates nothing
+            return cls.model_construct(**kwargs)
+    registry.get("_t_lax_shape").set_param_model(Lax)
+    with pytest.raises(pytest.fail.Exception, match="ParamError"):
+        _check("_t_lax_shape", "params")
+    registry.get("_t_lax_shape").set_param_model(ScaleParam)
+    with pytest.raises(ParamError, match="factor"):
+        run_op("_t_scale", [np.ones(2)], {"factor": -1})
+
+
+def test_conformance_tests_parametrizes_every_op():
+    fn = conformance_tests(PROVIDER, ops=["_t_scale", "_t_needs_example"])
+    (mark,) = [m for m in fn.pytestmark if m.name == "parametrize"]
+    ids = [p.id for p in mark.args[1]]
+    assert "_t_scale-0-grad" in ids and "_t_needs_example-infer" in ids
+    skipped = [p for p in mark.args[1] if any(m.name == "skip" for m in p.marks)]
+    assert skipped and all(p.values[0] == "_t_needs_example" for p in skipped)
+    with pytest.raises(LookupError, match="defines no ops"):
+        conformance_tests("no-such-plugin")
+
+
+def test_pytest_plugin_runs_a_suite(pytester):
+    pytester.makepyfile(test_suite="""
+        from mxnext import registry
+        from opsdk import ElemwiseShape, ElemwiseType, assign, register_op
+        from opsdk.testing import conformance_tests
+
+        with registry.providing("demo"):
+            (register_op("_demo_twice").set_num_inputs(1).set_num_outputs(1)
+                .set_attr("FInferShape", ElemwiseShape(1, 1))
+                .set_attr("FInferType", ElemwiseType(1, 1))
+                .set_attr("FCompute<cpu>",
+                          lambda ctx, i, r, o, p: assign(o[0], r[0], i[0] * 2)))
+        test_demo = conformance_tests("demo")
+    """)
+    result = pytester.runpytest_subprocess("-q", "-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, skipped=2)
