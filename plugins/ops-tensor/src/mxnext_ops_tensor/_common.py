@@ -1,0 +1,102 @@
+"""Helpers shared by the elementwise, broadcast, scalar and reduction op tables."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import numpy as np
+from opsdk import ShapeError, assign
+from pydantic import BeforeValidator
+
+IN, OUT = "in", "out"          # what a backward op reads besides the output gradient
+INPLACE_0 = lambda params: [(0, 0)]  # noqa: E731  (MXNet's FInplaceOption {{0, 0}})
+
+
+def put(out, req, value) -> None:
+    """``assign`` after casting ``value`` to ``out``'s dtype (MXNet keeps the input dtype,
+    so float math on integer inputs is truncated back, comparisons become 0/1)."""
+    if req:
+        if hasattr(value, "astype"):
+            value = value.astype(out.dtype, copy=False)
+        assign(out, req, value)
+
+
+def put_ufunc(out, req, ufunc, *args) -> None:
+    """``put(out, req, ufunc(*args))`` with no temporary when overwriting: the ufunc writes
+    straight into ``out`` (the unsafe cast truncates as ``put`` does)."""
+    if req == 1 or req == 2:
+        ufunc(*args, out=out, casting="unsafe")
+    elif req:
+        put(out, req, ufunc(*args))
+
+
+class Ufunc:
+    """A forward table row computed by ``xp.<name>(*inputs, *consts)`` (inputs reversed with
+    ``reverse``), written straight into the output."""
+
+    __slots__ = ("name", "consts", "reverse")
+
+    def __init__(self, name, *consts, reverse=False):
+        self.name, self.consts, self.reverse = name, consts, reverse
+
+    def __call__(self, xp, *inputs):
+        return getattr(xp, self.name)(*self._args(inputs))
+
+    def into(self, xp, out, req, *inputs):
+        put_ufunc(out, req, getattr(xp, self.name), *self._args(inputs))
+
+    def _args(self, inputs):
+        return (inputs[::-1] if self.reverse else inputs) + self.consts
+
+
+def forward_compute(fwd):
+    """FCompute of a one-output table row: ``fwd(xp, *inputs, *extra)`` or a ``Ufunc``;
+    ``extra(inputs, params)`` gives trailing arguments (the scalar of the scalar ops)."""
+    if isinstance(fwd, Ufunc):
+        def compute(ctx, inputs, req, outputs, params):
+            with quiet():
+                fwd.into(ctx.xp, outputs[0], req[0], *inputs)
+    else:
+        def compute(ctx, inputs, req, outputs, params):
+            with quiet():
+                put(outputs[0], req[0], fwd(ctx.xp, *inputs))
+    return compute
+
+
+def quiet():
+    """Silence numpy's floating-point warnings (MXNet returns inf/nan silently)."""
+    return np.errstate(all="ignore")
+
+
+def sum_to(g, shape):
+    """Sum a broadcast gradient ``g`` back to an input of ``shape`` (right-aligned)."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    return g.sum(axis=axes).reshape(shape)
+
+
+def check_outs(op, outs, new):
+    """Known output shapes must equal the computed ``new`` ones (ShapeError names the op)."""
+    for k, (old, s) in enumerate(zip(outs, new)):
+        if old is not None and s is not None and tuple(old) != tuple(s):
+            raise ShapeError(f"Operator {op!r}: output {k} has shape {tuple(old)}, "
+                             f"expected {tuple(s)}")
+    return [None if s is None else tuple(s) for s in new]
+
+
+def _dtype_name(value):
+    if isinstance(value, str) or value is None:
+        return value
+    return np.dtype(value).name
+
+
+def dtype_field(*names):
+    """A Literal dtype field type that also accepts numpy dtypes (``np.float32``)."""
+    return Annotated[Literal[names], BeforeValidator(_dtype_name)]
+
+
+INDEX_DTYPE = dtype_field("float16", "float32", "float64", "int32", "int64", "uint8")

@@ -1,0 +1,86 @@
+"""Shared inference helpers for the shape, indexing, linalg, init and random ops."""
+
+from __future__ import annotations
+
+import numpy as np
+from opsdk import ShapeError, TypeInferError
+
+
+def fail(op, msg):
+    raise ShapeError(f"Operator {op!r}: {msg}")
+
+
+def norm_axis(op, axis, ndim, what="axis"):
+    """``axis`` in ``[-ndim, ndim)`` -> a non-negative axis; ShapeError otherwise."""
+    if not -ndim <= axis < ndim:
+        fail(op, f"{what}={axis} out of range for an input of {ndim} dims")
+    return axis % ndim
+
+
+def merge(op, outs, new):
+    """Known output shapes checked against the computed ``new`` ones."""
+    for k, (old, s) in enumerate(zip(outs, new)):
+        if old is not None and tuple(old) != tuple(s):
+            fail(op, f"output {k} has shape {tuple(old)}, expected {tuple(s)}")
+    return [tuple(s) for s in new]
+
+
+def forward_shape(op, fn, back=None):
+    """FInferShape from ``fn(params, in_shapes) -> out_shapes`` (all inputs known);
+    ``back(params, out_shapes) -> in_shapes`` fills unknown inputs when it can."""
+    def infer(params, ins, outs):
+        ins = list(ins)
+        if back is not None and any(s is None for s in ins) and all(s is not None for s in outs):
+            for k, s in enumerate(back(params, [tuple(o) for o in outs])):
+                if ins[k] is None:
+                    ins[k] = s
+        if any(s is None for s in ins):
+            return ins, list(outs)
+        return ins, merge(op, outs, fn(params, [tuple(s) for s in ins]))
+    return infer
+
+
+def same_shape_back(params, outs):
+    return [outs[0]]
+
+
+def same_type(op):
+    """FInferType: every input and output shares one dtype."""
+    def infer(params, ins, outs):
+        known = [t for t in list(ins) + list(outs) if t is not None]
+        if not known:
+            return list(ins), list(outs)
+        t = np.dtype(known[0])
+        for u in known:
+            if np.dtype(u) != t:
+                raise TypeInferError(f"Operator {op!r}: dtypes disagree, {t} vs {np.dtype(u)}")
+        return [t] * len(ins), [t] * len(outs)
+    return infer
+
+
+def first_type(op):
+    """FInferType: outputs take input 0's dtype; inputs ``1..`` keep their own
+    (index arrays of take, pick, ...)."""
+    def infer(params, ins, outs):
+        ins, outs = list(ins), list(outs)
+        t = ins[0] if ins[0] is not None else next((o for o in outs if o is not None), None)
+        if t is None:
+            return ins, outs
+        t = np.dtype(t)
+        for o in outs:
+            if o is not None and np.dtype(o) != t:
+                raise TypeInferError(f"Operator {op!r}: output dtype {np.dtype(o)} != input {t}")
+        ins[0] = t
+        return ins, [t] * len(outs)
+    return infer
+
+
+def fixed_type(op, dtype_of):
+    """FInferType for ops whose outputs have ``dtype_of(params)`` whatever the inputs."""
+    def infer(params, ins, outs):
+        t = np.dtype(dtype_of(params))
+        for o in outs:
+            if o is not None and np.dtype(o) != t:
+                raise TypeInferError(f"Operator {op!r}: output dtype {np.dtype(o)} != {t}")
+        return list(ins), [t] * len(outs)
+    return infer

@@ -1,0 +1,281 @@
+"""Indexing: take, pick, gather_nd, scatter_nd, one_hot."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from opsdk import DType, Field, MXNetError, NodeEntry, Param, assign, make_node, register_op
+
+from ._layout import fail, first_type, fixed_type, forward_shape, merge, norm_axis
+
+Mode = Literal["clip", "wrap", "raise"]
+
+
+def _zero(entry):
+    return NodeEntry(make_node("zeros_like", [entry]), 0)
+
+
+def _indices(op, xp, idx, n, mode):
+    """Integer indices into an axis of length ``n`` under MXNet's clip/wrap/raise modes."""
+    idx = idx.astype(np.int64)
+    if mode == "clip":
+        return xp.clip(idx, 0, n - 1)
+    if mode == "wrap":
+        return idx % n
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise MXNetError(f"Operator {op!r}: index out of range [{-n}, {n}) with mode='raise'")
+    return idx % n
+
+
+def _backward_infer(name):
+    """Shape rule of a ``_backward_*`` op whose last input is the forward data."""
+    return lambda p, i, o: (i, merge(name, o, [i[-1]]) if i[-1] is not None else list(o))
+
+
+def _backward_type(p, ins, outs):
+    return list(ins), [ins[0] if ins[0] is not None else outs[0]]
+
+
+def _register_backward(name, param, compute, example):
+    (register_op(name).set_attr_parser(param).set_num_inputs(3).set_num_outputs(1)
+        .describe(f"Gradient of {name[len('_backward_'):]} wrt its data: accumulates the head "
+                  "gradient at the indexed positions.")
+        .set_attr("FInferShape", _backward_infer(name))
+        .set_attr("FInferType", _backward_type)
+        .set_attr("FCompute<cpu>", compute)
+        .set_attr("TExamples", [example]))
+
+
+def _data_grad(name):
+    """FGradient for (data, index) ops: ``name(og, index, data)`` for data, zero for index."""
+    return lambda node, og: [
+        NodeEntry(make_node(name, [og[0], node.inputs[1], node.inputs[0]], node.params), 0),
+        _zero(node.inputs[1])]
+
+
+# -- take ------------------------------------------------------------------------------
+class TakeParam(Param):
+    axis: int = Field(0, description="The axis to take along")
+    mode: Mode = Field("clip", description="Out-of-range indices: clip, wrap or raise")
+
+
+def _take_shape(p, s):
+    a, idx = s
+    ax = norm_axis("take", p.axis, len(a))
+    return [a[:ax] + idx + a[ax + 1:]]
+
+
+def _take(ctx, inputs, req, outputs, params):
+    a, idx = inputs
+    ax = params.axis % a.ndim
+    i = _indices("take", ctx.xp, idx, a.shape[ax], params.mode)
+    assign(outputs[0], req[0], ctx.xp.take(a, i, axis=ax))
+
+
+def _take_backward(ctx, inputs, req, outputs, params):
+    og, idx, a = inputs
+    xp, ax = ctx.xp, params.axis % a.ndim
+    i = _indices("take", xp, idx, a.shape[ax], params.mode).reshape(-1)
+    g = xp.zeros(a.shape, og.dtype)
+    moved = xp.moveaxis(g, ax, 0)
+    ogm = og.reshape(a.shape[:ax] + (i.size,) + a.shape[ax + 1:])
+    xp.add.at(moved, i, xp.moveaxis(ogm, ax, 0))
+    assign(outputs[0], req[0], g)
+
+
+(register_op("take")
+    .describe("Takes elements of a along an axis at the given indices.")
+    .set_attr_parser(TakeParam).set_num_inputs(2).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("take", _take_shape))
+    .set_attr("FInferType", first_type("take"))
+    .set_attr("FCompute<cpu>", _take)
+    .set_attr("FGradient", _data_grad("_backward_take"))
+    .set_attr("TExamples", [
+        {"inputs": [(4, 3), (2, 2)], "dtype": ["float32", "int32"], "domain": [(-1, 1), (0, 4)]},
+        {"inputs": [(2, 5), (3,)], "dtype": ["float32", "int64"], "domain": [(-1, 1), (-7, 7)],
+         "params": {"axis": 1, "mode": "wrap"}},
+        {"inputs": [(2, 5), np.array([-1.0, 2.6, 9.0], np.float32)],
+         "params": {"axis": -1}, "grad": [0]}])
+    .add_argument("a", "NDArray-or-Symbol", "The input array")
+    .add_argument("indices", "NDArray-or-Symbol", "The indices of the values to extract"))
+_register_backward("_backward_take", TakeParam, _take_backward,
+                   {"inputs": [(2, 3), (2,), (4, 3)], "dtype": ["float32", "int32", "float32"],
+                    "domain": [(-1, 1), (0, 4), (-1, 1)]})
+
+
+# -- pick ------------------------------------------------------------------------------
+class PickParam(Param):
+    axis: int | None = Field(-1, description="Axis to pick along; None: the flattened input")
+    keepdims: bool = Field(False, description="Keep the picked axis with size 1")
+    mode: Literal["clip", "wrap"] = Field("clip", description="Out-of-range indices: clip or wrap")
+
+
+def _pick_parts(p, shape):
+    if p.axis is None:
+        return None, (1,) * len(shape) if p.keepdims else ()
+    ax = norm_axis("pick", p.axis, len(shape))
+    return ax, shape[:ax] + ((1,) if p.keepdims else ()) + shape[ax + 1:]
+
+
+def _pick_shape(p, s):
+    data, index = s
+    ax, out = _pick_parts(p, data)
+    if ax is not None and index not in (out, data[:ax] + data[ax + 1:], data[:ax] + (1,) + data[ax + 1:]):
+        fail("pick", f"index shape {index} does not fit data {data} on axis {ax}")
+    return [out]
+
+
+def _pick_index(xp, data, index, p):
+    ax, out = _pick_parts(p, data.shape)
+    if ax is None:
+        flat = data.reshape(-1)
+        return flat, _indices("pick", xp, index.reshape(-1), flat.size, p.mode)[:1], None, out
+    i = _indices("pick", xp, index, data.shape[ax], p.mode)
+    i = xp.expand_dims(i.reshape(data.shape[:ax] + data.shape[ax + 1:]), ax)
+    return data, i, ax, out
+
+
+def _pick(ctx, inputs, req, outputs, params):
+    src, i, ax, out = _pick_index(ctx.xp, inputs[0], inputs[1], params)
+    value = src[i] if ax is None else ctx.xp.take_along_axis(src, i, axis=ax)
+    assign(outputs[0], req[0], value.reshape(out))
+
+
+def _pick_backward(ctx, inputs, req, outputs, params):
+    og, index, data = inputs
+    xp = ctx.xp
+    g = xp.zeros(data.shape, og.dtype)
+    dst, i, ax, _ = _pick_index(xp, g, index, params)
+    if ax is None:
+        dst[i] += og.reshape(-1)
+    else:
+        xp.put_along_axis(dst, i, xp.expand_dims(og.reshape(i.shape[:ax] + i.shape[ax + 1:]), ax), ax)
+    assign(outputs[0], req[0], g)
+
+
+(register_op("pick")
+    .describe("Picks one element per position along an axis, at the given index.")
+    .set_attr_parser(PickParam).set_num_inputs(2).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("pick", _pick_shape))
+    .set_attr("FInferType", first_type("pick"))
+    .set_attr("FCompute<cpu>", _pick)
+    .set_attr("FGradient", _data_grad("_backward_pick"))
+    .set_attr("TExamples", [
+        {"inputs": [(3, 4), (3,)], "dtype": ["float32", "int32"], "domain": [(-1, 1), (0, 4)]},
+        {"inputs": [(3, 4), (1, 4)], "dtype": ["float32", "float32"], "domain": [(-1, 1), (0, 2)],
+         "params": {"axis": 0, "keepdims": True}, "grad": [0]},
+        {"inputs": [(2, 3), (2,)], "dtype": ["float32", "int32"], "domain": [(-1, 1), (-5, 5)],
+         "params": {"axis": 1, "mode": "wrap"}}])
+    .add_argument("data", "NDArray-or-Symbol", "The input array")
+    .add_argument("index", "NDArray-or-Symbol", "The index array"))
+_register_backward("_backward_pick", PickParam, _pick_backward,
+                   {"inputs": [(3,), (3,), (3, 4)], "dtype": ["float32", "int32", "float32"],
+                    "domain": [(-1, 1), (0, 4), (-1, 1)]})
+
+
+# -- gather_nd / scatter_nd ------------------------------------------------------------
+def _nd_index(op, indices, shape):
+    m = indices.shape[0] if indices.ndim else 0
+    if indices.ndim == 0 or m > len(shape):
+        fail(op, f"indices of shape {indices.shape} need a first axis of size <= {len(shape)}")
+    return tuple(indices[k].astype(np.int64) for k in range(m))
+
+
+def _gather_shape(p, s):
+    data, idx = s
+    if not idx or idx[0] > len(data):
+        fail("gather_nd", f"indices shape {idx} needs a first axis of size <= {len(data)}")
+    return [idx[1:] + data[idx[0]:]]
+
+
+def _gather_backward(ctx, inputs, req, outputs, params):
+    og, idx, data = inputs
+    g = ctx.xp.zeros(data.shape, og.dtype)
+    ctx.xp.add.at(g, _nd_index("gather_nd", idx, data.shape), og)
+    assign(outputs[0], req[0], g)
+
+
+(register_op("gather_nd")
+    .describe("Gathers slices of data at the index tuples along indices' first axis.")
+    .set_num_inputs(2).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("gather_nd", _gather_shape))
+    .set_attr("FInferType", first_type("gather_nd"))
+    .set_attr("FCompute<cpu>", lambda ctx, i, r, o, p: assign(
+        o[0], r[0], i[0][_nd_index("gather_nd", i[1], i[0].shape)]))
+    .set_attr("FGradient", _data_grad("_backward_gather_nd"))
+    .set_attr("TExamples", [
+        {"inputs": [(3, 4, 2), (2, 5)], "dtype": ["float32", "int32"], "domain": [(-1, 1), (0, 3)]},
+        {"inputs": [(3, 4), np.array([[0.0, 2.0, 2.0]], np.float32)], "grad": [0]}])
+    .add_argument("data", "NDArray-or-Symbol", "data")
+    .add_argument("indices", "NDArray-or-Symbol", "indices"))
+(register_op("_backward_gather_nd")
+    .describe("Gradient of gather_nd wrt data: accumulates the head gradient at the indices.")
+    .set_num_inputs(3).set_num_outputs(1)
+    .set_attr("FInferShape", _backward_infer("_backward_gather_nd"))
+    .set_attr("FInferType", _backward_type)
+    .set_attr("FCompute<cpu>", _gather_backward)
+    .set_attr("TExamples", [{"inputs": [(5,), (2, 5), (3, 3)], "dtype": ["float32", "int32", "float32"],
+                             "domain": [(-1, 1), (0, 3), (-1, 1)]}]))
+
+
+class ScatterNDParam(Param):
+    shape: tuple[int, ...] = Field(description="Shape of the output")
+
+
+def _scatter_shape(p, s):
+    data, idx = s
+    if not idx or idx[0] > len(p.shape) or data != idx[1:] + p.shape[idx[0]:]:
+        fail("scatter_nd", f"data {data} and indices {idx} do not fit shape={p.shape}: "
+                           f"need data shape indices.shape[1:] + shape[indices.shape[0]:]")
+    return [p.shape]
+
+
+def _scatter(ctx, inputs, req, outputs, params):
+    data, idx = inputs
+    out = ctx.xp.zeros(params.shape, data.dtype)
+    out[_nd_index("scatter_nd", idx, params.shape)] = data
+    assign(outputs[0], req[0], out)
+
+
+(register_op("scatter_nd")
+    .describe("Scatters data into a zero array of the given shape at the index tuples.")
+    .set_attr_parser(ScatterNDParam).set_num_inputs(2).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("scatter_nd", _scatter_shape))
+    .set_attr("FInferType", first_type("scatter_nd"))
+    .set_attr("FCompute<cpu>", _scatter)
+    .set_attr("FGradient", lambda node, og: [
+        NodeEntry(make_node("gather_nd", [og[0], node.inputs[1]]), 0), _zero(node.inputs[1])])
+    .set_attr("TExamples", [{"inputs": [(2, 4), np.array([[0, 2], [1, 0]], np.int32)],
+                             "params": {"shape": "(3, 2, 4)"}, "grad": [0]}])
+    .add_argument("data", "NDArray-or-Symbol", "data")
+    .add_argument("indices", "NDArray-or-Symbol", "indices"))
+
+
+# -- one_hot ---------------------------------------------------------------------------
+class OneHotParam(Param):
+    depth: int = Field(ge=0, description="Size of the one-hot axis")
+    on_value: float = Field(1.0, description="Value at the index")
+    off_value: float = Field(0.0, description="Value elsewhere")
+    dtype: DType = Field("float32", description="Output dtype")
+
+
+def _one_hot(ctx, inputs, req, outputs, params):
+    xp = ctx.xp
+    hit = inputs[0].astype(np.int64)[..., None] == xp.arange(params.depth)
+    value = xp.where(hit, params.on_value, params.off_value).astype(params.dtype)
+    assign(outputs[0], req[0], value)
+
+
+(register_op("one_hot")
+    .describe("One-hot encoding: indices -> indices.shape + (depth,) (out-of-range rows stay off).")
+    .set_attr_parser(OneHotParam).set_num_inputs(1).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("one_hot", lambda p, s: [s[0] + (p.depth,)]))
+    .set_attr("FInferType", fixed_type("one_hot", lambda p: p.dtype))
+    .set_attr("FCompute<cpu>", _one_hot)
+    .set_attr("FGradient", lambda node, og: [_zero(node.inputs[0])])
+    .set_attr("TExamples", [
+        {"inputs": [(2, 3)], "dtype": "int32", "domain": (-1, 6), "params": {"depth": 5}},
+        {"inputs": [(4,)], "dtype": "float32", "domain": (0, 3), "grad": False,
+         "params": {"depth": 3, "on_value": 8, "off_value": -1, "dtype": "int32"}}])
+    .add_argument("indices", "NDArray-or-Symbol", "array of locations where to set on_value"))

@@ -1,0 +1,89 @@
+"""Creation ops with no inputs: _zeros, _ones, _full, _arange, _eye."""
+
+from __future__ import annotations
+
+import math
+
+from opsdk import DType, Field, Param, assign, register_op
+
+from ._layout import fixed_type, merge, fail
+
+
+class InitParam(Param):
+    shape: tuple[int, ...] = Field((), description="Shape of the output")
+    ctx: str = Field("", description="Context of the output (the caller places it; ignored here)")
+    dtype: DType = Field("float32", description="Output dtype")
+
+
+class FullParam(InitParam):
+    value: float = Field(description="Value to fill with")
+
+
+class ArangeParam(Param):
+    start: float = Field(description="Start of the interval")
+    stop: float | None = Field(None, description="End of the interval; None: [0, start)")
+    step: float = Field(1.0, description="Spacing between values")
+    repeat: int = Field(1, ge=1, description="Times each value repeats")
+    infer_range: bool = Field(False, description="Infer stop from the output shape (symbols only)")
+    ctx: str = Field("", description="Context of the output (ignored here)")
+    dtype: DType = Field("float32", description="Output dtype")
+
+
+class EyeParam(Param):
+    N: int = Field(ge=0, description="Number of rows")
+    M: int = Field(0, ge=0, description="Number of columns; 0: N")
+    k: int = Field(0, description="Diagonal index (>0 above, <0 below the main one)")
+    ctx: str = Field("", description="Context of the output (ignored here)")
+    dtype: DType = Field("float32", description="Output dtype")
+
+
+def _bounds(p):
+    start, stop = (0.0, p.start) if p.stop is None else (p.start, p.stop)
+    if p.step == 0:
+        fail("_arange", "step must not be 0")
+    return start, stop, max(0, math.ceil((stop - start) / p.step))
+
+
+def _shape_rule(op, shape_of):
+    def infer(p, ins, outs):
+        return list(ins), merge(op, outs, [shape_of(p)])
+    return infer
+
+
+def _arange(ctx, inputs, req, outputs, p):
+    start, _, n = _bounds(p)
+    value = start + ctx.xp.arange(n, dtype="float64") * p.step
+    assign(outputs[0], req[0], ctx.xp.repeat(value, p.repeat).astype(p.dtype))
+
+
+def _eye(ctx, inputs, req, outputs, p):
+    assign(outputs[0], req[0], ctx.xp.eye(p.N, p.M or p.N, p.k, dtype=p.dtype))
+
+
+_CREATORS = [
+    ("_zeros", InitParam, lambda p: p.shape,
+     lambda ctx, i, r, o, p: assign(o[0], r[0], ctx.xp.zeros(p.shape, p.dtype)),
+     "An array of zeros.", [{"params": {"shape": "(2, 3)"}}, {"params": {"shape": (4,), "dtype": "int32"}}]),
+    ("_ones", InitParam, lambda p: p.shape,
+     lambda ctx, i, r, o, p: assign(o[0], r[0], ctx.xp.ones(p.shape, p.dtype)),
+     "An array of ones.", [{"params": {"shape": "(2, 3)"}}, {"params": {"shape": (2, 2), "dtype": "float64"}}]),
+    ("_full", FullParam, lambda p: p.shape,
+     lambda ctx, i, r, o, p: assign(o[0], r[0], ctx.xp.full(p.shape, p.value, p.dtype)),
+     "An array filled with value.", [{"params": {"shape": "(2, 3)", "value": "2.5"}},
+                                     {"params": {"shape": (3,), "value": 7, "dtype": "int64"}}]),
+    ("_arange", ArangeParam, lambda p: (_bounds(p)[2] * p.repeat,), _arange,
+     "Evenly spaced values in [start, stop), each repeated repeat times.",
+     [{"params": {"start": 5}}, {"params": {"start": 1, "stop": 2, "step": 0.25, "repeat": 2}},
+      {"params": {"start": 10, "stop": 2, "step": -3, "dtype": "int32"}}]),
+    ("_eye", EyeParam, lambda p: (p.N, p.M or p.N), _eye,
+     "A 2-D array with ones on the k-th diagonal.",
+     [{"params": {"N": 3}}, {"params": {"N": 2, "M": 4, "k": 1, "dtype": "int32"}}]),
+]
+
+for _name, _param, _shape, _compute, _doc, _examples in _CREATORS:
+    (register_op(_name).describe(_doc).set_attr_parser(_param)
+        .set_num_inputs(0).set_num_outputs(1)
+        .set_attr("FInferShape", _shape_rule(_name, _shape))
+        .set_attr("FInferType", fixed_type(_name, lambda p: p.dtype))
+        .set_attr("FCompute<cpu>", _compute)
+        .set_attr("TExamples", [{"inputs": [], **e} for e in _examples]))

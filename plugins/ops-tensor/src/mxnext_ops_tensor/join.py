@@ -1,0 +1,194 @@
+"""Joining and splitting: Concat, stack, split (SliceChannel)."""
+
+from __future__ import annotations
+
+from opsdk import Field, NodeEntry, Param, assign, make_node, register_op
+
+from ._layout import fail, merge, norm_axis, same_type
+
+
+def _names(p):
+    return [f"arg{i}" for i in range(p.num_args)]
+
+
+# -- Concat ----------------------------------------------------------------------------
+class ConcatParam(Param):
+    num_args: int = Field(ge=1, description="Number of inputs to concatenate")
+    dim: int = Field(1, description="The axis to concatenate along")
+
+
+def _concat_infer(p, ins, outs):
+    ins, out = list(ins), outs[0]
+    known = [s for s in ins if s is not None]
+    ref = known[0] if known else out
+    if ref is None:
+        return ins, list(outs)
+    a = norm_axis("Concat", p.dim, len(ref), "dim")
+    for s in known + ([out] if out is not None else []):
+        if len(s) != len(ref) or any(x != y for k, (x, y) in enumerate(zip(s, ref)) if k != a):
+            fail("Concat", f"inputs must agree on every axis but dim={p.dim}: {s} vs {ref}")
+    missing = [k for k, s in enumerate(ins) if s is None]
+    if len(missing) == 1 and out is not None:  # deduce the one unknown input from the output
+        rest = out[a] - sum(s[a] for s in known)
+        if rest < 0:
+            fail("Concat", f"output {out} too small for inputs {known}")
+        ins[missing[0]] = out[:a] + (rest,) + out[a + 1:]
+        missing = []
+    if missing:
+        return ins, list(outs)
+    total = ref[:a] + (sum(s[a] for s in ins),) + ref[a + 1:]
+    if out is not None and tuple(out) != total:
+        fail("Concat", f"output has shape {tuple(out)}, expected {total}")
+    return ins, [total]
+
+
+def _concat_compute(ctx, inputs, req, outputs, params):
+    assign(outputs[0], req[0], ctx.xp.concatenate(inputs, axis=params.dim))
+
+
+def _concat_backward(ctx, inputs, req, outputs, params):
+    og, a, start = inputs[0], params.dim % inputs[0].ndim, 0
+    for k, x in enumerate(inputs[1:]):
+        n = x.shape[a]
+        assign(outputs[k], req[k], og[(slice(None),) * a + (slice(start, start + n),)])
+        start += n
+
+
+(register_op("Concat").add_alias("concat")
+    .describe("Joins input arrays along a given axis.")
+    .set_attr_parser(ConcatParam)
+    .set_num_inputs(lambda p: p.num_args).set_num_outputs(1)
+    .set_attr("FListInputNames", _names).set_attr("key_var_num_args", "num_args")
+    .set_attr("FInferShape", _concat_infer)
+    .set_attr("FInferType", same_type("Concat"))
+    .set_attr("FCompute<cpu>", _concat_compute)
+    .set_attr("FGradient", lambda node, og: [
+        NodeEntry(n, k) for n in [make_node("_backward_Concat", [og[0]] + node.inputs,
+                                            node.params)] for k in range(len(node.inputs))])
+    .set_attr("TExamples", [{"inputs": [(2, 3), (2, 2)], "params": {"num_args": 2}},
+                            {"inputs": [(1, 3), (2, 3), (3, 3)],
+                             "params": {"num_args": "3", "dim": "0"}}])
+    .add_argument("data", "NDArray-or-Symbol[]", "List of arrays to concatenate"))
+
+def _concat_backward_infer(p, ins, outs):
+    if any(s is None for s in ins[1:]):
+        return list(ins), list(outs)
+    return list(ins), merge("_backward_Concat", outs, ins[1:])
+
+
+(register_op("_backward_Concat")
+    .describe("Gradient of Concat: splits the head gradient back into the inputs' extents.")
+    .set_attr_parser(ConcatParam)
+    .set_num_inputs(lambda p: p.num_args + 1).set_num_outputs(lambda p: p.num_args)
+    .set_attr("FInferShape", _concat_backward_infer)
+    .set_attr("FInferType", same_type("_backward_Concat"))
+    .set_attr("FCompute<cpu>", _concat_backward)
+    .set_attr("TExamples", [{"inputs": [(2, 5), (2, 3), (2, 2)], "params": {"num_args": 2}}]))
+
+
+# -- stack -----------------------------------------------------------------------------
+class StackParam(Param):
+    axis: int = Field(0, description="The axis in the result the inputs are stacked along")
+    num_args: int = Field(ge=1, description="Number of inputs")
+
+
+def _stack_infer(p, ins, outs):
+    ins = list(ins)
+    known = [s for s in ins if s is not None]
+    if not known and outs[0] is not None:
+        a = norm_axis("stack", p.axis, len(outs[0]))
+        known = [outs[0][:a] + outs[0][a + 1:]]
+    if not known:
+        return ins, list(outs)
+    ref = tuple(known[0])
+    for s in known:
+        if tuple(s) != ref:
+            fail("stack", f"all inputs need the same shape, got {tuple(s)} and {ref}")
+    a = norm_axis("stack", p.axis, len(ref) + 1)
+    out = ref[:a] + (p.num_args,) + ref[a:]
+    if outs[0] is not None and tuple(outs[0]) != out:
+        fail("stack", f"output has shape {tuple(outs[0])}, expected {out}")
+    return [ref] * len(ins), [out]
+
+
+(register_op("stack")
+    .describe("Joins arrays of one shape along a new axis.")
+    .set_attr_parser(StackParam)
+    .set_num_inputs(lambda p: p.num_args).set_num_outputs(1)
+    .set_attr("FListInputNames", _names).set_attr("key_var_num_args", "num_args")
+    .set_attr("FInferShape", _stack_infer)
+    .set_attr("FInferType", same_type("stack"))
+    .set_attr("FCompute<cpu>", lambda ctx, i, r, o, p: assign(o[0], r[0], ctx.xp.stack(i, p.axis)))
+    .set_attr("FGradient", lambda node, og: [
+        NodeEntry(n, k) for n in [make_node("split", [og[0]], {
+            "num_outputs": node.params.num_args, "axis": node.params.axis,
+            "squeeze_axis": True})] for k in range(len(node.inputs))])
+    .set_attr("TExamples", [{"inputs": [(2, 3), (2, 3)], "params": {"num_args": 2}},
+                            {"inputs": [(2, 3)] * 3, "params": {"num_args": 3, "axis": -1}}])
+    .add_argument("data", "NDArray-or-Symbol[]", "List of arrays to stack"))
+
+
+# -- split -----------------------------------------------------------------------------
+class SplitParam(Param):
+    num_outputs: int = Field(ge=1, description="Number of equal parts")
+    axis: int = Field(1, description="Axis to split along")
+    squeeze_axis: bool = Field(False, description="Drop the split axis (its parts must have size 1)")
+
+
+def _split_shape(p, shape):
+    a = norm_axis("split", p.axis, len(shape))
+    if shape[a] % p.num_outputs:
+        fail("split", f"axis {p.axis} of size {shape[a]} does not split into "
+                      f"num_outputs={p.num_outputs} equal parts")
+    n = shape[a] // p.num_outputs
+    if p.squeeze_axis and n != 1:
+        fail("split", f"squeeze_axis=True needs parts of size 1, got {n}")
+    part = shape[:a] + (() if p.squeeze_axis else (n,)) + shape[a + 1:]
+    return a, n, part
+
+
+def _split_infer(p, ins, outs):
+    shape = ins[0]
+    if shape is None:
+        known = next((o for o in outs if o is not None), None)
+        if known is None:
+            return list(ins), list(outs)
+        a = norm_axis("split", p.axis, len(known) + (1 if p.squeeze_axis else 0))
+        shape = (known[:a] + (p.num_outputs,) + known[a:] if p.squeeze_axis else
+                 known[:a] + (known[a] * p.num_outputs,) + known[a + 1:])
+    _, _, part = _split_shape(p, tuple(shape))
+    for o in outs:
+        if o is not None and tuple(o) != part:
+            fail("split", f"output has shape {tuple(o)}, expected {part}")
+    return [tuple(shape)], [part] * p.num_outputs
+
+
+def _split_compute(ctx, inputs, req, outputs, params):
+    x = inputs[0]
+    a, n, part = _split_shape(params, x.shape)
+    for k in range(params.num_outputs):
+        assign(outputs[k], req[k], x[(slice(None),) * a + (slice(k * n, (k + 1) * n),)].reshape(part))
+
+
+def _split_grad(node, out_grads):
+    p = node.params
+    if p.squeeze_axis:
+        n = make_node("stack", list(out_grads), {"axis": p.axis, "num_args": p.num_outputs})
+    else:
+        n = make_node("Concat", list(out_grads), {"dim": p.axis, "num_args": p.num_outputs})
+    return [NodeEntry(n, 0)]
+
+
+(register_op("split").add_alias("SliceChannel")
+    .describe("Splits an array along an axis into num_outputs equal parts.")
+    .set_attr_parser(SplitParam).set_num_inputs(1)
+    .set_num_outputs(lambda p: p.num_outputs)
+    .set_attr("FListOutputNames", lambda p: [f"output{i}" for i in range(p.num_outputs)])
+    .set_attr("FInferShape", _split_infer)
+    .set_attr("FInferType", same_type("split"))
+    .set_attr("FCompute<cpu>", _split_compute)
+    .set_attr("FGradient", _split_grad)
+    .set_attr("TExamples", [{"inputs": [(2, 6)], "params": {"num_outputs": 3}},
+                            {"inputs": [(3, 2)], "params": {"num_outputs": 3, "axis": 0,
+                                                            "squeeze_axis": True}}])
+    .add_argument("data", "NDArray-or-Symbol", "The input"))

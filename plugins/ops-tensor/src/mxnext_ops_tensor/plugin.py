@@ -1,0 +1,16 @@
+"""Entry point of the ``ops-tensor`` plugin: importing each op module registers its ops."""
+
+import importlib
+
+from opsdk import hookimpl
+
+# One module per op family; importing it registers its ops with the process registry.
+_MODULES = ("unary", "binary", "scalar", "reduce", "ordering",
+            "shape", "slicing", "join", "expand", "broadcasting", "indexing", "linalg",
+            "init", "random")
+
+
+@hookimpl
+def mxnext_register_ops(registry):
+    for name in _MODULES:
+        importlib.import_module(f"{__package__}.{name}")

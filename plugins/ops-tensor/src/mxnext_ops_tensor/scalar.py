@@ -1,0 +1,151 @@
+"""The scalar family (``_plus_scalar`` ...): ``data <op> scalar`` elementwise.
+
+Rows are ``name: (forward, gradient)`` with ``forward(xp, x, s)``. The
+gradient is ``ZERO``, ``(IN, d)`` with ``d(xp, x, s)`` the derivative (a
+``_backward_<op>`` node computes ``out_grad * d`` from the input), or an
+``FGradient`` built from forward ops.
+
+Types follow MXNet 1.9: the result keeps the input dtype; with an integer
+input the scalar is truncated to an integer unless ``is_int=False``, in which
+case the result is float64 (booleans give int64).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from opsdk import (ElemwiseGradUseIn, ElemwiseShape, Field, MakeZeroGradNodes, NodeEntry, Param,
+                   TypeInferError, make_node, register_op)
+
+from ._common import IN, INPLACE_0, Ufunc, put, put_ufunc, quiet
+
+ZERO = MakeZeroGradNodes
+
+
+class ScalarParam(Param):
+    scalar: float = Field(1.0, description="Scalar input value")
+    is_int: bool = Field(True, description="Indicate whether scalar input is int type")
+
+
+def _via(op_name):
+    """Gradient ``op_name(out_grad)`` (``_copy`` for plus/minus, ``negative`` for rminus)."""
+    def rule(node, out_grads):
+        n = make_node(op_name, [out_grads[0]], name=f"{node.name}_backward")
+        return [NodeEntry(n, 0, 0)]
+    return rule
+
+
+def _pow(xp, a, b):
+    if getattr(a, "dtype", np.dtype(type(a))).kind in "iub" and \
+            getattr(b, "dtype", np.dtype(type(b))).kind in "iub":
+        return xp.float_power(a, b)      # integer ** negative integer is an error in numpy
+    return xp.power(a, b)
+
+
+_OPS = {
+    "_plus_scalar": (Ufunc("add"), _via("_copy")),
+    "_minus_scalar": (Ufunc("subtract"), _via("_copy")),
+    "_rminus_scalar": (Ufunc("subtract", reverse=True), _via("negative")),
+    "_mul_scalar": (Ufunc("multiply"), (IN, lambda xp, x, s: s)),
+    "_div_scalar": (Ufunc("true_divide"), (IN, lambda xp, x, s: 1 / s)),
+    "_rdiv_scalar": (Ufunc("true_divide", reverse=True), (IN, lambda xp, x, s: -s / (x * x))),
+    "_mod_scalar": (Ufunc("mod"), (IN, lambda xp, x, s: 1)),
+    "_rmod_scalar": (Ufunc("mod", reverse=True), (IN, lambda xp, x, s: -xp.floor(s / x))),
+    "_power_scalar": (lambda xp, x, s: _pow(xp, x, s),
+                      (IN, lambda xp, x, s: s * _pow(xp, x, s - 1))),
+    "_rpower_scalar": (lambda xp, x, s: _pow(xp, s, x),
+                       (IN, lambda xp, x, s: _pow(xp, s, x) * np.log(s))),
+    "_maximum_scalar": (Ufunc("maximum"), (IN, lambda xp, x, s: x >= s)),
+    "_minimum_scalar": (Ufunc("minimum"), (IN, lambda xp, x, s: x <= s)),
+    "_hypot_scalar": (Ufunc("hypot"), (IN, lambda xp, x, s: x / xp.hypot(x, s))),
+    "_equal_scalar": (lambda xp, x, s: x == s, ZERO),
+    "_not_equal_scalar": (lambda xp, x, s: x != s, ZERO),
+    "_greater_scalar": (lambda xp, x, s: x > s, ZERO),
+    "_greater_equal_scalar": (lambda xp, x, s: x >= s, ZERO),
+    "_lesser_scalar": (lambda xp, x, s: x < s, ZERO),
+    "_lesser_equal_scalar": (lambda xp, x, s: x <= s, ZERO),
+    "_logical_and_scalar": (lambda xp, x, s: (x != 0) & (s != 0), ZERO),
+    "_logical_or_scalar": (lambda xp, x, s: (x != 0) | (s != 0), ZERO),
+    "_logical_xor_scalar": (lambda xp, x, s: (x != 0) ^ (s != 0), ZERO),
+}
+
+
+def _scalar_of(x, params):
+    s = params.scalar
+    return int(s) if params.is_int and x.dtype.kind in "iub" else s
+
+
+def _result_type(params, t):
+    t = np.dtype(t)
+    if t.kind in "iub" and not params.is_int:
+        return np.dtype(np.float64)
+    return np.dtype(np.int64) if t.kind == "b" else t
+
+
+def _infer_type(op):
+    def infer(params, ins, outs):
+        if ins[0] is None:
+            return list(ins), list(outs)
+        t = _result_type(params, ins[0])
+        if outs[0] is not None and np.dtype(outs[0]) != t:
+            raise TypeInferError(f"Operator {op!r}: output dtype {np.dtype(outs[0])}, expected "
+                                 f"{t} (input {np.dtype(ins[0])}, is_int={params.is_int})")
+        return list(ins), [t]
+    return infer
+
+
+def _forward(fwd):
+    def compute(ctx, inputs, req, outputs, params):
+        x = inputs[0]
+        with quiet():
+            if isinstance(fwd, Ufunc):
+                fwd.into(ctx.xp, outputs[0], req[0], x, _scalar_of(x, params))
+            else:
+                put(outputs[0], req[0], fwd(ctx.xp, x, _scalar_of(x, params)))
+    return compute
+
+
+def _backward(deriv):
+    def compute(ctx, inputs, req, outputs, params):
+        og, x = inputs
+        with quiet():
+            put_ufunc(outputs[0], req[0], ctx.xp.multiply, og,
+                      deriv(ctx.xp, x, _scalar_of(x, params)))
+    return compute
+
+
+def _backward_type(params, ins, outs):
+    t = next((v for v in (ins[0], outs[0]) if v is not None), None)
+    return [t, ins[1]], [t]
+
+
+_BACKWARD = set()
+for _name, (_fwd, _grad) in _OPS.items():
+    if isinstance(_grad, tuple):
+        _bw = "_backward" + _name
+        _BACKWARD.add(_bw)
+        (register_op(_bw).set_attr_parser(ScalarParam).set_num_inputs(2).set_num_outputs(1)
+         .set_attr("FInferShape", ElemwiseShape(2, 1)).set_attr("FInferType", _backward_type)
+         .set_attr("FInplaceOption", INPLACE_0).set_attr("FCompute<cpu>", _backward(_grad[1])))
+        _grad = ElemwiseGradUseIn(_bw)
+    (register_op(_name).describe(f"Elementwise {_name.strip('_').replace('_', ' ')} of data "
+                                 f"and a scalar.")
+     .set_attr_parser(ScalarParam).set_num_inputs(1).set_num_outputs(1)
+     .set_attr("FInferShape", ElemwiseShape(1, 1)).set_attr("FInferType", _infer_type(_name))
+     .set_attr("FInplaceOption", INPLACE_0).set_attr("FCompute<cpu>", _forward(_fwd))
+     .set_attr("FGradient", _grad)
+     .add_argument("data", "NDArray-or-Symbol", "source input"))
+
+
+# -- conformance examples (opsdk.testing "TExamples") --------------------------------------
+_INT = {"dtype": "int32", "domain": (-9, 9), "grad": False}
+_POSITIVE = ("_rdiv_scalar", "_rmod_scalar", "_power_scalar")
+for _name in _OPS:
+    if _name in _POSITIVE:
+        _ex = [{"params": {"scalar": 2.5}, "domain": (0.5, 2.0)},
+               {"params": {"scalar": 3}, **_INT, "domain": (1, 9)}]
+    else:
+        _ex = [{"params": {"scalar": 2.5}}, {"params": {"scalar": "3", "is_int": "True"}, **_INT},
+               {"params": {"scalar": 1.5, "is_int": False}, **_INT}]
+    register_op(_name).set_attr("TExamples", _ex)
+    if "_backward" + _name in _BACKWARD:
+        register_op("_backward" + _name).set_attr("TExamples", _ex[:1])

@@ -1,0 +1,306 @@
+"""Shape ops that move no values: Reshape, Flatten, transpose, expand_dims,
+squeeze, swapaxes, flip, reshape_like."""
+
+from __future__ import annotations
+
+from math import prod
+
+from opsdk import Field, NodeEntry, Param, assign, make_node, register_op
+
+from ._layout import fail, forward_shape, norm_axis, same_shape_back, same_type
+
+
+def _like(og, data):
+    """Gradient entry: ``og`` reshaped back to ``data``'s shape."""
+    return NodeEntry(make_node("reshape_like", [og, data]), 0)
+
+
+def _reshape_like_grad(node, out_grads):
+    return [_like(out_grads[0], node.inputs[0])]
+
+
+def _data_arg(b):
+    return b.add_argument("data", "NDArray-or-Symbol", "Input array.")
+
+
+# -- Reshape ---------------------------------------------------------------------------
+class ReshapeParam(Param):
+    shape: tuple[int, ...] = Field((), description="Target shape with MXNet's special codes "
+                                   "0 (copy), -1 (infer), -2 (copy rest), -3 (merge two), "
+                                   "-4 (split one in two)")
+    reverse: bool = Field(False, description="Apply the special codes right to left")
+
+
+def reshape_target(op, shape, codes, reverse=False):
+    """MXNet's Reshape shape arithmetic."""
+    src, codes = list(shape), list(codes)
+    if reverse:
+        src.reverse()
+        codes.reverse()
+    out, i, k, infer_at = [], 0, 0, -1
+    while k < len(codes):
+        c = codes[k]
+        if c == 0:
+            if i >= len(src):
+                fail(op, f"code 0 at position {k} has no input dim to copy (input {tuple(shape)})")
+            out.append(src[i]); i += 1
+        elif c == -1:
+            if infer_at >= 0:
+                fail(op, f"more than one -1 in shape {tuple(codes)}")
+            infer_at = len(out); out.append(1); i += 1
+        elif c == -2:
+            out.extend(src[i:]); i = len(src)
+        elif c == -3:
+            if i + 1 >= len(src):
+                fail(op, f"code -3 needs two input dims (input {tuple(shape)})")
+            out.append(src[i] * src[i + 1]); i += 2
+        elif c == -4:
+            if k + 2 >= len(codes) or i >= len(src):
+                fail(op, f"code -4 needs two following values and an input dim, got {tuple(codes)}")
+            d0, d1, d2 = src[i], codes[k + 1], codes[k + 2]
+            i += 1; k += 2
+            if d1 == -1:
+                d1 = d0 // d2 if d2 else 0
+            if d2 == -1:
+                d2 = d0 // d1 if d1 else 0
+            if d1 * d2 != d0:
+                fail(op, f"code -4 cannot split dim {d0} into ({d1}, {d2})")
+            out += [d1, d2]
+        elif c > 0:
+            out.append(c); i += 1
+        else:
+            fail(op, f"invalid shape code {c} in {tuple(codes)}")
+        k += 1
+    if infer_at >= 0:
+        rest = prod(d for j, d in enumerate(out) if j != infer_at)
+        if rest == 0 or prod(shape) % rest:
+            fail(op, f"cannot infer -1 in {tuple(codes)} for input {tuple(shape)}")
+        out[infer_at] = prod(shape) // rest
+    if reverse:
+        out.reverse()
+    if prod(out) != prod(shape):
+        fail(op, f"target shape {tuple(out)} (from shape={tuple(codes)}) has {prod(out)} "
+                 f"elements, input {tuple(shape)} has {prod(shape)}")
+    return tuple(out)
+
+
+def _reshape_compute(ctx, inputs, req, outputs, params):
+    assign(outputs[0], req[0], inputs[0].reshape(outputs[0].shape))
+
+
+_data_arg(register_op("Reshape").add_alias("reshape")
+    .describe("Reshapes the input array (MXNet's special codes 0, -1, -2, -3, -4 and reverse).")
+    .set_attr_parser(ReshapeParam).set_num_inputs(1).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("Reshape", lambda p, s: [
+        reshape_target("Reshape", s[0], p.shape, p.reverse)]))
+    .set_attr("FInferType", same_type("Reshape"))
+    .set_attr("FInplaceOption", lambda p: [(0, 0)])
+    .set_attr("FCompute<cpu>", _reshape_compute)
+    .set_attr("FGradient", _reshape_like_grad)
+    .set_attr("TExamples", [{"inputs": [(2, 3, 4)], "params": {"shape": "(0, -1)"}},
+                            {"inputs": [(2, 3, 4)], "params": {"shape": (-3, -2)}},
+                            {"inputs": [(2, 3, 4)], "params": {"shape": (-4, 1, 2, -2)}},
+                            {"inputs": [(2, 3, 4)], "params": {"shape": (-1, 0), "reverse": True}}]))
+
+
+# -- reshape_like ----------------------------------------------------------------------
+class ReshapeLikeParam(Param):
+    lhs_begin: int | None = Field(None, description="First lhs axis to replace")
+    lhs_end: int | None = Field(None, description="End of the lhs axes to replace")
+    rhs_begin: int | None = Field(None, description="First rhs axis to take")
+    rhs_end: int | None = Field(None, description="End of the rhs axes to take")
+
+
+def _span(n, begin, end):
+    b = 0 if begin is None else begin % n if n else 0
+    e = n if end is None else (end % n if end < 0 else end)
+    return b, e
+
+
+def _reshape_like_shape(p, s):
+    lhs, rhs = s
+    p = p or ReshapeLikeParam()
+    lb, le = _span(len(lhs), p.lhs_begin, p.lhs_end)
+    rb, re = _span(len(rhs), p.rhs_begin, p.rhs_end)
+    out = lhs[:lb] + rhs[rb:re] + lhs[le:]
+    if prod(out) != prod(lhs):
+        fail("reshape_like", f"cannot reshape {lhs} to {out} (taken from {rhs})")
+    return [out]
+
+
+(register_op("reshape_like")
+    .describe("Reshapes lhs to the shape of rhs (or of a span of its axes).")
+    .set_attr_parser(ReshapeLikeParam).set_num_inputs(2).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("reshape_like", _reshape_like_shape))
+    .set_attr("FInferType", lambda p, i, o: (i, [i[0] if i[0] is not None else o[0]]))
+    .set_attr("FInplaceOption", lambda p: [(0, 0)])
+    .set_attr("FCompute<cpu>", _reshape_compute)
+    .set_attr("FGradient", lambda node, og: [
+        _like(og[0], node.inputs[0]),
+        NodeEntry(make_node("zeros_like", [node.inputs[1]]), 0)])
+    .set_attr("TExamples", [{"inputs": [(2, 6), (3, 4)], "grad": [0]}])
+    .add_argument("lhs", "NDArray-or-Symbol", "Array to reshape.")
+    .add_argument("rhs", "NDArray-or-Symbol", "Array whose shape is taken."))
+
+
+# -- Flatten ---------------------------------------------------------------------------
+def _flatten_shape(p, s):
+    d = s[0]
+    if not d:
+        fail("Flatten", "input must have at least 1 dim")
+    return [(d[0], prod(d[1:]))]
+
+
+_data_arg(register_op("Flatten").add_alias("flatten")
+    .describe("Flattens the input to 2-D: (d0, d1*d2*...).")
+    .set_num_inputs(1).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("Flatten", _flatten_shape))
+    .set_attr("FInferType", same_type("Flatten"))
+    .set_attr("FInplaceOption", lambda p: [(0, 0)])
+    .set_attr("FCompute<cpu>", _reshape_compute)
+    .set_attr("FGradient", _reshape_like_grad)
+    .set_attr("TExamples", [{"inputs": [(2, 3, 4)]}]))
+
+
+# -- transpose / swapaxes / flip -------------------------------------------------------
+class TransposeParam(Param):
+    axes: tuple[int, ...] = Field((), description="Permutation of the axes; () reverses them")
+
+
+def _perm(p, ndim):
+    axes = p.axes if p is not None and p.axes else tuple(range(ndim - 1, -1, -1))
+    if sorted(a % ndim if ndim else a for a in axes) != list(range(ndim)) or len(axes) != ndim:
+        fail("transpose", f"axes={axes} is not a permutation of {ndim} axes")
+    return tuple(a % ndim for a in axes)
+
+
+def _inverse(perm):
+    inv = [0] * len(perm)
+    for i, a in enumerate(perm):
+        inv[a] = i
+    return tuple(inv)
+
+
+_data_arg(register_op("transpose")
+    .describe("Permutes the dimensions of an array.")
+    .set_attr_parser(TransposeParam).set_num_inputs(1).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape(
+        "transpose", lambda p, s: [tuple(s[0][a] for a in _perm(p, len(s[0])))],
+        lambda p, o: [tuple(o[0][a] for a in _inverse(_perm(p, len(o[0]))))]))
+    .set_attr("FInferType", same_type("transpose"))
+    .set_attr("FCompute<cpu>", lambda ctx, i, r, o, p: assign(
+        o[0], r[0], ctx.xp.transpose(i[0], _perm(p, i[0].ndim))))
+    .set_attr("FGradient", lambda node, og: [NodeEntry(make_node("transpose", [og[0]], {
+        "axes": _inverse(_perm(node.params, len(node.params.axes))) if node.params.axes
+        else ()}), 0)])
+    .set_attr("TExamples", [{"inputs": [(2, 3, 4)]},
+                            {"inputs": [(2, 3, 4)], "params": {"axes": "(1, 2, 0)"}}]))
+
+
+class SwapAxisParam(Param):
+    dim1: int = Field(0, description="First axis")
+    dim2: int = Field(0, description="Second axis")
+
+
+def _swap(p, ndim):
+    perm = list(range(ndim))
+    a, b = norm_axis("swapaxes", p.dim1, ndim, "dim1"), norm_axis("swapaxes", p.dim2, ndim, "dim2")
+    perm[a], perm[b] = perm[b], perm[a]
+    return tuple(perm)
+
+
+_data_arg(register_op("swapaxes").add_alias("SwapAxis")
+    .describe("Interchanges two axes of an array.")
+    .set_attr_parser(SwapAxisParam).set_num_inputs(1).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape(
+        "swapaxes", lambda p, s: [tuple(s[0][a] for a in _swap(p, len(s[0])))],
+        lambda p, o: [tuple(o[0][a] for a in _swap(p, len(o[0])))]))
+    .set_attr("FInferType", same_type("swapaxes"))
+    .set_attr("FCompute<cpu>", lambda ctx, i, r, o, p: assign(
+        o[0], r[0], ctx.xp.transpose(i[0], _swap(p, i[0].ndim))))
+    .set_attr("FGradient", lambda node, og: [NodeEntry(make_node("swapaxes", [og[0]], node.params), 0)])
+    .set_attr("TExamples", [{"inputs": [(2, 3, 4)], "params": {"dim1": 0, "dim2": 2}}]))
+
+
+class FlipParam(Param):
+    axis: tuple[int, ...] = Field(description="The axes to reverse")
+
+
+def _flip_shape(p, s):
+    for a in p.axis:
+        norm_axis("flip", a, len(s[0]))
+    return [s[0]]
+
+
+def _flip_compute(ctx, inputs, req, outputs, params):
+    x = inputs[0]
+    axes = tuple(norm_axis("flip", a, x.ndim) for a in params.axis)
+    assign(outputs[0], req[0], ctx.xp.flip(x, axes).copy())
+
+
+_data_arg(register_op("flip").add_alias("reverse")
+    .describe("Reverses the order of elements along the given axes.")
+    .set_attr_parser(FlipParam).set_num_inputs(1).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("flip", _flip_shape, same_shape_back))
+    .set_attr("FInferType", same_type("flip"))
+    .set_attr("FCompute<cpu>", _flip_compute)
+    .set_attr("FGradient", lambda node, og: [NodeEntry(make_node("flip", [og[0]], node.params), 0)])
+    .set_attr("TExamples", [{"inputs": [(2, 3, 4)], "params": {"axis": "(0, 2)"}},
+                            {"inputs": [(5,)], "params": {"axis": 0}}]))
+
+
+# -- expand_dims / squeeze -------------------------------------------------------------
+class ExpandDimsParam(Param):
+    axis: int = Field(description="Position of the new axis, in [-ndim-1, ndim]")
+
+
+def _expand_shape(p, s):
+    d = s[0]
+    a = norm_axis("expand_dims", p.axis, len(d) + 1)
+    return [d[:a] + (1,) + d[a:]]
+
+
+def _expand_back(p, o):
+    a = norm_axis("expand_dims", p.axis, len(o[0]))
+    return [o[0][:a] + o[0][a + 1:]]
+
+
+_data_arg(register_op("expand_dims")
+    .describe("Inserts a new axis of size 1.")
+    .set_attr_parser(ExpandDimsParam).set_num_inputs(1).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("expand_dims", _expand_shape, _expand_back))
+    .set_attr("FInferType", same_type("expand_dims"))
+    .set_attr("FInplaceOption", lambda p: [(0, 0)])
+    .set_attr("FCompute<cpu>", _reshape_compute)
+    .set_attr("FGradient", _reshape_like_grad)
+    .set_attr("TExamples", [{"inputs": [(2, 3)], "params": {"axis": 1}},
+                            {"inputs": [(2, 3)], "params": {"axis": -1}}]))
+
+
+class SqueezeParam(Param):
+    axis: tuple[int, ...] | None = Field(None, description="Axes of size 1 to drop; None: all")
+
+
+def _squeeze_shape(p, s):
+    d = s[0]
+    if p.axis is None:
+        axes = {i for i, n in enumerate(d) if n == 1}
+    else:
+        axes = {norm_axis("squeeze", a, len(d)) for a in p.axis}
+        for a in axes:
+            if d[a] != 1:
+                fail("squeeze", f"axis {a} has size {d[a]}, expected 1 (input {d})")
+    out = tuple(n for i, n in enumerate(d) if i not in axes)
+    return [out or (1,)]  # MXNet keeps one axis when every axis is squeezed
+
+
+_data_arg(register_op("squeeze")
+    .describe("Removes axes of size 1.")
+    .set_attr_parser(SqueezeParam).set_num_inputs(1).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("squeeze", _squeeze_shape))
+    .set_attr("FInferType", same_type("squeeze"))
+    .set_attr("FInplaceOption", lambda p: [(0, 0)])
+    .set_attr("FCompute<cpu>", _reshape_compute)
+    .set_attr("FGradient", _reshape_like_grad)
+    .set_attr("TExamples", [{"inputs": [(2, 1, 3, 1)]},
+                            {"inputs": [(2, 1, 3, 1)], "params": {"axis": "(1,)"}}]))

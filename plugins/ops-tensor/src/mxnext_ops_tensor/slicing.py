@@ -1,0 +1,145 @@
+"""Slicing: slice, slice_axis, slice_like (and their scatter-back gradients)."""
+
+from __future__ import annotations
+
+from opsdk import Field, NodeEntry, Param, assign, make_node, register_op
+
+from ._layout import fail, forward_shape, merge, norm_axis, same_type
+
+
+def _zeros_like(entry):
+    return NodeEntry(make_node("zeros_like", [entry]), 0)
+
+
+def _scatter_back(index_of):
+    """FCompute of a ``_backward_*`` slice op: inputs (og, data), ``index_of(p, data_shape,
+    like_shape)`` is the index tuple the forward op read."""
+    def compute(ctx, inputs, req, outputs, params):
+        g = ctx.xp.zeros(outputs[0].shape, outputs[0].dtype)
+        like = inputs[2].shape if len(inputs) > 2 else None
+        g[index_of(params, g.shape, like)] = inputs[0]
+        assign(outputs[0], req[0], g)
+    return compute
+
+
+def _register_backward(name, param, index_of, example):
+    (register_op(name).set_attr_parser(param).set_num_inputs(len(example["inputs"]))
+        .set_num_outputs(1)
+        .describe(f"Gradient of {name[len('_backward_'):]}: scatters the head gradient "
+                  "into zeros of the input's shape.")
+        .set_attr("FInferShape", lambda p, i, o: (i, merge(name, o, [i[1]]) if i[1] is not None
+                                                  else list(o)))
+        .set_attr("FInferType", same_type(name))
+        .set_attr("FCompute<cpu>", _scatter_back(index_of))
+        .set_attr("TExamples", [example]))
+
+
+# -- slice -----------------------------------------------------------------------------
+class SliceParam(Param):
+    begin: tuple[int | None, ...] = Field(description="Start index per axis (None: default)")
+    end: tuple[int | None, ...] = Field(description="Stop index per axis (None: default)")
+    step: tuple[int | None, ...] = Field((), description="Step per axis (None: 1)")
+
+
+def _slice_index(p, shape, like=None):
+    n = len(shape)
+    if len(p.begin) > n or len(p.end) != len(p.begin) or len(p.step) > len(p.begin):
+        fail("slice", f"begin={p.begin}, end={p.end}, step={p.step} do not fit an input of "
+                      f"{n} dims (begin and end need equal lengths <= ndim)")
+    idx = []
+    for k, (b, e) in enumerate(zip(p.begin, p.end)):
+        s = p.step[k] if k < len(p.step) else None
+        if s == 0:
+            fail("slice", f"step 0 on axis {k}")
+        idx.append(slice(b, e, s))
+    return tuple(idx)
+
+
+def _sliced_shape(index, shape):
+    out = list(shape)
+    for k, sl in enumerate(index):
+        out[k] = len(range(*sl.indices(shape[k])))
+    return tuple(out)
+
+
+(register_op("slice")
+    .describe("Slices a region of the array (begin/end/step per axis, None for defaults).")
+    .set_attr_parser(SliceParam).set_num_inputs(1).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("slice", lambda p, s: [
+        _sliced_shape(_slice_index(p, s[0]), s[0])]))
+    .set_attr("FInferType", same_type("slice"))
+    .set_attr("FCompute<cpu>", lambda ctx, i, r, o, p: assign(o[0], r[0], i[0][_slice_index(p, i[0].shape)]))
+    .set_attr("FGradient", lambda node, og: [NodeEntry(make_node(
+        "_backward_slice", [og[0], node.inputs[0]], node.params), 0)])
+    .set_attr("TExamples", [
+        {"inputs": [(3, 4, 5)], "params": {"begin": "(0, 1)", "end": "(2, 4)"}},
+        {"inputs": [(3, 4, 5)], "params": {"begin": "(None, -1)", "end": "(None, 0)",
+                                           "step": "(2, -2)"}}])
+    .add_argument("data", "NDArray-or-Symbol", "Source input"))
+_register_backward("_backward_slice", SliceParam, _slice_index, {
+    "inputs": [(2, 3, 5), (3, 4, 5)], "params": {"begin": (0, 1), "end": (2, 4)}})
+
+
+# -- slice_axis ------------------------------------------------------------------------
+class SliceAxisParam(Param):
+    axis: int = Field(description="Axis to slice")
+    begin: int = Field(description="Start index (negative counts from the end)")
+    end: int | None = Field(description="Stop index (None: the axis length)")
+
+
+def _slice_axis_index(p, shape, like=None):
+    a = norm_axis("slice_axis", p.axis, len(shape))
+    return (slice(None),) * a + (slice(p.begin, p.end),)
+
+
+(register_op("slice_axis")
+    .describe("Slices along one axis.")
+    .set_attr_parser(SliceAxisParam).set_num_inputs(1).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("slice_axis", lambda p, s: [
+        _sliced_shape(_slice_axis_index(p, s[0]), s[0])]))
+    .set_attr("FInferType", same_type("slice_axis"))
+    .set_attr("FCompute<cpu>", lambda ctx, i, r, o, p: assign(
+        o[0], r[0], i[0][_slice_axis_index(p, i[0].shape)]))
+    .set_attr("FGradient", lambda node, og: [NodeEntry(make_node(
+        "_backward_slice_axis", [og[0], node.inputs[0]], node.params), 0)])
+    .set_attr("TExamples", [{"inputs": [(3, 4)], "params": {"axis": 1, "begin": 1, "end": 3}},
+                            {"inputs": [(3, 4)], "params": {"axis": 0, "begin": -2, "end": "None"}}])
+    .add_argument("data", "NDArray-or-Symbol", "Source input"))
+_register_backward("_backward_slice_axis", SliceAxisParam, _slice_axis_index, {
+    "inputs": [(3, 2), (3, 4)], "params": {"axis": 1, "begin": 1, "end": 3}})
+
+
+# -- slice_like ------------------------------------------------------------------------
+class SliceLikeParam(Param):
+    axes: tuple[int, ...] = Field((), description="Axes to slice like shape_like; (): all")
+
+
+def _slice_like_index(p, shape, like):
+    axes = p.axes or tuple(range(min(len(shape), len(like))))
+    idx = [slice(None)] * len(shape)
+    for a in axes:
+        a = norm_axis("slice_like", a, len(shape))
+        if a >= len(like) or like[a] > shape[a]:
+            fail("slice_like", f"axis {a}: shape_like {like} does not fit inside data {shape}")
+        idx[a] = slice(0, like[a])
+    return tuple(idx)
+
+
+(register_op("slice_like")
+    .describe("Slices data to the shape of shape_like along the given axes.")
+    .set_attr_parser(SliceLikeParam).set_num_inputs(2).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("slice_like", lambda p, s: [
+        _sliced_shape(_slice_like_index(p, s[0], s[1]), s[0])]))
+    .set_attr("FInferType", lambda p, i, o: (i, [i[0] if i[0] is not None else o[0]]))
+    .set_attr("FCompute<cpu>", lambda ctx, i, r, o, p: assign(
+        o[0], r[0], i[0][_slice_like_index(p, i[0].shape, i[1].shape)]))
+    .set_attr("FGradient", lambda node, og: [
+        NodeEntry(make_node("_backward_slice_like", [og[0], node.inputs[0], node.inputs[1]],
+                            node.params), 0),
+        _zeros_like(node.inputs[1])])
+    .set_attr("TExamples", [{"inputs": [(3, 4), (2, 3)], "grad": [0]},
+                            {"inputs": [(3, 4), (2, 3)], "params": {"axes": "(1,)"}, "grad": [0]}])
+    .add_argument("data", "NDArray-or-Symbol", "Source input")
+    .add_argument("shape_like", "NDArray-or-Symbol", "Shape source"))
+_register_backward("_backward_slice_like", SliceLikeParam, _slice_like_index, {
+    "inputs": [(2, 3), (3, 4), (2, 3)]})

@@ -1,0 +1,224 @@
+"""Elementwise unary ops (MXNet's ``elemwise_unary_op_*.cc``): one table row per op.
+
+A row is ``name: (forward, gradient, description)``. ``forward(xp, x)``
+(or a ``Ufunc`` row, written straight into the output) computes the result (cast back to the input dtype by ``put``). The gradient
+is ``ZERO`` (not differentiable: zero gradients), ``(IN, d)`` / ``(OUT, d)``
+(a ``_backward_<name>`` op computing ``out_grad * d(xp, x_or_y)`` from the
+input or the output), or an ``FGradient`` built from forward ops.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from opsdk import (ElemwiseGradUseIn, ElemwiseGradUseNone, ElemwiseGradUseOut, ElemwiseShape,
+                   ElemwiseType, Field, MakeZeroGradNodes, NodeEntry, Param, TypeInferError,
+                   make_node, register_op)
+
+from . import _special
+from ._common import (IN, INPLACE_0, OUT, Ufunc, dtype_field, forward_compute, put, put_ufunc,
+                      quiet)
+
+ZERO = MakeZeroGradNodes
+_LN2, _LN10 = math.log(2), math.log(10)
+
+
+def _negate_grad(node, out_grads):
+    return [NodeEntry(make_node("negative", [out_grads[0]], name=f"{node.name}_backward"), 0, 0)]
+
+
+def _round_half_away(xp, x):
+    return xp.where(x >= 0, xp.floor(x + 0.5), xp.ceil(x - 0.5))
+
+
+def _rint(xp, x):  # MXNet's rint: ties go down (2.5 -> 2, -2.5 -> -3)
+    f = xp.floor(x)
+    return xp.where(x - f <= 0.5, f, xp.ceil(x))
+
+
+def _sigmoid(xp, x):
+    return xp.exp(-xp.logaddexp(0, -x))
+
+
+_OPS = {
+    "abs": (Ufunc("abs"), (IN, lambda xp, x: xp.sign(x)), "Absolute value"),
+    "sign": (Ufunc("sign"), ZERO, "Sign (-1, 0 or 1)"),
+    "negative": (Ufunc("negative"), _negate_grad, "Numerical negative"),
+    "reciprocal": (lambda xp, x: 1 / x, (IN, lambda xp, x: -1 / (x * x)), "1 / x"),
+    "square": (Ufunc("square"), (IN, lambda xp, x: 2 * x), "x * x"),
+    "sqrt": (Ufunc("sqrt"), (OUT, lambda xp, y: 0.5 / y), "Square root"),
+    "rsqrt": (lambda xp, x: 1 / xp.sqrt(x), (IN, lambda xp, x: -0.5 / (x * xp.sqrt(x))),
+              "1 / sqrt(x)"),
+    "cbrt": (Ufunc("cbrt"), (OUT, lambda xp, y: 1 / (3 * y * y)), "Cube root"),
+    "exp": (Ufunc("exp"), (OUT, lambda xp, y: y), "e ** x"),
+    "expm1": (Ufunc("expm1"), (OUT, lambda xp, y: y + 1), "exp(x) - 1"),
+    "log": (Ufunc("log"), (IN, lambda xp, x: 1 / x), "Natural logarithm"),
+    "log1p": (Ufunc("log1p"), (IN, lambda xp, x: 1 / (1 + x)), "log(1 + x)"),
+    "log2": (Ufunc("log2"), (IN, lambda xp, x: 1 / (x * _LN2)), "Base-2 logarithm"),
+    "log10": (Ufunc("log10"), (IN, lambda xp, x: 1 / (x * _LN10)),
+              "Base-10 logarithm"),
+    "sin": (Ufunc("sin"), (IN, lambda xp, x: xp.cos(x)), "Sine"),
+    "cos": (Ufunc("cos"), (IN, lambda xp, x: -xp.sin(x)), "Cosine"),
+    "tan": (Ufunc("tan"), (OUT, lambda xp, y: 1 + y * y), "Tangent"),
+    "arcsin": (Ufunc("arcsin"), (IN, lambda xp, x: 1 / xp.sqrt(1 - x * x)),
+               "Inverse sine"),
+    "arccos": (Ufunc("arccos"), (IN, lambda xp, x: -1 / xp.sqrt(1 - x * x)),
+               "Inverse cosine"),
+    "arctan": (Ufunc("arctan"), (IN, lambda xp, x: 1 / (1 + x * x)), "Inverse tangent"),
+    "sinh": (Ufunc("sinh"), (IN, lambda xp, x: xp.cosh(x)), "Hyperbolic sine"),
+    "cosh": (Ufunc("cosh"), (IN, lambda xp, x: xp.sinh(x)), "Hyperbolic cosine"),
+    "tanh": (Ufunc("tanh"), (OUT, lambda xp, y: 1 - y * y), "Hyperbolic tangent"),
+    "arcsinh": (Ufunc("arcsinh"), (IN, lambda xp, x: 1 / xp.sqrt(x * x + 1)),
+                "Inverse hyperbolic sine"),
+    "arccosh": (Ufunc("arccosh"), (IN, lambda xp, x: 1 / xp.sqrt(x * x - 1)),
+                "Inverse hyperbolic cosine"),
+    "arctanh": (Ufunc("arctanh"), (IN, lambda xp, x: 1 / (1 - x * x)),
+                "Inverse hyperbolic tangent"),
+    "sigmoid": (_sigmoid, (OUT, lambda xp, y: y * (1 - y)), "1 / (1 + exp(-x))"),
+    "relu": (Ufunc("maximum", 0), (OUT, lambda xp, y: y > 0), "max(x, 0)"),
+    "softsign": (lambda xp, x: x / (1 + xp.abs(x)),
+                 (IN, lambda xp, x: 1 / ((1 + xp.abs(x)) ** 2)), "x / (1 + |x|)"),
+    "erf": (_special.erf, (IN, lambda xp, x: (2 / math.sqrt(math.pi)) * xp.exp(-x * x)),
+            "Gauss error function"),
+    "gamma": (_special.gamma,
+              (IN, lambda xp, x: _special.gamma(xp, x) * _special.digamma(xp, x)),
+              "Gamma function"),
+    "gammaln": (_special.gammaln, (IN, _special.digamma), "log of the absolute gamma function"),
+    "round": (_round_half_away, ZERO, "Round to nearest, halves away from zero"),
+    "rint": (_rint, ZERO, "Round to nearest, halves toward the lower integer"),
+    "floor": (Ufunc("floor"), ZERO, "Largest integer <= x"),
+    "ceil": (Ufunc("ceil"), ZERO, "Smallest integer >= x"),
+    "trunc": (Ufunc("trunc"), ZERO, "Integer part, toward zero"),
+    "fix": (Ufunc("trunc"), ZERO, "Round toward zero"),
+    "degrees": (lambda xp, x: x * (180 / math.pi), (IN, lambda xp, x: 180 / math.pi),
+                "Radians to degrees"),
+    "radians": (lambda xp, x: x * (math.pi / 180), (IN, lambda xp, x: math.pi / 180),
+                "Degrees to radians"),
+    "logical_not": (lambda xp, x: x == 0, ZERO, "1 where x is zero, else 0"),
+    "BlockGrad": (lambda xp, x: x, ZERO, "Passes data on and stops the gradient"),
+    "_copy": (lambda xp, x: x, ElemwiseGradUseNone("_copy"), "Returns a copy of the input"),
+}
+_ALIASES = {"BlockGrad": ("stop_gradient",), "_copy": ("identity",)}
+
+
+def _backward(deriv):
+    def compute(ctx, inputs, req, outputs, params):
+        with quiet():
+            put_ufunc(outputs[0], req[0], ctx.xp.multiply, inputs[0], deriv(ctx.xp, inputs[1]))
+    return compute
+
+
+def _register_backward(name, deriv):
+    (register_op(name).set_num_inputs(2).set_num_outputs(1)
+     .set_attr("FInferShape", ElemwiseShape(2, 1)).set_attr("FInferType", ElemwiseType(2, 1))
+     .set_attr("FInplaceOption", INPLACE_0)
+     .set_attr("FCompute<cpu>", _backward(deriv)))
+
+
+def _gradient_rule(name, grad):
+    if isinstance(grad, tuple):
+        uses, deriv = grad
+        _register_backward(f"_backward_{name}", deriv)
+        return (ElemwiseGradUseIn if uses == IN else ElemwiseGradUseOut)(f"_backward_{name}")
+    return grad
+
+
+def _unary(name, compute, grad, doc, inplace=True, infer_type=None):
+    b = (register_op(name).describe(doc).set_num_inputs(1).set_num_outputs(1)
+         .set_attr("FInferShape", ElemwiseShape(1, 1))
+         .set_attr("FInferType", infer_type or ElemwiseType(1, 1))
+         .set_attr("FCompute<cpu>", compute)
+         .set_attr("FGradient", grad)
+         .add_argument("data", "NDArray-or-Symbol", "The input array."))
+    if inplace:
+        b.set_attr("FInplaceOption", INPLACE_0)
+    return b
+
+
+for _name, (_fwd, _grad, _doc) in _OPS.items():
+    _b = _unary(_name, forward_compute(_fwd), _gradient_rule(_name, _grad), _doc + ", elementwise.")
+    for _alias in _ALIASES.get(_name, ()):
+        _b.add_alias(_alias)
+
+for _name, _value in (("zeros_like", 0), ("ones_like", 1)):
+    _unary(_name, forward_compute(lambda xp, x, v=_value: v), ZERO,
+           f"An array of {'zeros' if _value == 0 else 'ones'} with the input's shape and dtype.",
+           inplace=False)
+
+
+# -- clip ----------------------------------------------------------------------------------
+class ClipParam(Param):
+    a_min: float = Field(description="Minimum value")
+    a_max: float = Field(description="Maximum value")
+
+
+def _clip(ctx, inputs, req, outputs, params):
+    put(outputs[0], req[0], ctx.xp.clip(inputs[0], params.a_min, params.a_max))
+
+
+def _clip_backward(ctx, inputs, req, outputs, params):
+    og, x = inputs
+    put(outputs[0], req[0], og * ((x >= params.a_min) & (x <= params.a_max)))
+
+
+_unary("clip", _clip, ElemwiseGradUseIn("_backward_clip"),
+       "Clips (limits) the values in an array to [a_min, a_max].").set_attr_parser(ClipParam)
+(register_op("_backward_clip").set_attr_parser(ClipParam).set_num_inputs(2).set_num_outputs(1)
+ .set_attr("FInferShape", ElemwiseShape(2, 1)).set_attr("FInferType", ElemwiseType(2, 1))
+ .set_attr("FInplaceOption", INPLACE_0).set_attr("FCompute<cpu>", _clip_backward))
+
+
+# -- Cast ----------------------------------------------------------------------------------
+class CastParam(Param):
+    dtype: dtype_field("bool", "float16", "float32", "float64", "int32", "int64", "int8",
+                       "uint8") = Field(description="Output data type.")
+
+
+def _cast_type(params, ins, outs):
+    t = np.dtype(params.dtype)
+    if outs[0] is not None and np.dtype(outs[0]) != t:
+        raise TypeInferError(f"Operator 'Cast': output dtype {np.dtype(outs[0])} != dtype={t}")
+    return list(ins), [t]
+
+
+def _cast_backward_type(params, ins, outs):
+    """Gradient of a Cast: the output gradient cast back to the input's dtype."""
+    t = ins[1] if ins[1] is not None else outs[0]
+    return [ins[0], t], [t]
+
+
+def _cast(ctx, inputs, req, outputs, params):
+    """Forward, and backward (input 0 is the output gradient): ``put`` does the cast."""
+    put(outputs[0], req[0], inputs[0])
+
+
+_unary("Cast", _cast, ElemwiseGradUseIn("_backward_cast"),
+       "Casts all elements of the input to a new type.", inplace=False,
+       infer_type=_cast_type).set_attr_parser(CastParam).add_alias("cast")
+(register_op("_backward_cast").set_attr_parser(CastParam).set_num_inputs(2).set_num_outputs(1)
+ .set_attr("FInferShape", ElemwiseShape(2, 1)).set_attr("FInferType", _cast_backward_type)
+ .set_attr("FCompute<cpu>", _cast))
+
+
+# -- conformance examples (opsdk.testing "TExamples"): inputs inside each op's domain -------
+_POSITIVE = ("log", "log2", "log10", "sqrt", "rsqrt", "cbrt", "reciprocal", "gamma", "gammaln")
+_EXAMPLES = {
+    **{n: [{"domain": (0.5, 2.0)}] for n in _POSITIVE},
+    "log1p": [{"domain": (-0.5, 1.0)}],
+    "arccosh": [{"domain": (1.5, 3.0)}],
+    **{n: [{"domain": (-0.8, 0.8)}] for n in ("arcsin", "arccos", "arctanh")},
+    "BlockGrad": [{"grad": False}],
+    "round": [{"domain": (-3, 3), "grad": False},
+              {"inputs": [(2, 3)], "dtype": "int32", "domain": (-5, 5)}],
+    "abs": [{}, {"inputs": [(4,)], "dtype": "int32", "domain": (-5, 5)}],
+    "clip": [{"params": {"a_min": -0.5, "a_max": 0.5}},
+             {"params": {"a_min": "0", "a_max": "3"}, "dtype": "int64", "domain": (-5, 5)}],
+    "_backward_clip": [{"params": {"a_min": -0.5, "a_max": 0.5}}],
+    "Cast": [{"params": {"dtype": "float64"}},
+             {"params": {"dtype": "int32"}, "domain": (-3, 3), "grad": False},
+             {"params": {"dtype": "float32"}, "dtype": "uint8", "domain": (0, 9)}],
+    "_backward_cast": [{"params": {"dtype": "float64"}, "dtype": ["float64", "float32"]}],
+}
+for _name, _examples in _EXAMPLES.items():
+    register_op(_name).set_attr("TExamples", _examples)

@@ -1,0 +1,61 @@
+"""take, pick, gather_nd, scatter_nd, one_hot (values checked against MXNet 1.9's)."""
+
+import numpy as np
+import pytest
+
+from opsdk import MXNetError, ParamError
+from opsdk.testing import check_backward, check_forward, run_op
+
+A = np.array([[1, 2], [3, 4], [5, 6]], np.float32)
+
+
+def test_take_modes():
+    idx = np.array([-1, 3.7], np.float32)
+    check_forward("take", [A, idx], np.array([[1, 2], [5, 6]], np.float32))         # clip
+    check_forward("take", [A, np.array([-1, 3], np.int32)], A[[2, 0]], {"mode": "wrap"})
+    check_forward("take", [A, np.array([[1, 0]], np.int64)], A[:, [[1, 0]]], {"axis": 1})
+    with pytest.raises(MXNetError, match="out of range"):
+        run_op("take", [A, np.array([3], np.int32)], {"mode": "raise"})
+    with pytest.raises(ParamError, match="mode"):
+        run_op("take", [A, idx], {"mode": "nearest"})
+
+
+def test_take_gradient_accumulates_repeats():
+    idx = np.array([0, 2, 0], np.int32)
+    g = np.ones((3, 2), np.float32)
+    check_backward("take", [A, idx], [g], [np.array([[2, 2], [0, 0], [1, 1]], np.float32)])
+
+
+def test_pick():
+    check_forward("pick", [A, np.array([-1, 3, 1], np.float32)], np.array([2, 4, 6], np.float32),
+                  {"axis": 1, "mode": "wrap"})
+    check_forward("pick", [A, np.array([0, 1, 1], np.int32)], np.array([[1], [4], [6]], np.float32),
+                  {"keepdims": True})
+    check_forward("pick", [A, np.array([[2, 0]], np.int32)], np.array([5, 2], np.float32), {"axis": 0})
+    g = np.array([1, 2, 3], np.float32)
+    check_backward("pick", [A, np.array([1, 0, 1], np.int32)], [g],
+                   [np.array([[0, 1], [2, 0], [0, 3]], np.float32)])
+
+
+def test_gather_and_scatter_nd():
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    idx = np.array([[0, 2, 2], [1, 3, 3]], np.int32)
+    check_forward("gather_nd", [data, idx], np.array([1, 11, 11], np.float32))
+    check_forward("gather_nd", [data, np.array([[2, 0]], np.int32)], data[[2, 0]])
+    want = np.zeros((3, 4), np.float32)
+    want[0, 1], want[2, 3] = 1, 2     # repeated index: gradient accumulates
+    check_backward("gather_nd", [data, idx], [np.array([1, 1, 1], np.float32)],
+                   [np.array([[0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 2]], np.float32)])
+    out = np.zeros((3, 4), np.float32)
+    out[0, 1], out[2, 0] = 5, 6
+    check_forward("scatter_nd", [np.array([5, 6], np.float32), np.array([[0, 2], [1, 0]], np.int32)],
+                  out, {"shape": (3, 4)})
+
+
+def test_one_hot():
+    want = np.array([[0, 1, 0], [0, 0, 0], [0, 0, 0]], np.float32)   # out of range rows stay off
+    check_forward("one_hot", [np.array([1, -1, 5], np.float32)], want, {"depth": 3})
+    (out,) = run_op("one_hot", [np.array([0, 2], np.int32)],
+                    {"depth": 3, "on_value": 5, "off_value": -1, "dtype": "int64"})
+    assert out.dtype == np.int64
+    np.testing.assert_array_equal(out, [[5, -1, -1], [-1, -1, 5]])

@@ -1,0 +1,32 @@
+"""Creation ops: _zeros, _ones, _full, _arange, _eye."""
+
+import numpy as np
+import pytest
+
+from opsdk import ParamError
+from opsdk.testing import check_forward, run_op
+
+
+def test_zeros_ones_full():
+    check_forward("_zeros", [], np.zeros((2, 3), np.float32), {"shape": "(2, 3)", "ctx": "cpu(0)"})
+    check_forward("_ones", [], np.ones(4, np.int32), {"shape": (4,), "dtype": "int32"})
+    check_forward("_full", [], np.full((2, 2), 2.5), {"shape": (2, 2), "value": 2.5, "dtype": "float64"})
+    with pytest.raises(ParamError, match="value"):
+        run_op("_full", [], {"shape": (2,)})
+
+
+def test_arange_matches_mxnet():
+    check_forward("_arange", [], np.arange(5, dtype=np.float32), {"start": 5})
+    check_forward("_arange", [], np.array([1, 1, 1.25, 1.25, 1.5, 1.5, 1.75, 1.75], np.float32),
+                  {"start": 1, "stop": 2, "step": 0.25, "repeat": 2})
+    check_forward("_arange", [], np.array([10, 7, 4], np.int32),
+                  {"start": 10, "stop": 2, "step": -3, "dtype": "int32"})
+    (empty,) = run_op("_arange", [], {"start": 3, "stop": 1})
+    assert empty.shape == (0,)
+
+
+def test_eye():
+    check_forward("_eye", [], np.eye(3, dtype=np.float32), {"N": 3})
+    check_forward("_eye", [], np.eye(2, 4, 1, dtype=np.int32), {"N": 2, "M": 4, "k": 1, "dtype": "int32"})
+    with pytest.raises(ParamError, match="N"):
+        run_op("_eye", [], {"N": -1})

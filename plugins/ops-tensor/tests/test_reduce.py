@@ -1,0 +1,132 @@
+"""Reductions and argmax/argmin: MXNet axis/keepdims/exclude shapes, values vs numpy,
+dtypes, every OpReqType, gradients (MXNet values and numeric differences)."""
+
+import numpy as np
+import pytest
+from mxnext import registry
+from mxnext.base import ParamError, ShapeError
+from opsdk.testing import check_backward, check_forward, check_numeric_gradient, infer, run_op
+
+NUMPY = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min,
+         "nansum": np.nansum, "nanprod": np.nanprod}
+
+
+def _out_shape(name, shape, **params):
+    op = registry.get(name)
+    return infer(op, op.parse_params(params), [shape], [np.dtype("float32")])[1][0]
+
+
+@pytest.mark.parametrize("params, shape", [
+    ({"axis": "(0,2)", "exclude": True}, (2, 4)),
+    ({}, (1,)),
+    ({"axis": "()"}, (1,)),
+    ({"axis": 1, "keepdims": True, "exclude": True}, (1, 3, 1)),
+    ({"axis": -1}, (2, 3)),
+    ({"keepdims": "True"}, (1, 1, 1)),
+    ({"axis": (0, 1, 2), "exclude": True}, (2, 3, 4)),
+    ({"exclude": True}, (1,)),
+    ({"axis": 1}, (2, 4)),
+])
+def test_shapes_as_mxnet(params, shape):
+    for name in ("sum", "mean", "max", "nanprod"):
+        assert _out_shape(name, (2, 3, 4), **params) == shape
+
+
+def test_bad_axes():
+    with pytest.raises(ShapeError, match="sum.*twice"):
+        _out_shape("sum", (2, 3, 4), axis=(1, 1))
+    with pytest.raises(ShapeError, match="sum.*axis 3 out of range"):
+        _out_shape("sum", (2, 3, 4), axis=3)
+    with pytest.raises(ParamError, match="keepdims"):
+        registry.get("sum").parse_params({"keepdims": "maybe"})
+
+
+@pytest.mark.parametrize("name", sorted(NUMPY))
+@pytest.mark.parametrize("params", [{}, {"axis": 1}, {"axis": (0, 2), "keepdims": True},
+                                    {"axis": 0, "exclude": True}])
+def test_values_match_numpy(name, params):
+    x = np.random.default_rng(0).uniform(0.5, 1.5, (2, 3, 4))
+    x[0, 1, 2] = np.nan if name.startswith("nan") else x[0, 1, 2]
+    axes = params.get("axis")
+    if axes is not None and params.get("exclude"):
+        axes = tuple(i for i in range(3) if i not in np.atleast_1d(axes))
+    want = NUMPY[name](x, axis=axes, keepdims=params.get("keepdims", False))
+    want = np.asarray(want).reshape(_out_shape(name, x.shape, **params))
+    check_forward(name, [x], want, params, rtol=1e-12)
+    if not name.startswith("nan"):
+        check_numeric_gradient(name, [x], params, rtol=1e-4, atol=1e-6)
+
+
+def test_nan_gradients():
+    check_backward("nansum", [np.array([1, np.nan])], [np.ones(1)], [[1, 0]])
+    check_backward("nanprod", [np.array([2, np.nan, 3])], [np.ones(1)], [[3, 0, 2]])
+
+
+def test_integer_and_half_inputs():
+    i = np.array([1, 2, 3, -7], np.int32)
+    check_forward("sum", [i], np.array([-1], np.int32))
+    check_forward("mean", [i], np.array([0], np.int32))      # -0.25 truncated, as MXNet
+    check_forward("prod", [np.array([2, 3], np.int32)], np.array([6], np.int32))
+    h = np.full(4096, 1.0, np.float16)                        # float16 sums in float32
+    check_forward("sum", [h], np.array([4096], np.float16))
+
+
+def test_norm():
+    x = np.array([[1, -2], [3, 4.]], np.float32)
+    check_forward("norm", [x], np.array([np.sqrt(30)], np.float32))
+    check_forward("norm", [x], np.array([3, 7], np.float32), {"ord": 1, "axis": 1})
+    assert _out_shape("norm", (2, 2), axis=(0, 1), keepdims=True) == (1, 1)
+    assert _out_shape("norm", (2, 3, 4), axis=1) == (2, 4)
+    out = run_op("norm", [x], {"out_dtype": "float64"})[0]
+    assert out.dtype == np.float64
+    with pytest.raises(ParamError, match="ord"):
+        registry.get("norm").parse_params({"ord": 3})
+    check_backward("norm", [np.array([3, 4.])], [np.ones(1)], [[0.6, 0.8]])
+    check_backward("norm", [np.array([3, -4, 0.])], [np.ones(1)], [[1, -1, 0]], {"ord": 1})
+    check_backward("norm", [np.array([[3, 4], [0, 1.]])], [np.ones((2, 1))],
+                   [[[0.6, 0.8], [0, 1]]], {"axis": 1, "keepdims": True})
+    check_numeric_gradient("norm", [np.random.default_rng(1).uniform(-1, 1, (3, 4))],
+                           {"axis": 0}, rtol=1e-4, atol=1e-6)
+
+
+def test_mxnet_gradients():
+    check_backward("max", [np.array([1, 3, 3.])], [np.ones(1)], [[0, 1, 1]])   # ties share
+    check_backward("min", [np.array([[1, 3], [1, 2.]])], [np.ones(2)], [[[1, 0], [1, 1]]],
+                   {"axis": 0})
+    check_backward("prod", [np.array([2, 0, 3.])], [np.ones(1)], [[0, np.nan, 0]])
+    check_backward("mean", [np.array([[1, 2], [3, 4.]])], [np.ones(2)], [np.full((2, 2), 0.5)],
+                   {"axis": 1})
+
+
+def test_argmax_argmin():
+    x = np.array([[1, 3, 3], [4, 2, 0]], np.float32)
+    check_forward("argmax", [x], np.array([1, 0], np.float32), {"axis": 1})
+    check_forward("argmin", [x], np.array([0, 1, 1], np.float32), {"axis": 0})
+    check_forward("argmax", [x], np.array([3], np.float32))                 # flattened
+    check_forward("argmax", [x.astype(np.float64)], np.array([[3]], np.float64),
+                  {"keepdims": True})
+    check_forward("argmin", [x.astype(np.int32)], np.array([[0], [2]], np.int32),
+                  {"axis": -1, "keepdims": True})
+    check_backward("argmax", [x], [np.ones(2, np.float32)], [np.zeros((2, 3))], {"axis": 1})
+    with pytest.raises(ShapeError, match="argmax"):
+        _out_shape("argmax", (2, 3), axis=2)
+
+
+@pytest.mark.parametrize("req", ["null", "write", "add"])
+def test_every_req(req):
+    x = np.arange(6.0).reshape(2, 3)
+    base = np.full(3, 100.0)
+    got = run_op("sum", [x], {"axis": 0}, req=req, outputs=[base.copy()])[0]
+    np.testing.assert_allclose(got, {"null": base, "write": [3, 5, 7],
+                                     "add": base + [3, 5, 7]}[req])
+    og = np.ones(3)
+    gbase = np.full((2, 3), 1.0)
+    g = run_op("_backward_sum", [og, x], {"axis": 0}, req=req, outputs=[gbase.copy()])[0]
+    np.testing.assert_allclose(g, {"null": gbase, "write": np.ones((2, 3)),
+                                   "add": gbase + 1}[req])
+
+
+def test_aliases():
+    assert registry.get("sum_axis") is registry.get("sum")
+    assert registry.get("max_axis") is registry.get("max")
+    assert registry.get("min_axis") is registry.get("min")

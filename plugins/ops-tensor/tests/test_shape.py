@@ -1,0 +1,137 @@
+"""Shape, slicing, joining and broadcasting ops: MXNet semantics on concrete values."""
+
+import numpy as np
+import pytest
+
+from mxnext import registry
+from opsdk import ParamError, ShapeError
+from opsdk.testing import check_backward, check_forward, infer, run_op
+
+X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+
+
+def out_shape(op, shapes, **params):
+    d = registry.get(op)
+    p = d.parse_params(params)
+    return infer(d, p, shapes, [np.dtype("float32")] * len(shapes))[1]
+
+
+@pytest.mark.parametrize("codes, reverse, want", [
+    ((0, -1), False, (2, 12)), ((-1, 0), True, (6, 4)), ((-3, -2), False, (6, 4)),
+    ((-4, 1, 2, -2), False, (1, 2, 3, 4)), ((-4, -1, 2, -2), False, (1, 2, 3, 4)),
+    ((-2,), False, (2, 3, 4)), ((4, 0, -1), False, (4, 3, 2)), ((-1,), False, (24,)),
+])
+def test_reshape_special_codes(codes, reverse, want):
+    (out,) = run_op("reshape", [X], {"shape": str(codes), "reverse": str(reverse)})
+    assert out.shape == want
+    np.testing.assert_array_equal(out.reshape(-1), X.reshape(-1))
+
+
+def test_reshape_reverse_matches_mxnet():
+    assert out_shape("Reshape", [(10, 5, 4)], shape=(-1, 0)) == [(40, 5)]
+    assert out_shape("Reshape", [(10, 5, 4)], shape=(-1, 0), reverse=True) == [(50, 4)]
+
+
+@pytest.mark.parametrize("codes", [(5, -1), (-1, -1), (-4, 3, 3, -2), (7,)])
+def test_reshape_bad_codes_raise(codes):
+    with pytest.raises(ShapeError, match="Reshape"):
+        out_shape("Reshape", [(2, 3, 4)], shape=codes)
+
+
+def test_flatten_transpose_swapaxes_flip():
+    check_forward("Flatten", [X], X.reshape(2, 12))
+    check_forward("flatten", [np.ones(4, np.float32)], np.ones((4, 1), np.float32))
+    check_forward("transpose", [X], X.transpose())
+    check_forward("transpose", [X], X.transpose(1, 2, 0), {"axes": "(1, 2, 0)"})
+    check_forward("SwapAxis", [X], X.swapaxes(0, 2), {"dim1": 0, "dim2": 2})
+    check_forward("reverse", [X], X[::-1, :, ::-1], {"axis": "(0, 2)"})
+    with pytest.raises(ShapeError, match="permutation"):
+        out_shape("transpose", [(2, 3)], axes=(0, 0))
+
+
+def test_transpose_fills_its_input_shape_from_the_output():
+    d = registry.get("transpose")
+    ins, outs = d.get_attr("FInferShape")(d.parse_params({"axes": (1, 2, 0)}), [None], [(3, 4, 2)])
+    assert ins == [(2, 3, 4)]
+
+
+def test_expand_dims_and_squeeze():
+    assert out_shape("expand_dims", [(2, 3)], axis=-1) == [(2, 3, 1)]
+    assert out_shape("expand_dims", [(2, 3)], axis=0) == [(1, 2, 3)]
+    assert out_shape("squeeze", [(2, 1, 3, 1)]) == [(2, 3)]
+    assert out_shape("squeeze", [(2, 1, 3, 1)], axis=(1,)) == [(2, 3, 1)]
+    assert out_shape("squeeze", [(1, 1)]) == [(1,)]      # MXNet keeps one axis
+    with pytest.raises(ShapeError, match="squeeze"):
+        out_shape("squeeze", [(2, 3)], axis=(0,))
+
+
+def test_slice_family():
+    check_forward("slice", [X], X[0:2, 1:3], {"begin": "(0, 1)", "end": "(2, 3)"})
+    check_forward("slice", [X], X[::2, -1:0:-2], {"begin": "(None, -1)", "end": "(None, 0)",
+                                                   "step": "(2, -2)"})
+    check_forward("slice_axis", [X], X[:, :, 1:3], {"axis": 2, "begin": 1, "end": 3})
+    check_forward("slice_axis", [X], X[:, -2:], {"axis": 1, "begin": -2, "end": "None"})
+    like = np.zeros((1, 2), np.float32)
+    check_forward("slice_like", [X, like], X[:1, :2])
+    check_forward("slice_like", [X, like], X[:, :2], {"axes": "(1,)"})
+    g = np.ones((2, 2, 4), np.float32)
+    want = np.zeros_like(X)
+    want[:, 1:3] = 1
+    check_backward("slice_axis", [X], [g], [want], {"axis": 1, "begin": 1, "end": 3})
+
+
+def test_concat_stack_split():
+    a, b = X[:, :1], X[:, 1:]
+    check_forward("concat", [a, b], X, {"num_args": 2, "dim": 1})
+    check_forward("stack", [X, X], np.stack([X, X], 1), {"num_args": 2, "axis": 1})
+    parts = run_op("SliceChannel", [X], {"num_outputs": 2, "axis": 2})
+    np.testing.assert_array_equal(parts[1], X[:, :, 2:])
+    parts = run_op("split", [X], {"num_outputs": 2, "axis": 0, "squeeze_axis": True})
+    assert parts[0].shape == (3, 4)
+    with pytest.raises(ShapeError, match="equal parts"):
+        out_shape("split", [(2, 3)], num_outputs=2)
+    with pytest.raises(ParamError, match="num_args"):
+        registry.get("Concat").parse_params({"num_args": 0})
+    grads = check_backward("Concat", [a, b], [X * 2], [a * 2, b * 2], {"num_args": 2})
+    assert len(grads) == 2
+
+
+def test_concat_fills_one_unknown_input():
+    d = registry.get("Concat")
+    ins, outs = d.get_attr("FInferShape")(d.parse_params({"num_args": 2}), [(2, 1), None], [(2, 5)])
+    assert ins == [(2, 1), (2, 4)]
+
+
+def test_tile_repeat_pad():
+    y = X[0]
+    check_forward("tile", [y], np.tile(y, (2, 1, 2)), {"reps": "(2, 1, 2)"})
+    check_forward("repeat", [y], np.repeat(y, 2), {"repeats": 2})
+    check_forward("repeat", [y], np.repeat(y, 3, axis=0), {"repeats": 3, "axis": 0})
+    x4 = X.reshape(1, 2, 3, 4)
+    pw = (0, 0, 0, 0, 1, 2, 2, 1)
+    pairs = [(0, 0), (0, 0), (1, 2), (2, 1)]
+    check_forward("pad", [x4], np.pad(x4, pairs, constant_values=9), {"pad_width": pw, "constant_value": 9})
+    check_forward("Pad", [x4], np.pad(x4, pairs, mode="edge"), {"pad_width": pw, "mode": "edge"})
+    check_forward("Pad", [x4], np.pad(x4, pairs, mode="reflect"), {"pad_width": pw, "mode": "reflect"})
+    with pytest.raises(ParamError, match="mode"):
+        registry.get("Pad").parse_params({"pad_width": pw, "mode": "wrap"})
+    g = np.ones((1, 2, 6, 7), np.float32)
+    (dx,) = check_backward("Pad", [x4], [g], [None], {"pad_width": pw, "mode": "edge"})
+    assert dx.sum() == g.sum() and dx[0, 0, 0, 0] == 6   # a corner collects its edge copies
+
+
+def test_broadcast_family_and_diag():
+    row = np.arange(3, dtype=np.float32).reshape(1, 3)
+    check_forward("broadcast_to", [row], np.broadcast_to(row, (4, 3)), {"shape": "(4, 0)"})
+    check_forward("broadcast_like", [row, np.zeros((2, 3), np.float32)], np.broadcast_to(row, (2, 3)))
+    col = row.reshape(3, 1, 1)
+    check_forward("broadcast_axes", [col], np.broadcast_to(col, (3, 2, 4)), {"axis": (1, 2), "size": (2, 4)})
+    check_backward("broadcast_to", [row], [np.ones((4, 3), np.float32)], [np.full((1, 3), 4.0)],
+                   {"shape": (4, 3)})
+    with pytest.raises(ShapeError, match="cannot broadcast"):
+        out_shape("broadcast_to", [(2, 3)], shape=(4, 3))
+    m = X[0]
+    check_forward("diag", [m], np.diag(m))
+    check_forward("diag", [m], np.diag(m, 1), {"k": 1})
+    check_forward("diag", [np.arange(3, dtype=np.float32)], np.diag(np.arange(3.0), -1).astype(np.float32), {"k": -1})
+    check_forward("diag", [X], np.diagonal(X, -1, 2, 0), {"k": -1, "axis1": 2, "axis2": 0})

@@ -1,0 +1,162 @@
+"""Elementwise unary ops: forward vs numpy/math references and MXNet 1.9 values,
+dtypes, every OpReqType, gradients (MXNet values and numeric differences)."""
+
+import math
+
+import numpy as np
+import pytest
+from mxnext import registry
+from mxnext.base import ParamError, TypeInferError
+from opsdk.testing import check_backward, check_forward, check_numeric_gradient, infer, run_op
+
+_vec = np.vectorize
+
+# name: (numpy/math reference in float64, input domain)
+REFERENCES = {
+    "abs": (np.abs, (-2, 2)), "sign": (np.sign, (-2, 2)), "negative": (np.negative, (-2, 2)),
+    "reciprocal": (lambda x: 1 / x, (0.5, 2)), "square": (np.square, (-2, 2)),
+    "sqrt": (np.sqrt, (0.1, 4)), "rsqrt": (lambda x: 1 / np.sqrt(x), (0.1, 4)),
+    "cbrt": (np.cbrt, (-8, 8)), "exp": (np.exp, (-3, 3)), "expm1": (np.expm1, (-1, 1)),
+    "log": (np.log, (0.1, 5)), "log1p": (np.log1p, (-0.5, 3)), "log2": (np.log2, (0.1, 5)),
+    "log10": (np.log10, (0.1, 5)), "sin": (np.sin, (-3, 3)), "cos": (np.cos, (-3, 3)),
+    "tan": (np.tan, (-1, 1)), "arcsin": (np.arcsin, (-0.9, 0.9)),
+    "arccos": (np.arccos, (-0.9, 0.9)), "arctan": (np.arctan, (-3, 3)),
+    "sinh": (np.sinh, (-2, 2)), "cosh": (np.cosh, (-2, 2)), "tanh": (np.tanh, (-2, 2)),
+    "arcsinh": (np.arcsinh, (-2, 2)), "arccosh": (np.arccosh, (1.1, 4)),
+    "arctanh": (np.arctanh, (-0.9, 0.9)), "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), (-8, 8)),
+    "relu": (lambda x: np.maximum(x, 0), (-2, 2)),
+    "softsign": (lambda x: x / (1 + abs(x)), (-3, 3)),
+    "erf": (_vec(math.erf), (-4, 4)), "gamma": (_vec(math.gamma), (0.2, 6)),
+    "gammaln": (_vec(math.lgamma), (0.2, 30)), "floor": (np.floor, (-3, 3)),
+    "ceil": (np.ceil, (-3, 3)), "trunc": (np.trunc, (-3, 3)), "fix": (np.trunc, (-3, 3)),
+    "degrees": (np.degrees, (-3, 3)), "radians": (np.radians, (-90, 90)),
+    "logical_not": (lambda x: (x == 0).astype(x.dtype), (-2, 2)),
+    "zeros_like": (np.zeros_like, (-2, 2)), "ones_like": (np.ones_like, (-2, 2)),
+    "BlockGrad": (lambda x: x, (-2, 2)), "_copy": (lambda x: x, (-2, 2)),
+}
+NOT_DIFFERENTIABLE = {"sign", "floor", "ceil", "trunc", "fix", "logical_not", "zeros_like",
+                      "ones_like", "BlockGrad", "round", "rint"}
+
+
+def _sample(domain, dtype, shape=(3, 4), seed=0):
+    return np.random.default_rng(seed).uniform(*domain, size=shape).astype(dtype)
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_forward_matches_reference(name, dtype):
+    ref, domain = REFERENCES[name]
+    x = _sample(domain, dtype)
+    want = ref(x.astype(np.float64)).astype(dtype)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    check_forward(name, [x], want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", sorted(set(REFERENCES) - NOT_DIFFERENTIABLE))
+def test_gradient_matches_numeric(name):
+    x = _sample(REFERENCES[name][1], "float64", (2, 3), seed=1)
+    check_numeric_gradient(name, [x], rtol=1e-4, atol=1e-6)
+
+
+def test_special_functions_accuracy():
+    x = np.linspace(-6, 6, 2001)
+    erf = run_op("erf", [x])[0]
+    assert np.abs(erf - _vec(math.erf)(x)).max() < 1e-12
+    g = np.linspace(-9.5, 40, 1001)
+    g = g[g != np.round(g)]
+    assert np.allclose(run_op("gamma", [g])[0], _vec(math.gamma)(g), rtol=1e-11)
+    assert np.allclose(run_op("gammaln", [g])[0], _vec(math.lgamma)(g), rtol=1e-11, atol=1e-12)
+
+
+def test_mxnet_values():
+    """Values and gradients as MXNet 1.9.1 computes them."""
+    halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5], np.float32)
+    check_forward("round", [halves], np.array([-3, -2, -1, 1, 2, 3], np.float32))
+    check_forward("rint", [halves], np.array([-3, -2, -1, 0, 1, 2], np.float32))
+    check_forward("fix", [halves], np.array([-2, -1, -0., 0, 1, 2], np.float32))
+    check_forward("gamma", [np.array([-1.5, 0.5, 5, -2], np.float32)],
+                  np.array([2.3632717, 1.7724538, 24, np.nan], np.float32))
+    check_forward("gammaln", [np.array([-1.5, 0.5, 5], np.float32)],
+                  np.array([0.86004704, 0.5723649, 3.1780539], np.float32))
+    check_forward("erf", [np.array([0.5], np.float32)], np.array([0.5204999], np.float32))
+    one = np.ones(1, np.float32)
+    for name, x, grad in [("rsqrt", 4, -0.0625), ("cbrt", 8, 0.08333334),
+                          ("gamma", 2.5, 0.9347348), ("gammaln", 2.5, 0.70315677),
+                          ("softsign", 1, 0.25), ("erf", 0.5, 0.8787826),
+                          ("arccosh", 2, 0.57735026)]:
+        check_backward(name, [np.array([x], np.float32)], [one], [np.array([grad])], rtol=1e-5)
+    three = np.array([-1, 0, 1], np.float32)
+    check_backward("relu", [three], [np.ones(3, np.float32)], [np.array([0, 0, 1])])
+    check_backward("abs", [three], [np.ones(3, np.float32)], [np.array([-1, 0, 1])])
+    check_backward("sign", [three], [np.ones(3, np.float32)], [np.zeros(3)])
+
+
+def test_integer_inputs_keep_their_dtype():
+    i = np.array([1, 2, 3, -7], np.int32)
+    check_forward("relu", [i], np.array([1, 2, 3, 0], np.int32))
+    check_forward("sigmoid", [i], np.array([0, 0, 0, 0], np.int32))
+    check_forward("abs", [i], np.array([1, 2, 3, 7], np.int32))
+    check_forward("reciprocal", [i], np.array([1, 0, 0, 0], np.int32))
+    check_forward("degrees", [i], np.array([57, 114, 171, -401], np.int32))
+    check_forward("logical_not", [np.array([0, 2], np.int64)], np.array([1, 0], np.int64))
+
+
+def test_clip():
+    x = np.array([-1, 0, 0.5, 1, 2], np.float32)
+    check_forward("clip", [x], np.array([0, 0, 0.5, 1, 1], np.float32),
+                  {"a_min": "0", "a_max": "1"})
+    check_backward("clip", [x], [np.ones(5, np.float32)], [np.array([0, 1, 1, 1, 0])],
+                   {"a_min": 0, "a_max": 1})
+    check_forward("clip", [np.array([1, 2, 3, -7], np.int32)], np.array([1, 2, 2, 0], np.int32),
+                  {"a_min": 0.5, "a_max": 2.5})
+    with pytest.raises(ParamError, match="a_max"):
+        registry.get("clip").parse_params({"a_min": 0})
+
+
+def test_cast():
+    x = np.array([-2.5, 0.5, 1.7], np.float32)
+    check_forward("Cast", [x], np.array([-2, 0, 1], np.int32), {"dtype": "int32"})
+    check_forward("cast", [x], x.astype(np.float16), {"dtype": np.float16})
+    _, _, _, out_t = infer(registry.get("Cast"), registry.get("Cast").parse_params(
+        {"dtype": "uint8"}), [(3,)], [np.dtype(np.float64)])
+    assert out_t == [np.dtype(np.uint8)]
+    grads = check_backward("Cast", [x], [np.ones(3, np.float64)], [np.ones(3)],
+                           {"dtype": "float64"})
+    assert grads[0].dtype == np.float32     # the gradient comes back in the input's dtype
+    with pytest.raises(ParamError, match="dtype"):
+        registry.get("Cast").parse_params({"dtype": "complex64"})
+    with pytest.raises(TypeInferError):
+        registry.get("Cast").get_attr("FInferType")(
+            registry.get("Cast").parse_params({"dtype": "int32"}), [None], [np.dtype("int8")])
+
+
+def test_registered_by_the_plugin():
+    for name in ("abs", "_backward_abs", "clip", "Cast", "zeros_like"):
+        op = registry.get(name)
+        assert op.provider == "ops-tensor"
+        assert all(op.has_attr(k) for k in ("FInferShape", "FInferType", "FCompute<cpu>"))
+
+
+def test_aliases_and_gradient_blocking():
+    assert registry.get("stop_gradient") is registry.get("BlockGrad")
+    assert registry.get("identity") is registry.get("_copy")
+    assert registry.get("cast") is registry.get("Cast")
+    x = np.array([1.0, 2.0])
+    og = np.array([3.0, 4.0])
+    check_backward("BlockGrad", [x], [og], [np.zeros(2)])
+    check_backward("identity", [x], [og], [og])
+    check_backward("negative", [x], [og], [-og])
+    check_forward("ones_like", [np.zeros((2, 2), np.int8)], np.ones((2, 2), np.int8))
+
+
+@pytest.mark.parametrize("req", ["null", "write", "inplace", "add"])
+def test_every_req(req):
+    x = np.array([0.25, 1.0, 4.0])
+    want = np.sqrt(x)
+    base = np.full(3, 10.0)
+    out = x.copy() if req == "inplace" else base.copy()
+    inputs = [out] if req == "inplace" else [x]
+    got = run_op("sqrt", inputs, req=req, outputs=[out])[0]
+    expected = {"null": base, "write": want, "inplace": want, "add": base + want}[req]
+    np.testing.assert_allclose(got, expected)
+    assert registry.get("sqrt").get_attr("FInplaceOption")(None) == [(0, 0)]
