@@ -1,0 +1,424 @@
+"""Imperative automatic differentiation (MXNet's ``mx.autograd``).
+
+While recording, every op whose inputs have history becomes a ``graph.Node``
+(``Node.info`` keeps the values backward needs). ``backward``/``grad`` walk
+the recorded graph in reverse, ask each op's ``FGradient`` rule for gradient
+nodes (the same rules the symbolic executor uses) and run them through
+``invoke``; with ``create_graph`` those runs are recorded too, so gradients
+can be differentiated again.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+from .base import MXNetError
+from .graph import Node, NodeEntry
+from .opctx import OpReqType, as_req
+
+__all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
+           "set_recording", "set_training", "mark_variables", "backward", "grad", "Function"]
+
+
+class _State(threading.local):
+    recording = False
+    training = False
+
+
+_state = _State()
+_WRITE, _NULL = OpReqType.WRITE_TO, OpReqType.NULL
+
+
+class _Info:
+    """Saved values of a recorded node; for variables also the gradient buffer and req."""
+
+    __slots__ = ("outputs", "grad", "grad_req", "is_value")
+
+    def __init__(self, outputs, grad=None, grad_req="null", is_value=False):
+        self.outputs = outputs      # list of NDArray (None once freed after backward)
+        self.grad = grad
+        self.grad_req = grad_req
+        self.is_value = is_value    # a transient node standing for a computed NDArray
+
+
+# -- scopes ---------------------------------------------------------------------------
+def set_recording(is_recording: bool) -> bool:
+    """Set recording on/off for this thread; returns the previous state."""
+    prev, _state.recording = _state.recording, bool(is_recording)
+    return prev
+
+
+def set_training(train_mode: bool) -> bool:
+    """Set train/predict mode for this thread; returns the previous state."""
+    prev, _state.training = _state.training, bool(train_mode)
+    return prev
+
+
+def is_recording() -> bool:
+    return _state.recording
+
+
+def is_training() -> bool:
+    return _state.training
+
+
+class _Scope:
+    def __init__(self, recording, training):
+        self._rec, self._train = recording, training
+        self._old = None
+
+    def __enter__(self):
+        self._old = (_state.recording, _state.training)
+        if self._rec is not None:
+            _state.recording = self._rec
+        if self._train is not None:
+            _state.training = self._train
+        return self
+
+    def __exit__(self, *exc):
+        _state.recording, _state.training = self._old
+
+
+def record(train_mode=True):
+    """``with record():`` records ops for ``backward`` (train mode unless ``train_mode=False``)."""
+    return _Scope(True, train_mode)
+
+
+def pause(train_mode=False):
+    """``with pause():`` stops recording inside a ``record`` block."""
+    return _Scope(False, train_mode)
+
+
+def train_mode():
+    return _Scope(None, True)
+
+
+def predict_mode():
+    return _Scope(None, False)
+
+
+# -- variables ------------------------------------------------------------------------
+def mark_variables(variables, gradients, grad_reqs="write") -> None:
+    """Make ``variables`` leaves whose gradients land in ``gradients``."""
+    if isinstance(variables, NDArray):
+        variables, gradients = [variables], [gradients]
+    if isinstance(grad_reqs, str):
+        grad_reqs = [grad_reqs] * len(variables)
+    if not len(variables) == len(gradients) == len(grad_reqs):
+        raise MXNetError(f"mark_variables: {len(variables)} variables, {len(gradients)} "
+                         f"gradients and {len(grad_reqs)} grad_reqs must have the same length")
+    for v, g, r in zip(variables, gradients, grad_reqs):
+        as_req(r)
+        node = Node(None, None, ())
+        node.info = _Info([v._view(v._shape)], g, r)
+        v._ag = NodeEntry(node, 0, 0)
+
+
+def _grad_of(arr):
+    e = arr._ag
+    if e is None or e.node.op is not None:
+        return None
+    return e.node.info.grad
+
+
+def _check_assignable(arrays) -> None:
+    """While recording, arrays already in a graph (variables included) must not be written."""
+    for a in arrays:
+        e = a._ag
+        if e is not None and e.node.info is not None and e.node.info.outputs is not None:
+            raise MXNetError("Assigning to NDArrays that are already in a computational graph "
+                             "will cause undefined behavior when evaluating gradients. Please "
+                             "call backward first to clear the graph or do this outside of a "
+                             "record section. Also note that you cannot use inplace operations "
+                             "like +=, *=, relu(x, out=x), y[idx]=x, etc inside a record section.")
+
+
+def _record(op, params, inputs, outputs) -> None:
+    """Add an op application to the tape if any input has history."""
+    for a in inputs:
+        if a._ag is not None:
+            break
+    else:
+        return
+    entries = []
+    for a in inputs:
+        e = a._ag
+        if e is None:
+            node = Node(None, None, ())
+            node.info = _Info([a._view(a._shape)])
+            e = NodeEntry(node, 0, 0)
+        entries.append(e)
+    node = Node(op, params, entries)
+    node.info = _Info([o._view(o._shape) for o in outputs])
+    for i, o in enumerate(outputs):
+        o._ag = NodeEntry(node, i, 0)
+
+
+# -- backward ---------------------------------------------------------------------------
+def backward(heads, head_grads=None, retain_graph=False, train_mode=True) -> None:
+    """Accumulate d(heads)/d(variable) into every marked variable's gradient buffer."""
+    heads, head_grads = _as_lists(heads, head_grads)
+    _run_backward(heads, head_grads, None, retain_graph, False, train_mode)
+
+
+def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
+         train_mode=True):
+    """Gradients of ``heads`` with respect to ``variables``, returned (not written to
+    ``.grad``). With ``create_graph`` the result is recorded and can be differentiated."""
+    single = isinstance(variables, NDArray)
+    variables = [variables] if single else list(variables)
+    for i, v in enumerate(variables):
+        if v._ag is None or v._ag.node.op is not None:
+            raise MXNetError(f"autograd.grad: variables[{i}] is not a marked variable; call "
+                             f"attach_grad() (or mark_variables) before recording")
+    heads, head_grads = _as_lists(heads, head_grads)
+    if retain_graph is None:
+        retain_graph = create_graph
+    res = _run_backward(heads, head_grads, variables, retain_graph, create_graph, train_mode)
+    return res[0] if single else res
+
+
+def _as_lists(heads, head_grads):
+    if isinstance(heads, NDArray):
+        heads = [heads]
+    if head_grads is None or isinstance(head_grads, NDArray):
+        head_grads = [head_grads] * len(heads) if head_grads is None else [head_grads]
+    if len(heads) != len(head_grads):
+        raise MXNetError(f"autograd.backward: {len(heads)} heads but {len(head_grads)} head_grads")
+    return list(heads), list(head_grads)
+
+
+_NOT_IN_GRAPH = ("Cannot differentiate node because it is not in a computational graph. You need "
+                 "to set is_recording to true or use autograd.record() to save computational "
+                 "graphs for backward. If you want to differentiate the same graph twice, you "
+                 "need to pass retain_graph=True to backward.")
+
+
+def _topo(entries):
+    order, seen = [], set()
+    stack = [(e.node, False) for e in entries]
+    while stack:
+        n, done = stack.pop()
+        if done:
+            order.append(n)
+            continue
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        stack.append((n, True))
+        for e in n.inputs:
+            if id(e.node) not in seen:
+                stack.append((e.node, False))
+    return order
+
+
+def _run_backward(heads, head_grads, variables, retain_graph, create_graph, train_mode):
+    for h in heads:
+        if h._ag is None:
+            raise MXNetError(_NOT_IN_GRAPH)
+    order = _topo([h._ag for h in heads])
+    if variables is not None:
+        wanted = {id(v._ag.node) for v in variables}
+    else:
+        wanted = {id(n) for n in order
+                  if n.op is None and n.info.grad_req != "null" and n.info.grad is not None}
+    needs = set()
+    for n in order:
+        if n.op is None:
+            if id(n) in wanted:
+                needs.add(id(n))
+        elif any(id(e.node) in needs for e in n.inputs):
+            if n.info is None or n.info.outputs is None:
+                raise MXNetError(_NOT_IN_GRAPH)
+            needs.add(id(n))
+
+    grads: dict = {}
+    for h, g in zip(heads, head_grads):
+        grads.setdefault((id(h._ag.node), h._ag.index), []).append(
+            _filled_like(h, 1) if g is None else g)
+    prev = (_state.recording, _state.training)
+    _state.recording, _state.training = create_graph, train_mode
+    try:
+        fresh: dict = {}          # id -> weakref of arrays this backward created
+        for n in reversed(order):
+            if n.op is None or id(n) not in needs:
+                continue
+            outs = n.info.outputs
+            ogs = []
+            for i in range(len(outs)):
+                parts = grads.pop((id(n), i), None)
+                ogs.append(_sum(parts, fresh) if parts
+                           else _filled_like(outs[i], 0))
+            if isinstance(n.op, _FunctionOp):
+                in_grads = n.op.run_backward(ogs)
+            else:
+                wanted = [id(e.node) in needs for e in n.inputs]
+                in_grads = _apply_rule(n, ogs, wanted, fresh, create_graph)
+            for e, g in zip(n.inputs, in_grads):
+                if g is not None and id(e.node) in needs:
+                    grads.setdefault((id(e.node), e.index), []).append(g)
+            if not retain_graph:
+                n.info.outputs = None
+        if variables is not None:
+            result = []
+            for v in variables:
+                parts = grads.get((id(v._ag.node), 0))
+                result.append(_sum(parts, fresh) if parts else _filled_like(v, 0))
+            return result
+        totals = [(n, _sum(grads[(id(n), 0)], fresh)) for n in order
+                  if n.op is None and id(n) in needs and (id(n), 0) in grads]
+        uses: dict = {}
+        for _, t in totals:
+            uses[id(t)] = uses.get(id(t), 0) + 1
+        for n, t in totals:
+            owned = not create_graph and uses[id(t)] == 1 and _is_fresh(fresh, t)
+            _write_grad(n.info, t, owned)
+        return []
+    finally:
+        _state.recording, _state.training = prev
+
+
+def _apply_rule(n, ogs, wanted, fresh, create_graph):
+    rule = n.op.get_attr("FGradient")
+    if rule is None:
+        raise MXNetError(f"Operator {n.op.name!r} is not differentiable: it has no FGradient "
+                         f"rule (provided by {n.op.provider!r})")
+    og_entries = []
+    for g in ogs:
+        vn = Node(None, None, ())
+        vn.info = _Info([g], is_value=True)
+        og_entries.append(NodeEntry(vn, 0, 0))
+    entries = rule(n, og_entries)
+    if len(entries) != len(n.inputs):
+        raise MXNetError(f"Operator {n.op.name!r}: FGradient returned {len(entries)} entries for "
+                         f"{len(n.inputs)} inputs")
+    entries = [e if w else None for e, w in zip(entries, wanted)]
+    used, memo = _used_outputs(entries), {}
+    return [None if e is None else _eval(e, memo, used, fresh, create_graph) for e in entries]
+
+
+def _used_outputs(entries):
+    """(node id, output index) of every entry the wanted gradients read; other outputs of
+    gradient nodes get ``OpReqType.NULL``."""
+    used, stack = set(), [e for e in entries if e is not None]
+    while stack:
+        e = stack.pop()
+        key = (id(e.node), e.index)
+        if key in used:
+            continue
+        used.add(key)
+        if e.node.info is None:
+            stack.extend(e.node.inputs)
+    return used
+
+
+def _eval(e, memo, used, fresh, create_graph):
+    """The NDArray a gradient-graph entry stands for, running new nodes through invoke."""
+    n = e.node
+    info = n.info
+    if info is not None:
+        if info.outputs is None:
+            raise MXNetError(_NOT_IN_GRAPH)
+        v = info.outputs[e.index]
+        if create_graph and not info.is_value:
+            v = v._view(v._shape)
+            v._ag = NodeEntry(n, e.index, 0)
+        return v
+    hit = memo.get(id(n))
+    if hit is None:
+        ins = [_eval(i, memo, used, fresh, create_graph) for i in n.inputs]
+        req = [_WRITE if (id(n), i) in used else _NULL for i in range(n.num_outputs())]
+        outs = invoke_params(n.op, n.params, ins, all_outputs=True, req=req)
+        for o in outs:
+            fresh[id(o)] = weakref.ref(o)
+        hit = memo[id(n)] = (n, outs)
+    return hit[1][e.index]
+
+
+def _sum(parts, fresh):
+    if len(parts) == 1:
+        return parts[0]
+    total = _invoke_name("add_n", parts, {"num_args": len(parts)})
+    fresh[id(total)] = weakref.ref(total)
+    return total
+
+
+def _is_fresh(fresh, arr):
+    ref = fresh.get(id(arr))
+    return ref is not None and ref() is arr
+
+
+def _write_grad(info, total, owned):
+    """Store a variable's gradient; an ``owned`` (fresh, unshared) result with
+    ``grad_req='write'`` is handed over to the gradient array instead of copied."""
+    req, g = info.grad_req, info.grad
+    if req == "add":
+        _push_add(total, g)
+    elif req != "null":
+        if owned and total._sig == g._sig:
+            g._chunk, g._offset, g._v = total._chunk, total._offset, None
+        else:
+            _push_copy(total, g)
+
+
+# -- custom functions -------------------------------------------------------------------
+class _FunctionOp:
+    """Stands in for an OpDef on nodes recorded by ``Function``."""
+
+    provider = "autograd.Function"
+
+    def __init__(self, func, n_out, n_in, name=None):
+        self.func = func
+        self.name = name or type(func).__name__
+        self.n_out = n_out
+        self.n_in = n_in
+
+    def num_outputs(self, params):
+        return self.n_out
+
+    def get_attr(self, key, default=None):
+        return default
+
+    def run_backward(self, ogs):
+        with pause(train_mode=_state.training):
+            res = self.func.backward(*ogs)
+        res = list(res) if isinstance(res, (list, tuple)) else [res]
+        if len(res) != self.n_in:
+            raise MXNetError(f"{self.name}.backward returned {len(res)} gradient(s) for "
+                             f"{self.n_in} input(s)")
+        return res
+
+
+class Function:
+    """A differentiable function with Python ``forward`` and ``backward``.
+
+    Subclass it, compute outputs in ``forward(*inputs)`` (use
+    ``save_for_backward``) and input gradients in ``backward(*output_grads)``.
+    """
+
+    def __init__(self):
+        self.saved_tensors = ()
+
+    def save_for_backward(self, *args):
+        self.saved_tensors = args
+
+    def forward(self, *inputs):
+        raise NotImplementedError
+
+    def backward(self, *output_grads):
+        raise NotImplementedError
+
+    def __call__(self, *inputs):
+        with pause(train_mode=_state.training):
+            outputs = self.forward(*inputs)
+        outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        if _state.recording:
+            _record(_FunctionOp(self, len(outs), len(inputs)), None, list(inputs), outs)
+        return outputs
+
+
+# The NDArray layer imports this module's recording state; bind it back last (circular import).
+from .ndarray import NDArray  # noqa: E402
+from .ndarray._imperative import invoke_name as _invoke_name, invoke_params  # noqa: E402
+from .ndarray.ndarray import _filled_like, _push_add, _push_copy  # noqa: E402

@@ -1,0 +1,185 @@
+"""MXNet's ``mx.nd``: NDArray, creation functions and one function per registered op.
+
+Op functions are generated on first access from the registry (module
+``__getattr__``), so ops registered later appear too; underscore names also
+live in ``mx.nd._internal``, public ones in ``mx.nd.op``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import registry as _registry
+from ..base import MXNetError
+from ..context import Context, current_context
+from . import _ops, _methods, indexing  # noqa: F401  (install operators and methods)
+from ._gen import make_op_function as _make_op_function
+from ._imperative import invoke, invoke_name
+from .ndarray import NDArray, _alloc, _as_ctx, _Chunk, _dev, _push_copy, _push_fill, empty, waitall
+from .serialization import load, load_frombuffer, save
+
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye", "linspace",
+           "waitall", "concatenate", "from_numpy", "from_dlpack", "invoke", "save", "load",
+           "load_frombuffer", "Custom"]
+
+_FLOAT32 = np.dtype(np.float32)
+
+
+def _ctx(ctx):
+    return _as_ctx(ctx) or current_context()
+
+
+def _shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
+
+
+def _host_to_new(host, ctx):
+    out = _alloc(host.shape, host.dtype, ctx)
+    d = out._data()      # a fresh block nobody else references: write it now, as MXNet does
+    d[...] = _dev(ctx).from_numpy(host, ctx.device_id) if ctx.device_type != "cpu" else host
+    return out
+
+
+# -- creation ---------------------------------------------------------------------------
+def array(source_array, ctx=None, dtype=None) -> NDArray:
+    """An array copied from a list, numpy array or NDArray (default dtype: the NDArray's,
+    else float32, as in MXNet)."""
+    ctx = _ctx(ctx)
+    if isinstance(source_array, NDArray):
+        dtype = np.dtype(dtype) if dtype is not None else source_array._dtype
+        out = _alloc(source_array._shape, dtype, ctx)
+        _push_copy(source_array, out)
+        return out
+    host = np.asarray(source_array, dtype=np.dtype(dtype) if dtype is not None else _FLOAT32)
+    if host.ndim == 0:
+        host = host.reshape(1)
+    return _host_to_new(np.ascontiguousarray(host), ctx)
+
+
+def _filled(shape, value, ctx, dtype, out=None):
+    if out is None:
+        out = _alloc(_shape(shape), np.dtype(dtype) if dtype is not None else _FLOAT32, _ctx(ctx))
+    _push_fill(out, value)
+    return out
+
+
+def zeros(shape, ctx=None, dtype=None, **kwargs) -> NDArray:
+    return _filled(shape, 0, ctx, dtype, kwargs.get("out"))
+
+
+def ones(shape, ctx=None, dtype=None, **kwargs) -> NDArray:
+    return _filled(shape, 1, ctx, dtype, kwargs.get("out"))
+
+
+def full(shape, val, ctx=None, dtype=None, out=None) -> NDArray:
+    return _filled(shape, val, ctx, dtype, out)
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
+           dtype=None) -> NDArray:
+    host = np.arange(start, stop, step, dtype=np.dtype(dtype) if dtype else _FLOAT32)
+    if repeat != 1:
+        host = np.repeat(host, int(repeat))
+    return _host_to_new(host, _ctx(ctx))
+
+
+def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs) -> NDArray:
+    host = np.eye(int(N), int(M) or None, int(k), dtype=np.dtype(dtype) if dtype else _FLOAT32)
+    return _host_to_new(host, _ctx(ctx))
+
+
+def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None) -> NDArray:
+    host = np.linspace(start, stop, int(num), endpoint=endpoint,
+                       dtype=np.dtype(dtype) if dtype else _FLOAT32)
+    return _host_to_new(host, _ctx(ctx))
+
+
+def concatenate(arrays, axis=0, always_copy=True) -> NDArray:
+    """Join ``arrays`` along ``axis`` (the ``Concat`` op)."""
+    if not arrays:
+        raise MXNetError("concatenate: expected at least one array")
+    if len(arrays) == 1 and not always_copy:
+        return arrays[0]
+    return invoke_name("Concat", list(arrays), {"num_args": len(arrays), "dim": axis})
+
+
+def from_numpy(ndarray, zero_copy=True) -> NDArray:
+    """An NDArray over a numpy array; with ``zero_copy`` (C-contiguous input) the memory is
+    shared and the numpy array must not be written while the NDArray is used."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy: expected numpy.ndarray, got {type(ndarray).__name__}")
+    if not zero_copy or not ndarray.flags.c_contiguous or ndarray.ndim == 0:
+        return array(ndarray, ctx=Context("cpu", 0), dtype=ndarray.dtype)
+    from .. import engine
+    raw = ndarray.reshape(-1).view(np.uint8)
+    ctx = Context("cpu", 0)
+    return NDArray._wrap(_Chunk(None, raw, engine.get().new_var(), ctx), ndarray.shape,
+                         ndarray.dtype, 0)
+
+
+def from_dlpack(dlpack) -> NDArray:
+    """An NDArray sharing memory with a DLPack-capable object (CPU)."""
+    return from_numpy(np.from_dlpack(dlpack), zero_copy=True)
+
+
+def Custom(*inputs, op_type=None, **kwargs):
+    """Run a Python custom operator registered with ``mx.operator.register(op_type)``."""
+    from ..operator import Custom as _custom
+    return _custom(*inputs, op_type=op_type, **kwargs)
+
+
+# -- generated op functions -----------------------------------------------------------------
+_HAND_WRITTEN = set(globals())
+_functions: dict = {}
+
+
+def _call(opdef, inputs, kwargs, out, name):
+    ctx = None
+    if "ctx" in kwargs:
+        ctx = kwargs.pop("ctx")
+        if opdef.param_model is not None and "ctx" in opdef.param_model.model_fields:
+            kwargs["ctx"] = str(ctx) if ctx is not None else None
+    return invoke(opdef, inputs, kwargs, out, ctx)
+
+
+def _op_function(name):
+    """The generated function for op ``name`` (or alias), built on first use."""
+    fn = _functions.get(name)
+    if fn is None:
+        fn = _functions[name] = _make_op_function(_registry.get(name), _call, name)
+    return fn
+
+
+def _forget(opdef):
+    for n in [opdef.name, *opdef.aliases]:
+        _functions.pop(n, None)
+        if n not in _HAND_WRITTEN:
+            globals().pop(n, None)
+        vars(op).pop(n, None)
+        vars(_internal).pop(n, None)
+
+
+_registry.on_new_op(_forget)
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    try:
+        fn = _op_function(name)
+    except KeyError as exc:   # OpNotFound is a KeyError: keep hasattr() working
+        raise AttributeError(f"module 'mxnext.ndarray' has no attribute {name!r}: {exc}") from None
+    globals()[name] = fn
+    return fn
+
+
+def __dir__():
+    names = set(globals())
+    for d in _registry.list_ops():
+        names.update([d.name, *d.aliases])
+    return sorted(names)
+
+
+from . import _internal, op, random  # noqa: E402

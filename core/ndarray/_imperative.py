@@ -1,0 +1,216 @@
+"""``invoke``: the one path every imperative op call takes (MXNet's ``Imperative::Invoke``).
+
+Per (op, kwargs, input signature) a ``_Plan`` is built once: parsed params,
+inferred output shapes/dtypes, the device kernel, resources, the engine
+lane. A call then allocates outputs, pushes the kernel with input vars as
+const and output (and mutated-input, resource) vars as mutate, and records
+the op for autograd when recording.
+"""
+
+from __future__ import annotations
+
+from .. import engine as _engine
+from .. import registry as _registry
+from .. import resource as _resource
+from ..autograd import _check_assignable, _record, _state
+from ..base import MXNetError, ShapeError, TypeInferError
+from ..context import current_context
+from ..opctx import OpContext, OpReqType
+from .ndarray import _CHEAP_BYTES, NDArray, _alloc, _as_ctx, _dev
+
+__all__ = ["invoke", "invoke_params", "invoke_name"]
+
+_plans: dict = {}
+_opdefs: dict = {}
+_PLANS_MAX = 8192
+_WRITE = OpReqType.WRITE_TO
+
+
+class _Plan:
+    __slots__ = ("op", "name", "params", "ctx", "out_specs", "n_vis", "fcompute", "req",
+                 "mutate", "requested", "res_vars", "xp", "cheap", "n_in", "inplace")
+
+
+def invoke(opdef, inputs, kwargs, out=None, ctx=None):
+    """Run ``opdef`` on NDArray ``inputs`` with MXNet-style ``kwargs``; returns the visible
+    output(s). ``out`` (an NDArray or list) receives the results; ``ctx`` places ops
+    without inputs."""
+    if not inputs and ctx is None:
+        ctx = current_context()
+    try:
+        key = (opdef, tuple(kwargs.items()), ctx, tuple([a._sig for a in inputs]))
+        plan = _plans.get(key)
+    except (TypeError, AttributeError):
+        key = plan = None
+    if plan is None:
+        plan = _make_plan(opdef, opdef.parse_params(kwargs), inputs, ctx, key)
+    return _run(plan, inputs, out)
+
+
+def invoke_name(name, inputs, kwargs, out=None):
+    """``invoke`` of the registered op ``name`` (used by operators and methods)."""
+    opdef = _opdefs.get(name)
+    if opdef is None:
+        opdef = _opdefs[name] = _registry.get(name)
+    return invoke(opdef, inputs, kwargs, out)
+
+
+def invoke_params(opdef, params, inputs, out=None, ctx=None, all_outputs=False, req=None):
+    """``invoke`` with already parsed params (graph nodes built by gradient rules)."""
+    if not inputs and ctx is None:
+        ctx = current_context()
+    try:
+        key = (opdef, params, ctx, tuple([a._sig for a in inputs]))
+        plan = _plans.get(key)
+    except (TypeError, AttributeError):
+        key = plan = None
+    if plan is None:
+        plan = _make_plan(opdef, params, inputs, ctx, key)
+    return _run(plan, inputs, out, all_outputs, req)
+
+
+def _run(plan, inputs, out, all_outputs=False, req=None):
+    ctx = plan.ctx
+    if out is None:
+        outs = [_alloc(s, t, ctx) for s, t in plan.out_specs]
+    else:
+        outs = _check_out(plan, out)
+        if _state.recording:
+            _check_assignable(outs)
+        if plan.inplace and req is None:
+            req = _inplace_req(plan, inputs, outs)
+    in_views = [a._data() for a in inputs]
+    out_views = [o._data() for o in outs]
+    mutate = [o._chunk.var for o in outs]
+    for i in plan.mutate:
+        mutate.append(inputs[i]._chunk.var)
+    if plan.res_vars:
+        mutate.extend(plan.res_vars)
+    fc, params, requested, xp = plan.fcompute, plan.params, plan.requested, plan.xp
+    if req is None:
+        req = plan.req
+    is_train = _state.training
+
+    def run(rctx):
+        fc(OpContext(is_train, rctx, requested, xp), in_views, req, out_views, params)
+
+    _engine.get().push_sync(run, ctx, [a._chunk.var for a in inputs], mutate,
+                            name=plan.name, cheap=plan.cheap)
+    if _state.recording:
+        _record(plan.op, params, inputs, outs)
+    if all_outputs:
+        return outs
+    if plan.n_vis == 1:
+        return outs[0] if out is None or isinstance(out, NDArray) else outs[:1]
+    return outs[:plan.n_vis]
+
+
+def _inplace_req(plan, inputs, outs):
+    """WRITE_INPLACE for outputs that are the very array of an input the op may overwrite
+    (``FInplaceOption``), e.g. ``a += 1``."""
+    req = plan.req
+    for i, o in plan.inplace:
+        a, b = inputs[i], outs[o]
+        if a._chunk is b._chunk and a._offset == b._offset and a._shape == b._shape:
+            if req is plan.req:
+                req = list(req)
+            req[o] = OpReqType.WRITE_INPLACE
+    return req
+
+
+def _check_out(plan, out):
+    outs = [out] if isinstance(out, NDArray) else list(out)
+    if len(outs) != len(plan.out_specs):
+        if len(outs) == plan.n_vis:
+            outs += [_alloc(s, t, plan.ctx) for s, t in plan.out_specs[plan.n_vis:]]
+        else:
+            raise MXNetError(f"Operator {plan.name!r}: out= expects {plan.n_vis} array(s), "
+                             f"got {len(outs)}")
+    for i, (o, (s, t)) in enumerate(zip(outs, plan.out_specs)):
+        if not isinstance(o, NDArray):
+            raise MXNetError(f"Operator {plan.name!r}: out[{i}] must be an NDArray, got "
+                             f"{type(o).__name__}")
+        if o._shape != s or o._dtype != t or o._ctx != plan.ctx:
+            raise ShapeError(f"Operator {plan.name!r}: out[{i}] is {o._shape} {o._dtype} on "
+                             f"{o._ctx}, but the op produces {s} {t} on {plan.ctx}")
+    return outs
+
+
+def _make_plan(opdef, params, inputs, ctx, key):
+    name = opdef.name
+    for i, a in enumerate(inputs):
+        if not isinstance(a, NDArray):
+            raise MXNetError(f"Operator {name!r}: input {i} must be an NDArray, got "
+                             f"{type(a).__name__} {a!r:.60}")
+    n_in = opdef.num_inputs(params)
+    if n_in != len(inputs):
+        names = opdef.list_input_names(params)
+        raise MXNetError(f"Operator {name!r}: expected {n_in} input(s) ({', '.join(names)}), "
+                         f"got {len(inputs)}")
+    if inputs:
+        ctx = inputs[0]._ctx
+        for i, a in enumerate(inputs):
+            if a._ctx != ctx:
+                raise MXNetError(f"Operator {name!r}: all inputs must be on one context; input 0 "
+                                 f"is on {ctx} but input {i} is on {a._ctx} (copy it with "
+                                 f"as_in_context)")
+    else:
+        ctx = _as_ctx(getattr(params, "ctx", None)) or _as_ctx(ctx) or current_context()
+    n_out = opdef.num_outputs(params)
+    shapes = _infer(opdef, "FInferShape", params, [a._shape for a in inputs], n_out, ShapeError)
+    types = _infer(opdef, "FInferType", params, [a._dtype for a in inputs], n_out,
+                   TypeInferError)
+    fcompute = opdef.get_attr(f"FCompute<{ctx.device_type}>")
+    if fcompute is None:
+        have = sorted(k[9:-1] for k in opdef.attrs if k.startswith("FCompute<"))
+        raise MXNetError(f"Operator {name!r} has no FCompute<{ctx.device_type}> kernel for "
+                         f"{ctx}; kernels exist for: {', '.join(have) or 'no device'}")
+    plan = _Plan()
+    plan.op, plan.name, plan.params, plan.ctx, plan.n_in = opdef, name, params, ctx, n_in
+    plan.out_specs = list(zip(shapes, types))
+    plan.n_vis = opdef.num_visible_outputs(params)
+    plan.fcompute = fcompute
+    plan.req = [_WRITE] * n_out
+    plan.mutate = opdef.mutate_inputs(params)
+    ipo = opdef.get_attr("FInplaceOption")
+    plan.inplace = [tuple(p) for p in ipo(params)] if ipo is not None else []
+    rr = opdef.get_attr("FResourceRequest")
+    plan.requested = [_resource.request(ctx, r) for r in rr(params)] if rr is not None else []
+    plan.res_vars = [r.var for r in plan.requested]
+    plan.xp = _dev(ctx).xp
+    nbytes = sum(t.itemsize * _prod(s) for s, t in plan.out_specs)
+    plan.cheap = nbytes <= _CHEAP_BYTES and not plan.requested
+    if key is not None:
+        if len(_plans) >= _PLANS_MAX:
+            _plans.clear()
+        _plans[key] = plan
+    return plan
+
+
+def _infer(opdef, attr, params, known, n_out, err):
+    import numpy as np
+    fn = opdef.get_attr(attr)
+    if fn is None:
+        if attr == "FInferType" and known:
+            return [known[0]] * n_out
+        raise err(f"Operator {opdef.name!r} has no {attr}")
+    ins, outs = fn(params, list(known), [None] * n_out)
+    what = "shape" if attr == "FInferShape" else "dtype"
+    for i, (a, b) in enumerate(zip(known, ins)):
+        if b is None:
+            continue
+        if (tuple(b) != tuple(a)) if what == "shape" else (np.dtype(b) != a):
+            raise err(f"Operator {opdef.name!r}: input {i} has {what} {a} but the op needs {b}")
+    if len(outs) != n_out or any(o is None for o in outs):
+        raise err(f"Operator {opdef.name!r}: could not infer the output {what}s from inputs "
+                  f"{known} (got {outs})")
+    if what == "shape":
+        return [tuple(int(s) for s in o) for o in outs]
+    return [np.dtype(o) for o in outs]
+
+
+def _prod(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n

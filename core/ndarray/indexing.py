@@ -1,0 +1,196 @@
+"""``NDArray.__getitem__`` / ``__setitem__`` with MXNet 1.x semantics.
+
+An int or a step-1 slice on the first axis (other axes whole) returns a view
+sharing memory, as MXNet does; everything else copies. A result with no axes
+left has shape ``(1,)`` (MXNet 1.x has no 0-d arrays here). Copies and writes
+run through the engine with numpy's indexing rules; index arrays (NDArray,
+list, numpy) select along axes. While recording, indexing becomes the
+differentiable ops ``slice_axis``/``slice``/``Reshape``/``take``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..autograd import _check_assignable, _record, _state
+from ..base import MXNetError
+from ._imperative import invoke_name
+from .ndarray import NDArray, _alloc, _push
+
+__all__ = ["getitem", "setitem"]
+
+_INT = (int, np.integer)
+
+
+def getitem(self, key):
+    shape = self._shape
+    if isinstance(key, _INT) and shape:
+        return _first_axis(self, *_int_range(int(key), shape[0]), drop=len(shape) > 1)
+    if isinstance(key, slice) and key.step in (None, 1) and shape:
+        start, stop, _ = key.indices(shape[0])
+        return _first_axis(self, start, max(start, stop), drop=False)
+    if isinstance(key, tuple) and _is_first_axis_key(key, len(shape)):
+        return getitem(self, key[0])
+    if _state.recording and self._ag is not None:
+        return _recorded(self, key)
+    return _copy(self, key)
+
+
+def setitem(self, key, value):
+    if _state.recording:
+        _check_assignable([self])
+    if isinstance(value, NDArray):
+        if value._ctx != self._ctx:
+            value = value.as_in_context(self._ctx)
+        const, v = [value._chunk.var], value._data()
+    elif isinstance(value, (numbers.Number, np.generic)):
+        const, v = [], value
+    else:
+        const, v = [], np.array(value, dtype=self._dtype)
+    key, key_vars = _resolvable(key)
+    d = self._data()
+
+    def fn(rctx):
+        d[_resolve(key)] = v
+    _push(fn, self._ctx, const + key_vars, (self._chunk.var,), "_set_item", d.nbytes)
+
+
+def _int_range(i, n):
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for axis 0 with size {n}")
+    i %= n
+    return i, i + 1
+
+
+def _is_first_axis_key(key, ndim):
+    if not key or len(key) > ndim:
+        return False
+    k0 = key[0]
+    if not (isinstance(k0, _INT) or (isinstance(k0, slice) and k0.step in (None, 1))):
+        return False
+    return all(isinstance(k, slice) and k == slice(None) for k in key[1:])
+
+
+def _first_axis(self, start, stop, drop):
+    """A view of rows ``start:stop``; ``drop`` removes the first axis (int index)."""
+    shape = self._shape
+    rest = shape[1:]
+    row = self._dtype.itemsize
+    for s in rest:
+        row *= s
+    sliced = self._view((stop - start,) + rest, self._offset + start * row)
+    if _state.recording and self._ag is not None:
+        from .. import registry
+        op = registry.get("slice_axis")
+        _record(op, op.parse_params({"axis": 0, "begin": start, "end": stop}), [self], [sliced])
+    if not drop:
+        return sliced
+    out = sliced._view(rest)
+    if _state.recording and sliced._ag is not None:
+        from .. import registry
+        op = registry.get("Reshape")
+        _record(op, op.parse_params({"shape": rest}), [sliced], [out])
+    return out
+
+
+def _expand(key, ndim):
+    key = key if isinstance(key, tuple) else (key,)
+    if any(k is Ellipsis for k in key):
+        i = next(j for j, k in enumerate(key) if k is Ellipsis)
+        used = sum(1 for k in key if k is not None and k is not Ellipsis)
+        key = key[:i] + (slice(None),) * (ndim - used) + key[i + 1:]
+    return key
+
+
+def _recorded(self, key):
+    """Basic indexing as ``slice`` + ``Reshape`` ops, or ``take`` on axis 0, so it is recorded."""
+    if isinstance(key, (NDArray, list, np.ndarray)):
+        idx = key if isinstance(key, NDArray) else _from_host(self, np.asarray(key))
+        return invoke_name("take", [self, idx], {"axis": 0})
+    key = _expand(key, len(self._shape))
+    begin, end, out_shape, axis = [], [], [], 0
+    for k in key:
+        if k is None:
+            out_shape.append(1)
+            continue
+        if axis >= len(self._shape):
+            raise IndexError(f"too many indices for an NDArray of shape {self._shape}")
+        n = self._shape[axis]
+        if isinstance(k, _INT):
+            b, e = _int_range(int(k), n)
+        elif isinstance(k, slice) and k.step in (None, 1):
+            b, e, _ = k.indices(n)
+            e = max(b, e)
+            out_shape.append(e - b)
+        else:
+            raise MXNetError(f"indexing with {key!r} is not supported while recording for "
+                             f"autograd; use basic slices with step 1, ints or one index array")
+        begin.append(b)
+        end.append(e)
+        axis += 1
+    out_shape += self._shape[axis:]
+    r = invoke_name("slice", [self], {"begin": tuple(begin), "end": tuple(end)})
+    return invoke_name("Reshape", [r], {"shape": tuple(out_shape) or (1,)})
+
+
+def _from_host(self, arr):
+    from . import array
+    return array(arr, ctx=self._ctx, dtype=arr.dtype if arr.dtype.kind in "iub" else None)
+
+
+def _resolvable(key):
+    """``key`` with NDArray index arrays kept for run time, and the vars they need."""
+    items = key if isinstance(key, tuple) else (key,)
+    out, key_vars = [], []
+    for k in items:
+        if isinstance(k, NDArray):
+            key_vars.append(k._chunk.var)
+        elif isinstance(k, list):
+            k = np.asarray(k)
+        if isinstance(k, np.ndarray) and k.dtype.kind == "f":
+            k = k.astype(np.intp)
+        out.append(k)
+    return (tuple(out) if isinstance(key, tuple) else out[0]), key_vars
+
+
+def _resolve(key):
+    """Replace NDArray index arrays by their data (inside an engine function)."""
+    if isinstance(key, tuple):
+        return tuple(_resolve(k) for k in key)
+    if isinstance(key, NDArray):
+        d = key._data()
+        return d if d.dtype.kind in "iub" else d.astype(np.intp)
+    return key
+
+
+def _shape_probe(key):
+    """A key with the same result shape whose index arrays are host zeros/values."""
+    if isinstance(key, tuple):
+        return tuple(_shape_probe(k) for k in key)
+    if isinstance(key, NDArray):
+        if key._dtype.kind == "b":
+            return key.asnumpy()
+        return np.zeros(key._shape, dtype=np.intp)
+    return key
+
+
+def _copy(self, key):
+    key, key_vars = _resolvable(key)
+    probe = np.broadcast_to(np.empty((), dtype=np.uint8), self._shape)
+    try:
+        shape = probe[_shape_probe(key)].shape
+    except IndexError as exc:
+        raise IndexError(f"NDArray of shape {self._shape}: {exc}") from None
+    out = _alloc(shape or (1,), self._dtype, self._ctx)
+    s, o = self._data(), out._data()
+
+    def fn(rctx):
+        o[...] = s[_resolve(key)].reshape(o.shape)
+    _push(fn, self._ctx, [self._chunk.var] + key_vars, (out._chunk.var,), "_get_item", o.nbytes)
+    return out
+
+
+NDArray.__getitem__ = getitem
+NDArray.__setitem__ = setitem

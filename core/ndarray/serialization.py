@@ -1,0 +1,369 @@
+"""MXNet's binary NDArray file format (``mx.nd.save`` / ``mx.nd.load``), bit-compatible with 1.9.
+
+File layout, all little-endian::
+
+    uint64 0x112 (list magic)   uint64 0 (reserved)
+    uint64 n, then n array records
+    uint64 k (0 for a list, n for a dict), then k names as uint64 length + utf-8 bytes
+
+Array record (NDArray v2 / v3)::
+
+    uint32 magic (0xF993FAC9; 0xF993FACA in numpy-shape semantics)   int32 storage type
+    [sparse only: storage shape]   shape   int32 dev_type, int32 dev_id   int32 type flag
+    [sparse only: per aux array: int32 type flag, shape]   raw data   [sparse only: aux data]
+
+A shape is ``int32 ndim`` then ``ndim`` int64 dims. Older records are read too: v1 (magic
+0xF993FAC8, shape then context, type flag and data) and the first format, whose magic is the
+ndim followed by uint32 dims. Sparse records load densified (mxnext has dense storage only).
+
+Two MXNet quirks carried over on purpose: MXNet 1.9 writes a 0-d array as a v2 record of ndim
+0 followed by its data, which its own reader mistakes for a "none" array (so MXNet cannot load
+such a file back); mxnext writes the same bytes and reads them as the 0-d array they are.
+bfloat16 records (type flag 12) load as float32, exactly, since numpy has no bfloat16.
+
+Nothing is ever unpickled; every count and size is checked against the bytes present, so a
+truncated or corrupted file raises :class:`NDArrayFormatError` naming the file and the fault.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+
+import numpy as np
+
+from ..base import MXNetError, ParamError
+
+__all__ = ["NDArrayFormatError", "dumps", "loads", "save_arrays", "load_arrays",
+           "save", "load", "load_frombuffer"]
+
+LIST_MAGIC = 0x112
+V1_MAGIC = 0xF993FAC8
+V2_MAGIC = 0xF993FAC9
+V3_MAGIC = 0xF993FACA
+
+# mshadow type flags MXNet 1.9 can save and load (8..11 exist in mshadow but 1.9 rejects them).
+FLAG_TO_DTYPE = {0: np.dtype("<f4"), 1: np.dtype("<f8"), 2: np.dtype("<f2"), 3: np.dtype("u1"),
+                 4: np.dtype("<i4"), 5: np.dtype("i1"), 6: np.dtype("<i8"), 7: np.dtype("?")}
+DTYPE_TO_FLAG = {dt.newbyteorder("="): flag for flag, dt in FLAG_TO_DTYPE.items()}
+BFLOAT16_FLAG = 12
+_STYPE_NAMES = {0: "default", 1: "row_sparse", 2: "csr"}
+_NUM_AUX = {0: 0, 1: 1, 2: 2}
+_DEV_TYPES = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
+_MAX_NDIM = 64
+
+
+class NDArrayFormatError(MXNetError, ValueError):
+    """A file or buffer that is not a valid MXNet NDArray file (truncated, corrupted, unknown)."""
+
+
+# ---------------------------------------------------------------------------- reading
+
+class _Reader:
+    __slots__ = ("buf", "pos", "source")
+
+    def __init__(self, buf, source: str):
+        self.buf = memoryview(buf).cast("B")
+        self.pos = 0
+        self.source = source
+
+    def fail(self, what: str) -> NDArrayFormatError:
+        return NDArrayFormatError(f"load: {self.source} is not a valid MXNet NDArray file: {what}")
+
+    def take(self, n: int, what: str) -> memoryview:
+        end = self.pos + n
+        if n < 0 or end > len(self.buf):
+            raise self.fail(f"truncated at byte {self.pos} reading {what}: needed {n} bytes, "
+                            f"{len(self.buf) - self.pos} left")
+        out = self.buf[self.pos:end]
+        self.pos = end
+        return out
+
+    def scalar(self, fmt: str, what: str) -> int:
+        return struct.unpack(fmt, self.take(struct.calcsize(fmt), what))[0]
+
+    def count(self, what: str, min_bytes_each: int) -> int:
+        n = self.scalar("<Q", what)
+        left = len(self.buf) - self.pos
+        if n * min_bytes_each > left:
+            raise self.fail(f"{what} is {n}, more than the {left} bytes left can hold")
+        return n
+
+    def dims(self, ndim: int, fmt: str, what: str) -> tuple:
+        if not 0 <= ndim <= _MAX_NDIM:
+            raise self.fail(f"{what} has ndim {ndim}, expected 0..{_MAX_NDIM}")
+        size = struct.calcsize(fmt)
+        dims = struct.unpack(f"<{ndim}{fmt}", self.take(ndim * size, what))
+        if any(d < 0 for d in dims):
+            raise self.fail(f"{what} {dims} has a negative dimension")
+        nominal = 1
+        for d in dims:
+            nominal *= max(d, 1)
+        if nominal >= 2 ** 60:  # numpy refuses such shapes even when one dim is 0
+            raise self.fail(f"{what} {dims} is absurdly large")
+        return dims
+
+    def shape(self, what: str) -> tuple:
+        return self.dims(self.scalar("<i", f"{what} ndim"), "q", what)
+
+    def data(self, flag: int, shape: tuple, what: str) -> np.ndarray:
+        size = 1
+        for d in shape:
+            size *= d
+        if flag == BFLOAT16_FLAG:
+            raw = np.frombuffer(self.take(2 * size, what), dtype="<u2")
+            return (raw.astype(np.uint32) << 16).view(np.float32).reshape(shape)
+        dtype = FLAG_TO_DTYPE[flag]
+        raw = self.take(dtype.itemsize * size, what)
+        if dtype.kind == "b":  # any nonzero byte is True, as in C++
+            return (np.frombuffer(raw, dtype=np.uint8) != 0).reshape(shape)
+        return np.frombuffer(raw, dtype=dtype).astype(dtype.newbyteorder("="), copy=True).reshape(shape)
+
+    def type_flag(self, what: str) -> int:
+        flag = self.scalar("<i", what)
+        if flag not in FLAG_TO_DTYPE and flag != BFLOAT16_FLAG:
+            known = ", ".join(f"{f}={d.name}" for f, d in FLAG_TO_DTYPE.items())
+            raise self.fail(f"{what} is {flag}, expected one of {known}, 12=bfloat16")
+        return flag
+
+    def context(self, what: str) -> None:
+        dev_type, dev_id = struct.unpack("<ii", self.take(8, what))
+        if dev_type not in _DEV_TYPES or dev_id < 0:
+            raise self.fail(f"{what} is (dev_type={dev_type}, dev_id={dev_id}), expected dev_type "
+                            f"in {sorted(_DEV_TYPES)} and dev_id >= 0")
+
+
+def _read_record(r: _Reader, i: int):
+    where = f"array {i}"
+    start = r.pos
+    magic = r.scalar("<I", f"{where} magic")
+    if magic in (V2_MAGIC, V3_MAGIC):
+        stype = r.scalar("<i", f"{where} storage type")
+        if stype not in _NUM_AUX:
+            raise r.fail(f"{where} storage type is {stype}, expected 0 (default), "
+                         f"1 (row_sparse) or 2 (csr)")
+        nad = _NUM_AUX[stype]
+        sshape = r.shape(f"{where} storage shape") if nad else None
+        ndim = r.scalar("<i", f"{where} shape ndim")
+        if magic == V3_MAGIC and ndim == -1:
+            return None  # unknown shape: MXNet's "none" array
+        shape = r.dims(ndim, "q", f"{where} shape")
+        r.context(f"{where} context")
+        flag = r.type_flag(f"{where} type flag")
+        if not nad:
+            return r.data(flag, shape, f"{where} data")
+        aux = []
+        for k in range(nad):
+            aux_flag = r.type_flag(f"{where} aux {k} type flag")
+            aux.append((aux_flag, r.shape(f"{where} aux {k} shape")))
+        values = r.data(flag, sshape, f"{where} data")
+        aux_data = [r.data(f, s, f"{where} aux {k} data") for k, (f, s) in enumerate(aux)]
+        return _densify(r, where, stype, shape, values, aux_data)
+    if magic == V1_MAGIC:
+        shape = r.shape(f"{where} shape")
+    else:  # the first format: the magic is the ndim, dims are uint32
+        if magic > _MAX_NDIM:
+            raise r.fail(f"{where} at byte {start} starts with 0x{magic:08X}, expected an NDArray "
+                         f"magic (0x{V2_MAGIC:08X})")
+        shape = r.dims(magic, "I", f"{where} shape")
+    if not shape:
+        return None  # legacy "none" array: nothing follows the shape
+    r.context(f"{where} context")
+    return r.data(r.type_flag(f"{where} type flag"), shape, f"{where} data")
+
+
+def _densify(r: _Reader, where: str, stype: int, shape: tuple, values, aux) -> np.ndarray:
+    """Dense array of a row_sparse (aux: row indices) or csr (aux: indptr, column indices) record.
+
+    The layout is checked against the shape before anything shape-sized is allocated.
+    """
+    kind = _STYPE_NAMES[stype]
+    idx = [a.astype(np.int64).reshape(-1) for a in aux]
+    if stype == 1:
+        ok = bool(shape) and values.shape == (len(idx[0]),) + shape[1:]
+        expected = f"data of shape (len(indices),) + {shape[1:]}"
+    else:
+        indptr, cols = idx
+        ok = (len(shape) == 2 and len(indptr) == shape[0] + 1 and values.shape == cols.shape
+              and indptr[0] == 0 and indptr[-1] == len(cols) and bool(np.all(np.diff(indptr) >= 0)))
+        expected = "2 dimensions, indptr of rows + 1 rising from 0 to the number of values"
+    if not ok:
+        raise r.fail(f"{where} is {kind} with shape {shape} and data {values.shape}, expected "
+                     f"{expected}")
+    bad = [a for a, bound in zip(idx, (shape[0],) if stype == 1 else (None, shape[1]))
+           if bound is not None and len(a) and (a.min() < 0 or a.max() >= bound)]
+    if bad:
+        raise r.fail(f"{where} {kind} indices fall outside shape {shape}")
+    try:
+        dense = np.zeros(shape, dtype=values.dtype)
+    except (ValueError, MemoryError) as e:
+        raise r.fail(f"{where} dense shape {shape} cannot be allocated: {e}") from None
+    if stype == 1:
+        dense[idx[0]] = values
+    else:
+        dense[np.repeat(np.arange(shape[0]), np.diff(idx[0])), idx[1]] = values
+    return dense
+
+
+def loads(buf, source: str = "<buffer>"):
+    """Decode an MXNet NDArray file's bytes: a list of numpy arrays, or a dict if it has names.
+
+    A "none" array (only old MXNet versions write them) loads as ``None``.
+    """
+    r = _Reader(buf, source)
+    magic, _reserved = struct.unpack("<QQ", r.take(16, "header"))
+    if magic != LIST_MAGIC:
+        raise r.fail(f"header magic is 0x{magic:X}, expected 0x{LIST_MAGIC:X}")
+    arrays = [_read_record(r, i) for i in range(r.count("array count", 4))]
+    nnames = r.count("name count", 8)
+    if nnames not in (0, len(arrays)):
+        raise r.fail(f"{nnames} names for {len(arrays)} arrays")
+    names = []
+    for i in range(nnames):
+        raw = r.take(r.count(f"name {i} length", 1), f"name {i}")
+        try:
+            names.append(bytes(raw).decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise r.fail(f"name {i} is not utf-8: {e}") from None
+    return dict(zip(names, arrays)) if names else arrays
+
+
+def load_arrays(fname):
+    """Read an MXNet NDArray file into a list or dict of numpy arrays."""
+    with open(fname, "rb") as f:
+        buf = f.read()
+    return loads(buf, source=repr(os.fspath(fname)))
+
+
+# ---------------------------------------------------------------------------- writing
+
+def _items(data, op: str, kind):
+    """(names or None, values) of a list/tuple/dict/single array; checks the value type."""
+    if isinstance(data, kind):
+        data = [data]
+    if isinstance(data, dict):
+        names = list(data)
+        for k in names:
+            if not isinstance(k, str):
+                raise ParamError(f"{op}: argument 'data' dict keys must be str, got {type(k).__name__} {k!r}")
+        values = list(data.values())
+    elif isinstance(data, (list, tuple)):
+        names, values = None, list(data)
+    else:
+        raise ParamError(f"{op}: argument 'data' expected a list or dict of {kind.__name__}, "
+                         f"got {type(data).__name__}")
+    for i, v in enumerate(values):
+        if not isinstance(v, kind):
+            raise ParamError(f"{op}: argument 'data' item {names[i] if names else i!r} expected "
+                             f"{kind.__name__}, got {type(v).__name__}")
+    return names, values
+
+
+def _encode(names, values, contexts, op: str) -> bytes:
+    parts = [struct.pack("<QQQ", LIST_MAGIC, 0, len(values))]
+    for i, (arr, (dev_type, dev_id)) in enumerate(zip(values, contexts)):
+        flag = DTYPE_TO_FLAG.get(arr.dtype.newbyteorder("="))
+        if flag is None:
+            raise ParamError(f"{op}: array {names[i] if names else i!r} has dtype {arr.dtype}, which "
+                             f"MXNet's NDArray format cannot hold; expected one of "
+                             f"{', '.join(d.name for d in FLAG_TO_DTYPE.values())}")
+        parts.append(struct.pack(f"<Iii{arr.ndim}qiii", V2_MAGIC, 0, arr.ndim, *arr.shape,
+                                 dev_type, dev_id, flag))
+        parts.append(np.ascontiguousarray(arr, dtype=FLAG_TO_DTYPE[flag]).tobytes())
+    parts.append(struct.pack("<Q", len(names) if names else 0))
+    for name in names or ():
+        raw = name.encode("utf-8")
+        parts.append(struct.pack("<Q", len(raw)))
+        parts.append(raw)
+    return b"".join(parts)
+
+
+def dumps(data) -> bytes:
+    """Encode a numpy array, or a list or dict (str keys) of them, as MXNet NDArray file bytes."""
+    names, values = _items(data, "save", np.ndarray)
+    return _encode(names, values, [(1, 0)] * len(values), "save")
+
+
+def _fsync_dir(folder: str) -> None:
+    """Make the rename itself durable; best effort, as some platforms cannot sync a folder
+    (the file is already complete and in place by now)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_atomic(fname, payload: bytes) -> None:
+    """Write to a temp file beside ``fname``, fsync, then rename over it: all or nothing."""
+    path = os.fspath(fname)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        umask = os.umask(0o022)  # read it (there is no getter) and put it back
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp made it 0600; give what open() would
+        with os.fdopen(fd, "wb") as f:
+            fd = -1
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        _fsync_dir(folder)
+    except BaseException:
+        if fd != -1:
+            os.close(fd)
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def save_arrays(fname, data) -> None:
+    """Atomically write a numpy array, or a list or dict of them, in MXNet's NDArray format."""
+    _write_atomic(fname, dumps(data))
+
+
+# ---------------------------------------------------------------------------- NDArray API
+
+def _ndarray_class():
+    from .ndarray import NDArray
+    return NDArray
+
+
+def save(fname, data) -> None:
+    """``mx.nd.save``: an NDArray, or a list or dict (str keys) of NDArrays, to ``fname``."""
+    names, values = _items(data, "save", _ndarray_class())
+    contexts = [(v.context.device_typeid or 1, v.context.device_id) for v in values]
+    payload = _encode(names, [v.asnumpy() for v in values], contexts, "save")
+    _write_atomic(fname, payload)
+
+
+def _to_ndarrays(loaded):
+    from .. import ndarray as nd
+
+    def conv(a):  # ``a`` is a fresh private copy: the NDArray may own its memory
+        return None if a is None else nd.from_numpy(a, zero_copy=True)
+
+    if isinstance(loaded, dict):
+        return {k: conv(v) for k, v in loaded.items()}
+    return [conv(v) for v in loaded]
+
+
+def load(fname):
+    """``mx.nd.load``: a list of NDArrays, or a dict if the file has names; arrays land on cpu(0)."""
+    return _to_ndarrays(load_arrays(fname))
+
+
+def load_frombuffer(buf):
+    """``mx.nd.load_frombuffer``: as :func:`load`, from the file's bytes."""
+    if not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise ParamError(f"load_frombuffer: argument 'buf' expected bytes, got {type(buf).__name__}")
+    return _to_ndarrays(loads(buf))

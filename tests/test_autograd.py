@@ -1,0 +1,307 @@
+"""autograd: scopes, variables, backward/grad over FGradient rules, second order, Function."""
+
+import numpy as np
+import pytest
+
+import mxnext as mx
+from mxnext import autograd as ag
+from mxnext.base import MXNetError
+
+
+def _square_op():
+    """A test op x**2 whose gradient is built from differentiable forward ops."""
+    from opsdk import ElemwiseShape, ElemwiseType, NodeEntry, assign, make_node, register_op
+    name = "_test_autograd_square"
+    if name in {d.name for d in mx.registry.list_ops()}:
+        return name
+
+    def grad(node, ogs):
+        two_x = make_node("_mul_scalar", [node.inputs[0]], {"scalar": 2.0})
+        return [NodeEntry(make_node("elemwise_mul", [ogs[0], NodeEntry(two_x, 0, 0)]), 0, 0)]
+    (register_op(name).set_num_inputs(1).set_attr("FInferShape", ElemwiseShape(1, 1))
+     .set_attr("FInferType", ElemwiseType(1, 1))
+     .set_attr("FCompute<cpu>", lambda c, i, r, o, p: assign(o[0], r[0], i[0] * i[0]))
+     .set_attr("FGradient", grad).add_argument("data", "NDArray-or-Symbol", "x"))
+    return name
+
+
+def test_scopes():
+    assert not ag.is_recording() and not ag.is_training()
+    with ag.record():
+        assert ag.is_recording() and ag.is_training()
+        with ag.pause():
+            assert not ag.is_recording() and not ag.is_training()
+        with ag.predict_mode():
+            assert not ag.is_training()
+    with ag.record(train_mode=False):
+        assert ag.is_recording() and not ag.is_training()
+    with ag.train_mode():
+        assert ag.is_training() and not ag.is_recording()
+    assert ag.set_recording(True) is False
+    assert ag.set_recording(False) is True
+    assert ag.set_training(True) is False
+    ag.set_training(False)
+
+
+def test_backward_polynomial():
+    x = mx.nd.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    with ag.record():
+        y = (x * x + 2 * x - x / 2).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), 2 * np.array([1, 2, 3]) + 1.5)
+
+
+def test_broadcast_and_reduce_gradients():
+    w = mx.nd.array([[1.0, 2.0], [3.0, 4.0]])
+    b = mx.nd.array([[10.0, 20.0]])
+    w.attach_grad()
+    b.attach_grad()
+    with ag.record():
+        y = mx.nd.dot(w, w) + b
+        loss = y.mean()
+    loss.backward()
+    W = w.asnumpy()
+    g = np.full((2, 2), 0.25)
+    np.testing.assert_allclose(w.grad.asnumpy(), g @ W.T + W.T @ g, rtol=1e-6)
+    np.testing.assert_allclose(b.grad.asnumpy(), [[0.5, 0.5]])
+
+
+def test_head_grads_and_multiple_heads():
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with ag.record():
+        y1 = x * 3
+        y2 = x * x
+    ag.backward([y1, y2], [mx.nd.array([1.0, 1.0]), mx.nd.array([0.5, 2.0])])
+    np.testing.assert_allclose(x.grad.asnumpy(), [3 + 1, 3 + 8])
+    with ag.record():
+        y = x * 2
+    y.backward(mx.nd.array([10.0, 100.0]))
+    np.testing.assert_allclose(x.grad.asnumpy(), [20, 200])
+
+
+def test_grad_req_add_and_null():
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad(grad_req="add")
+    for _ in range(3):
+        with ag.record():
+            y = x * 2
+        y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [6, 6])
+    z = mx.nd.array([1.0])
+    z.attach_grad(grad_req="null")
+    with ag.record():
+        (z * 5).backward()
+    assert z.grad.asnumpy().tolist() == [0]
+
+
+def test_grad_write_overwrites():
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    for _ in range(2):
+        with ag.record():
+            y = x * 2
+        y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [2, 2])
+
+
+def test_mark_variables():
+    x = mx.nd.array([3.0])
+    g = mx.nd.zeros((1,))
+    ag.mark_variables([x], [g])
+    with ag.record():
+        y = x * x
+    y.backward()
+    assert g.asscalar() == 6 and x.grad is g
+
+
+def test_retain_graph():
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with ag.record():
+        y = x * x
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [2, 4])
+    with pytest.raises(MXNetError, match="retain_graph"):
+        y.backward()
+
+
+def test_not_recorded_raises():
+    x = mx.nd.array([1.0])
+    x.attach_grad()
+    y = x * 2
+    with pytest.raises(MXNetError, match="computational graph"):
+        y.backward()
+
+
+def test_op_without_gradient_names_the_op():
+    from opsdk import ElemwiseShape, ElemwiseType, assign, register_op
+    name = "_test_autograd_nograd"
+    if name not in {d.name for d in mx.registry.list_ops()}:
+        (register_op(name).set_num_inputs(1).set_attr("FInferShape", ElemwiseShape(1, 1))
+         .set_attr("FInferType", ElemwiseType(1, 1))
+         .set_attr("FCompute<cpu>", lambda c, i, r, o, p: assign(o[0], r[0], i[0]))
+         .add_argument("data", "NDArray-or-Symbol", "x"))
+    x = mx.nd.array([1.0])
+    x.attach_grad()
+    with ag.record():
+        y = mx.nd._internal._test_autograd_nograd(x) * 2
+    with pytest.raises(MXNetError, match=name):
+        y.backward()
+
+
+def test_grad_function_and_second_order():
+    op = getattr(mx.nd._internal, _square_op())
+    x = mx.nd.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    with ag.record():
+        y = op(x)
+        dx = ag.grad(y, x, create_graph=True)
+    np.testing.assert_allclose(dx.asnumpy(), [2, 4, 6])
+    dx.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [2, 2, 2])
+    assert x.grad is not None
+
+
+def test_grad_returns_without_touching_buffers():
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with ag.record():
+        y = x * x * 3
+    (gx,) = ag.grad([y], [x])
+    np.testing.assert_allclose(gx.asnumpy(), [6, 12])
+    assert x.grad.asnumpy().tolist() == [0, 0]
+    with pytest.raises(MXNetError, match="variable"):
+        ag.grad(y, mx.nd.ones((1,)))
+
+
+def test_indexing_and_reshape_are_recorded():
+    x = mx.nd.array([[1.0, 2.0], [3.0, 4.0]])
+    x.attach_grad()
+    with ag.record():
+        y = x[1] * 3 + x[:, 0] + x[0:1].sum() + x.reshape((4,))[0:2]
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [[4, 3], [4, 3]])
+
+
+def test_training_flag_reaches_ops():
+    seen = []
+    from opsdk import ElemwiseShape, ElemwiseType, assign, register_op
+    name = "_test_autograd_mode"
+    if name not in {d.name for d in mx.registry.list_ops()}:
+        def compute(ctx, i, r, o, p):
+            seen.append(ctx.is_train)
+            assign(o[0], r[0], i[0])
+        (register_op(name).set_num_inputs(1).set_attr("FInferShape", ElemwiseShape(1, 1))
+         .set_attr("FInferType", ElemwiseType(1, 1)).set_attr("FCompute<cpu>", compute)
+         .add_argument("data", "NDArray-or-Symbol", "x"))
+    f = getattr(mx.nd._internal, name)
+    a = mx.nd.ones((1,))
+    f(a).wait_to_read()
+    with ag.record():
+        f(a).wait_to_read()
+    with ag.record(train_mode=False):
+        f(a).wait_to_read()
+    assert seen == [False, True, False]
+
+
+def test_custom_function():
+    class Sigmoid(ag.Function):
+        def forward(self, x):
+            y = 1 / (1 + mx.nd.exp(-x))
+            self.save_for_backward(y)
+            return y
+
+        def backward(self, dy):
+            (y,) = self.saved_tensors
+            return dy * y * (1 - y)
+
+    x = mx.nd.array([0.0, 1.0, -2.0])
+    x.attach_grad()
+    with ag.record():
+        z = Sigmoid()(x) * 2
+    z.backward()
+    s = 1 / (1 + np.exp(-np.array([0.0, 1.0, -2.0])))
+    np.testing.assert_allclose(x.grad.asnumpy(), 2 * s * (1 - s), rtol=1e-6)
+
+
+def test_custom_function_wrong_gradient_count():
+    class Bad(ag.Function):
+        def forward(self, a, b):
+            return a + b
+
+        def backward(self, dy):
+            return dy
+
+    a, b = mx.nd.ones((1,)), mx.nd.ones((1,))
+    a.attach_grad()
+    b.attach_grad()
+    with ag.record():
+        y = Bad()(a, b)
+    with pytest.raises(MXNetError, match="Bad.backward"):
+        y.backward()
+
+
+def test_detach_stops_gradients():
+    x = mx.nd.array([2.0])
+    x.attach_grad()
+    with ag.record():
+        y = x * x.detach()
+    y.backward()
+    assert x.grad.asscalar() == 2
+
+
+def test_unused_branch_and_constants():
+    x = mx.nd.array([1.0, 2.0])
+    c = mx.nd.array([5.0, 6.0])
+    x.attach_grad()
+    with ag.record():
+        unused = x * 100
+        y = (x * c).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [5, 6])
+    del unused
+
+
+def test_copy_and_astype_are_recorded():
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with ag.record():
+        y = x.copy() * 2 + x.astype("float64").astype("float32")
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [3, 3])
+
+
+def test_gradient_buffers_stay_distinct_and_identical_objects():
+    a, b = mx.nd.array([1.0, 2.0]), mx.nd.array([3.0, 4.0])
+    a.attach_grad()
+    b.attach_grad()
+    ga, gb = a.grad, b.grad
+    with ag.record():
+        y = mx.nd.elemwise_add(a, b) * 2     # the same gradient flows to a and b
+    y.backward()
+    assert a.grad is ga and b.grad is gb
+    ga[:] = 0
+    assert gb.asnumpy().tolist() == [2, 2] and a.grad.asnumpy().tolist() == [0, 0]
+    with ag.record():
+        z = (a * b).sum()
+    z.backward()
+    assert ga.asnumpy().tolist() == [3, 4] and gb.asnumpy().tolist() == [1, 2]
+
+
+def test_inplace_on_recorded_arrays_is_refused():
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with ag.record():
+        y = x * 2
+        with pytest.raises(MXNetError, match="computational graph"):
+            y += 1
+        with pytest.raises(MXNetError, match="computational graph"):
+            x[0] = 5
+        free = mx.nd.ones((2,))
+        free += 1                      # arrays outside the graph may still be updated
+    y.backward()
+    y += 1                             # graph freed by backward: allowed again
+    assert y.asnumpy().tolist() == [3, 5] and free.asnumpy().tolist() == [2, 2]

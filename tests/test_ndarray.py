@@ -1,0 +1,267 @@
+"""NDArray: creation, properties, copies, contexts, memory, async errors, interop, invoke."""
+
+import gc
+import inspect
+import pickle
+
+import numpy as np
+import pytest
+
+import mxnext as mx
+from mxnext import storage
+from mxnext.base import MXNetError, ParamError, ShapeError
+
+
+def test_creation_functions():
+    assert mx.nd.zeros((2, 3)).asnumpy().tolist() == [[0, 0, 0], [0, 0, 0]]
+    assert mx.nd.ones(3).shape == (3,)
+    assert mx.nd.full((2,), 7).asnumpy().tolist() == [7, 7]
+    assert mx.nd.empty((4, 1)).shape == (4, 1)
+    np.testing.assert_array_equal(mx.nd.arange(5).asnumpy(), np.arange(5, dtype=np.float32))
+    np.testing.assert_array_equal(mx.nd.arange(1, 7, 2, repeat=2).asnumpy(), [1, 1, 3, 3, 5, 5])
+    np.testing.assert_array_equal(mx.nd.eye(3, k=1).asnumpy(), np.eye(3, k=1))
+    np.testing.assert_allclose(mx.nd.linspace(0, 1, 5).asnumpy(), np.linspace(0, 1, 5))
+    assert mx.nd.zeros((2,), dtype="int32").dtype == np.int32
+
+
+def test_array_dtypes_follow_mxnet():
+    assert mx.nd.array([1, 2]).dtype == np.float32
+    assert mx.nd.array(np.arange(3)).dtype == np.float32      # MXNet: float32 unless given
+    assert mx.nd.array(np.arange(3), dtype="int64").dtype == np.int64
+    src = mx.nd.array([1, 2], dtype="float64")
+    assert mx.nd.array(src).dtype == np.float64
+    assert mx.nd.array(5).shape == (1,)
+
+
+def test_properties():
+    a = mx.nd.array(np.arange(6).reshape(2, 3))
+    assert a.shape == (2, 3) and a.size == 6 and a.ndim == 2
+    assert a.context == mx.cpu(0) and a.ctx == mx.cpu(0)
+    assert a.stype == "default" and a.tostype("default") is a
+    assert a.dtype is np.float32
+    assert a.T.shape == (3, 2)
+    np.testing.assert_array_equal(a.T.asnumpy(), np.arange(6).reshape(2, 3).T)
+    assert len(a) == 2
+    assert [r.asnumpy().tolist() for r in a] == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_repr_like_mxnet():
+    assert repr(mx.nd.array([[1, 2]])) == "\n[[1. 2.]]\n<NDArray 1x2 @cpu(0)>"
+    assert repr(mx.nd.array([5])) == "\n[5.]\n<NDArray 1 @cpu(0)>"
+
+
+def test_scalars_and_bool():
+    a = mx.nd.array([3.5])
+    assert a.asscalar() == np.float32(3.5) and a.item() == 3.5
+    assert bool(a) and not bool(mx.nd.array([0])) and not bool(mx.nd.zeros((0,)))
+    with pytest.raises(ValueError, match="not a scalar"):
+        mx.nd.array([1, 2]).asscalar()
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(mx.nd.array([1, 2]))
+
+
+def test_copies_and_astype():
+    a = mx.nd.array([1.5, 2.5])
+    b = a.copy()
+    b += 1
+    assert a.asnumpy().tolist() == [1.5, 2.5] and b.asnumpy().tolist() == [2.5, 3.5]
+    c = mx.nd.zeros((2,))
+    assert a.copyto(c) is c and c.asnumpy().tolist() == [1.5, 2.5]
+    assert a.astype("int32").asnumpy().tolist() == [1, 2]
+    assert a.astype("float32", copy=False) is a
+    assert a.as_in_context(mx.cpu(0)) is a
+    with pytest.raises(MXNetError, match="shape"):
+        a.copyto(mx.nd.zeros((3,)))
+
+
+def test_contexts_are_distinct_devices():
+    a = mx.nd.array([1, 2], ctx=mx.cpu(0))
+    b = a.copyto(mx.cpu(1))
+    assert b.context == mx.cpu(1)
+    b += 1
+    assert a.asnumpy().tolist() == [1, 2] and b.asnumpy().tolist() == [2, 3]
+    with pytest.raises(MXNetError, match="broadcast_add.*cpu\\(0\\).*cpu\\(1\\)"):
+        a + b
+    assert (a + b.as_in_context(mx.cpu(0))).asnumpy().tolist() == [3, 5]
+    with mx.cpu(3):
+        assert mx.nd.zeros((1,)).context == mx.cpu(3)
+
+
+def test_memory_returns_to_pool():
+    ctx = mx.cpu(7)
+    mx.nd.waitall()
+    before = storage.stats(ctx)["in_use"] if True else 0
+    a = mx.nd.ones((1000,), ctx=ctx)
+    v = a[2:5]                       # a view keeps the chunk alive
+    del a
+    gc.collect()
+    mx.nd.waitall()
+    assert storage.stats(ctx)["in_use"] > before
+    assert v.asnumpy().tolist() == [1, 1, 1]
+    del v
+    gc.collect()
+    mx.nd.waitall()
+    assert storage.stats(ctx)["in_use"] == before
+
+
+def test_async_error_surfaces_at_read():
+    a = mx.nd.ones((2, 3))
+    out = mx.nd.take(a, mx.nd.array([5]), mode="raise")     # fails inside the engine
+    with pytest.raises(MXNetError, match="take"):
+        out.asnumpy()
+    mx.nd.waitall()                  # the error was raised once
+    assert (a + 1).asnumpy().sum() == 12   # the engine stays usable
+
+
+def test_waitall_raises_stored_error():
+    a = mx.nd.ones((2, 3))
+    mx.nd.take(a, mx.nd.array([9]), mode="raise")
+    with pytest.raises(MXNetError):
+        mx.nd.waitall()
+
+
+def test_numpy_and_dlpack_interop():
+    a = mx.nd.array([[1, 2], [3, 4]])
+    assert np.asarray(a).tolist() == [[1, 2], [3, 4]]
+    host = np.arange(4, dtype=np.float32)
+    z = mx.nd.from_numpy(host, zero_copy=True)
+    host[0] = 42
+    assert z.asnumpy()[0] == 42
+    c = mx.nd.from_numpy(host, zero_copy=False)
+    host[1] = 43
+    assert c.asnumpy()[1] == 1
+    back = np.from_dlpack(a)
+    assert back.tolist() == [[1, 2], [3, 4]]
+    d = mx.nd.from_dlpack(np.arange(3.0))
+    assert d.dtype == np.float64 and d.asnumpy().tolist() == [0, 1, 2]
+
+
+def test_pickle_is_refused():
+    with pytest.raises(MXNetError, match="pickle"):
+        pickle.dumps(mx.nd.ones((1,)))
+
+
+def test_generated_functions_have_signature_and_doc():
+    sig = inspect.signature(mx.nd.clip)
+    assert list(sig.parameters)[:3] == ["data", "a_min", "a_max"]
+    assert "a_min" in mx.nd.clip.__doc__ and "Minimum" in mx.nd.clip.__doc__
+    sig = inspect.signature(mx.nd.add_n)
+    assert next(iter(sig.parameters.values())).kind is inspect.Parameter.VAR_POSITIONAL
+    assert mx.nd.clip(mx.nd.array([-1, 5]), 0, 2).asnumpy().tolist() == [0, 2]
+    assert mx.nd.add_n(mx.nd.ones(2), mx.nd.ones(2), mx.nd.ones(2)).asnumpy().tolist() == [3, 3]
+    assert mx.nd._internal._plus_scalar(mx.nd.ones(1), scalar=2).asscalar() == 3
+    assert mx.nd.op.broadcast_add is mx.nd.op.broadcast_add
+    assert mx.nd.reshape(mx.nd.ones((2, 2)), shape=(4,)).shape == (4,)   # alias
+
+
+def test_generated_function_errors():
+    with pytest.raises(ParamError, match="clip.*a_mni"):
+        mx.nd.clip(mx.nd.ones(2), a_mni=0, a_max=1)
+    with pytest.raises(ShapeError):
+        mx.nd.elemwise_add(mx.nd.ones(2), mx.nd.ones(3))
+    with pytest.raises(MXNetError, match="elemwise_add.*input"):
+        mx.nd.elemwise_add(mx.nd.ones(2))
+    with pytest.raises(AttributeError):
+        mx.nd.no_such_operator_anywhere
+
+
+def test_out_argument():
+    a = mx.nd.array([1, 2])
+    out = mx.nd.zeros((2,))
+    r = mx.nd.elemwise_add(a, a, out=out)
+    assert r is out and out.asnumpy().tolist() == [2, 4]
+    with pytest.raises(ShapeError, match="out"):
+        mx.nd.elemwise_add(a, a, out=mx.nd.zeros((3,)))
+
+
+def test_ops_registered_later_appear():
+    from opsdk import ElemwiseShape, ElemwiseType, assign, register_op
+    name = "_test_ndarray_late_twice"
+    (register_op(name).describe("Doubles.").set_num_inputs(1)
+     .set_attr("FInferShape", ElemwiseShape(1, 1)).set_attr("FInferType", ElemwiseType(1, 1))
+     .set_attr("FCompute<cpu>", lambda ctx, i, req, o, p: assign(o[0], req[0], i[0] * 2))
+     .add_argument("data", "NDArray-or-Symbol", "input"))
+    assert mx.nd._internal._test_ndarray_late_twice(mx.nd.ones(2)).asnumpy().tolist() == [2, 2]
+    assert name in dir(mx.nd)
+
+
+def test_random_samplers():
+    mx.random.seed(3)
+    a = mx.nd.random.uniform(2, 3, shape=(100,))
+    mx.random.seed(3)
+    b = mx.nd.random.uniform(2, 3, shape=(100,))
+    assert a.shape == (100,) and (a.asnumpy() == b.asnumpy()).all()
+    assert 2 <= a.asnumpy().min() and a.asnumpy().max() < 3
+    n = mx.nd.random.normal(0, 1, shape=(2, 3))
+    assert n.shape == (2, 3) and n.dtype == np.float32
+    r = mx.nd.random.randint(0, 5, shape=(50,))
+    assert set(np.unique(r.asnumpy())) <= set(range(5))
+    assert mx.random.uniform(shape=(3,)).shape == (3,)
+
+
+def test_concatenate():
+    r = mx.nd.concatenate([mx.nd.ones((1, 2)), mx.nd.zeros((2, 2))])
+    assert r.asnumpy().tolist() == [[1, 1], [0, 0], [0, 0]]
+
+
+def test_methods_delegate_to_ops():
+    a = mx.nd.array([[1, 2], [3, 4]])
+    assert a.sum().asscalar() == 10
+    assert a.sum(axis=1).asnumpy().tolist() == [3, 7]
+    assert a.mean().asscalar() == 2.5
+    assert a.max(axis=0).asnumpy().tolist() == [3, 4]
+    assert a.argmax(axis=1).asnumpy().tolist() == [1, 1]
+    assert a.flatten().shape == (2, 2)
+    assert a.expand_dims(0).shape == (1, 2, 2)
+    assert a[0:1].broadcast_to((3, 2)).asnumpy().tolist() == [[1, 2]] * 3
+    assert a.reshape((4,)).shape == (4,) and a.reshape(-1, 1).shape == (4, 1)
+    assert a.reshape((0, -1)).shape == (2, 2)
+    assert a.reshape((-3,)).shape == (4,)
+    assert a.transpose().asnumpy().tolist() == [[1, 3], [2, 4]]
+    with pytest.raises(MXNetError):
+        a.reshape((3,))
+
+
+def test_reshape_is_a_view():
+    a = mx.nd.zeros((2, 3))
+    r = a.reshape((6,))
+    r[:] = 5
+    assert a.asnumpy().sum() == 30
+
+
+def test_engine_orders_writes_and_reads():
+    a = mx.nd.zeros((64, 64))
+    for _ in range(50):
+        a += 1
+    b = a * 2
+    a += 1000
+    assert b.asnumpy()[0, 0] == 100 and a.asnumpy()[0, 0] == 1050
+
+
+def test_req_passed_to_kernels():
+    from opsdk import ElemwiseShape, ElemwiseType, OpReqType, assign, register_op
+    seen = []
+    name = "_test_ndarray_req"
+
+    def compute(ctx, i, req, o, p):
+        seen.append(req[0])
+        assign(o[0], req[0], i[0] + 1)
+    (register_op(name).set_num_inputs(1).set_attr("FInferShape", ElemwiseShape(1, 1))
+     .set_attr("FInferType", ElemwiseType(1, 1)).set_attr("FInplaceOption", lambda p: [(0, 0)])
+     .set_attr("FCompute<cpu>", compute).add_argument("data", "NDArray-or-Symbol", "x"))
+    f = getattr(mx.nd._internal, name)
+    a = mx.nd.zeros((2,))
+    f(a)
+    f(a, out=a)
+    f(a, out=mx.nd.zeros((2,)))
+    mx.nd.waitall()
+    assert seen == [OpReqType.WRITE_TO, OpReqType.WRITE_INPLACE, OpReqType.WRITE_TO]
+    assert a.asnumpy().tolist() == [1, 1]
+
+
+def test_ops_without_inputs_follow_the_current_context():
+    z = mx.nd._internal._zeros(shape=(2,))
+    with mx.cpu(4):
+        w = mx.nd._internal._zeros(shape=(2,))
+    assert z.context == mx.cpu(0) and w.context == mx.cpu(4)
+    assert mx.nd._internal._ones(shape=(1,), ctx="cpu(5)").context == mx.cpu(5)

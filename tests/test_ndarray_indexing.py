@@ -1,0 +1,100 @@
+"""NDArray indexing: views where MXNet shares memory, copies elsewhere, advanced indexing,
+assignment with scalars/arrays/broadcasting."""
+
+import numpy as np
+import pytest
+
+import mxnext as mx
+
+X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+
+
+def nd():
+    return mx.nd.array(X)
+
+
+@pytest.mark.parametrize("key", [
+    0, 1, -1, slice(0, 1), slice(None), (1, 2), (0, slice(1, 3)), (slice(None), 1),
+    (1, slice(None), 2), (slice(None), slice(None, None, 2)), (Ellipsis, 1),
+    (slice(None, None, -1),), (None, 0), (slice(0, 5),), (1, 2, 3)])
+def test_basic_indexing_matches_numpy(key):
+    want = X[key]
+    got = nd()[key]
+    assert isinstance(got, mx.nd.NDArray)
+    assert got.shape == (want.shape or (1,))
+    np.testing.assert_array_equal(got.asnumpy(), want.reshape(got.shape))
+
+
+def test_int_index_of_1d_gives_shape_1():
+    a = mx.nd.array([1, 2, 3])
+    assert a[0].shape == (1,) and a[-1].asscalar() == 3
+
+
+def test_first_axis_views_share_memory():
+    a = nd()
+    v = a[1]
+    s = a[0:1]
+    v[:] = 0
+    s[:] = -1
+    got = a.asnumpy()
+    assert (got[1] == 0).all() and (got[0] == -1).all()
+
+
+def test_other_slices_are_copies():
+    a = nd()
+    c = a[:, 1]
+    c[:] = 100
+    assert a.asnumpy().max() == 23
+
+
+def test_out_of_range_index():
+    with pytest.raises(IndexError):
+        nd()[2]
+
+
+@pytest.mark.parametrize("idx", [[1, 0], np.array([1, 1, 0])])
+def test_advanced_indexing_by_list_and_numpy(idx):
+    np.testing.assert_array_equal(nd()[idx].asnumpy(), X[np.asarray(idx)])
+
+
+def test_advanced_indexing_by_ndarray():
+    a = mx.nd.array([[1, 2], [3, 4], [5, 6]])
+    idx = mx.nd.array([2, 0])
+    assert a[idx].asnumpy().tolist() == [[5, 6], [1, 2]]
+    assert a[(idx, mx.nd.array([1, 0]))].asnumpy().tolist() == [6, 1]
+
+
+def test_setitem_scalars_arrays_broadcasting():
+    a = nd()
+    a[0] = 1
+    a[1, 2] = mx.nd.array([7, 8, 9, 10])
+    a[1, 0:2] = mx.nd.array([[5], [6]])           # broadcast along the last axis
+    a[:, :, 3] = np.full((2, 3), -2)
+    want = X.copy()
+    want[0] = 1
+    want[1, 2] = [7, 8, 9, 10]
+    want[1, 0:2] = [[5], [6]]
+    want[:, :, 3] = -2
+    np.testing.assert_array_equal(a.asnumpy(), want)
+
+
+def test_setitem_whole_and_by_index_array():
+    a = mx.nd.zeros((4,))
+    a[:] = 3
+    a[mx.nd.array([0, 2])] = 9
+    assert a.asnumpy().tolist() == [9, 3, 9, 3]
+
+
+def test_setitem_is_ordered_with_other_ops():
+    a = mx.nd.zeros((2, 2))
+    b = a + 1            # reads a before the write below
+    a[0] = 5
+    c = a + 1
+    assert b.asnumpy().tolist() == [[1, 1], [1, 1]]
+    assert c.asnumpy().tolist() == [[6, 6], [1, 1]]
+
+
+def test_setitem_from_other_context():
+    a = mx.nd.zeros((2,), ctx=mx.cpu(0))
+    a[:] = mx.nd.array([1, 2], ctx=mx.cpu(2))
+    assert a.asnumpy().tolist() == [1, 2]

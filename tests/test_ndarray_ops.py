@@ -1,0 +1,84 @@
+"""Python operators on NDArray: MXNet's broadcasting and scalar rules, in-place forms."""
+
+import operator
+
+import numpy as np
+import pytest
+
+import mxnext as mx
+from mxnext.base import MXNetError
+
+A = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32)
+B = np.array([[2.0], [3.0]], dtype=np.float32)
+
+
+@pytest.mark.parametrize("op", [operator.add, operator.sub, operator.mul, operator.truediv,
+                                operator.mod, operator.pow])
+def test_binary_broadcasting_and_scalars(op):
+    a, b = mx.nd.array(A), mx.nd.array(B)
+    np.testing.assert_allclose(op(a, b).asnumpy(), op(A, B), rtol=1e-5)
+    np.testing.assert_allclose(op(a, 2).asnumpy(), op(A, np.float32(2)), rtol=1e-5)
+    np.testing.assert_allclose(op(3, a).asnumpy(), op(np.float32(3), A), rtol=1e-5)
+    np.testing.assert_allclose(op(a, 2.5).asnumpy(), op(A, np.float32(2.5)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("op", [operator.eq, operator.ne, operator.gt, operator.ge,
+                                operator.lt, operator.le])
+def test_comparisons_give_float_masks(op):
+    a = mx.nd.array(A)
+    r = op(a, 3)
+    assert r.dtype == np.float32
+    np.testing.assert_array_equal(r.asnumpy(), op(A, 3).astype(np.float32))
+    np.testing.assert_array_equal(op(3, a).asnumpy(), op(np.float32(3), A).astype(np.float32))
+    np.testing.assert_array_equal(op(a, mx.nd.array(B)).asnumpy(), op(A, B).astype(np.float32))
+
+
+def test_inplace_forms_mutate_the_array():
+    a = mx.nd.array(A)
+    same = a
+    a += 1
+    a *= 2
+    a -= mx.nd.array(B)
+    a /= 2
+    a **= 1
+    a %= 100
+    assert a is same
+    np.testing.assert_allclose(a.asnumpy(), ((A + 1) * 2 - B) / 2 % 100, rtol=1e-6)
+
+
+def test_inplace_through_a_view_changes_the_base():
+    a = mx.nd.zeros((3, 2))
+    row = a[1]
+    row += 5
+    assert a.asnumpy().tolist() == [[0, 0], [5, 5], [0, 0]]
+
+
+def test_unary_minus_abs_matmul():
+    a = mx.nd.array(A)
+    np.testing.assert_array_equal((-a).asnumpy(), -A)
+    np.testing.assert_array_equal(abs(mx.nd.array(-A)).asnumpy(), A)
+    np.testing.assert_allclose((a @ mx.nd.array(A.T)).asnumpy(), A @ A.T)
+    assert (+a) is a
+
+
+def test_integer_arrays_keep_their_dtype_with_scalars():
+    a = mx.nd.array([1, 2, 3], dtype="int32")
+    r = a + 1.5
+    assert r.dtype == np.int32
+
+
+def test_numpy_operand_is_converted():
+    a = mx.nd.array(A)
+    r = a + np.ones((2, 3), dtype=np.float32)
+    assert isinstance(r, mx.nd.NDArray)
+    np.testing.assert_array_equal(r.asnumpy(), A + 1)
+
+
+def test_incompatible_shapes_raise():
+    with pytest.raises(MXNetError, match="broadcast_add"):
+        mx.nd.ones((2, 3)) + mx.nd.ones((4, 3))
+
+
+def test_unsupported_operand_type():
+    with pytest.raises(TypeError):
+        mx.nd.ones((2,)) + "x"
