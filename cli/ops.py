@@ -1,0 +1,169 @@
+"""``mxnext ops list`` and ``mxnext ops show``."""
+
+from __future__ import annotations
+
+import re
+
+import click
+
+from . import _opinfo
+from ._table import emit_json, heading, table
+
+__all__ = ["ops"]
+
+
+@click.group()
+def ops():
+    """List and inspect registered operators."""
+
+
+def _lookup(name: str):
+    """The op named (or aliased) ``name``; a usage error with the closest matches if none."""
+    from mxnext import registry
+    from mxnext.base import OpNotFound, did_you_mean
+    try:
+        return registry.get(name)
+    except OpNotFound:
+        known = [n for op in registry.list_ops() for n in (op.name, *op.aliases)]
+        raise click.UsageError(f"unknown operator {name!r}{did_you_mean(name, known)}; "
+                               f"'mxnext ops list' shows all {len(registry.list_ops())}") from None
+
+
+def _plugin_names():
+    from mxnext import plugins, registry
+    return {p.name for p in plugins.report()} | {op.provider for op in registry.list_ops()}
+
+
+@ops.command("list")
+@click.option("--plugin", "plugin", metavar="NAME",
+              help="Only ops this plugin defines or adds an attribute (e.g. a kernel) to.")
+@click.option("--device", metavar="cpu|gpu", help="Only ops with a compute function for this device.")
+@click.option("--grep", "pattern", metavar="PATTERN",
+              help="Only ops whose name or an alias matches this regular expression (any case).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
+def list_ops(plugin, device, pattern, as_json):
+    """Every registered op: plugin, aliases, input/output counts, devices with compute."""
+    from mxnext import device as devices
+    from mxnext import registry
+    from mxnext.base import did_you_mean
+
+    if plugin is not None and plugin not in (names := _plugin_names()):
+        raise click.BadParameter(f"no plugin named {plugin!r}{did_you_mean(plugin, names)}",
+                                 param_hint="--plugin")
+    ops_ = registry.list_ops()
+    if device is not None:
+        known = {"cpu", "gpu"} | set(devices.available()) | {
+            d for op in ops_ for d in _opinfo.devices_of(op)}
+        if device not in known:
+            raise click.BadParameter(f"unknown device type {device!r}{did_you_mean(device, known)}; "
+                                     f"known: {', '.join(sorted(known))}", param_hint="--device")
+    try:
+        rx = re.compile(pattern, re.IGNORECASE) if pattern is not None else None
+    except re.error as e:
+        raise click.BadParameter(f"not a regular expression: {e}", param_hint="--grep") from None
+
+    rows = []
+    for op in ops_:
+        if plugin is not None and op.provider != plugin and all(
+                e.provider != plugin for e in op.attrs.values()):
+            continue
+        if device is not None and f"FCompute<{device}>" not in op.attrs:
+            continue
+        if rx is not None and not any(rx.search(n) for n in (op.name, *op.aliases)):
+            continue
+        rows.append(_opinfo.summary(op))
+
+    if as_json:
+        emit_json(rows)
+        return
+    table(["NAME", "PLUGIN", "ALIASES", "IN", "OUT", "DEVICES"],
+          [[r["name"], r["plugin"] or "-", ", ".join(r["aliases"]) or "-",
+            _count(r["num_inputs"]), _count(r["num_outputs"]), ", ".join(r["devices"]) or "-"]
+           for r in rows])
+    click.echo(f"{len(rows)} op{'s' if len(rows) != 1 else ''}")
+
+
+def _count(n):
+    return "var" if n is None else str(n)
+
+
+@ops.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+def show(name, as_json):
+    """Everything about one op (NAME may be an alias)."""
+    import mxnext
+    op = _lookup(name)
+    nd = getattr(getattr(mxnext, "nd", None), op.name, None)
+    sym = getattr(getattr(mxnext, "sym", None), op.name, None)
+    d = _opinfo.details(op, nd, sym)
+    if as_json:
+        emit_json(d)
+        return
+    _print_details(d, name)
+
+
+def _print_details(d, asked):
+    title = click.style(d["name"], bold=True)
+    extra = f" (alias {asked!r})" if asked != d["name"] else ""
+    click.echo(f"{title}{extra}  from plugin {d['plugin'] or '-'}")
+    if d["aliases"]:
+        click.echo(f"aliases: {', '.join(d['aliases'])}")
+    if d["description"]:
+        click.echo("")
+        for line in d["description"].strip().splitlines():
+            click.echo(f"  {line}")
+
+    click.echo("")
+    heading("Inputs" + (f" (variadic: count from parameter {d['variadic_inputs']!r})"
+                        if d["variadic_inputs"] else ""))
+    if d["inputs"]:
+        table(["NAME", "TYPE", "DESCRIPTION"],
+              [[a["name"], a["type"], a["description"]] for a in d["inputs"]], indent=2)
+    else:
+        click.echo(f"  {', '.join(d['input_names'] or []) or 'none'}")
+    heading("Outputs")
+    click.echo("  " + (", ".join(d["output_names"]) if d["output_names"]
+                       else f"{_count(d['num_outputs'])} (depends on parameters)"))
+
+    heading("Parameters")
+    if d["params"]:
+        table(["NAME", "TYPE", "DEFAULT", "ALLOWED", "DESCRIPTION"],
+              [[p["name"], p["type"], "required" if p["required"] else _default(p["default"]),
+                _allowed(p), p["description"]] for p in d["params"]], indent=2)
+    else:
+        click.echo("  none")
+
+    heading("Attributes")
+    table(["KEY", "PLEVEL", "PLUGIN"], [[a["key"], a["plevel"], a["provider"] or "-"]
+                                        for a in d["attrs"]], indent=2)
+
+    click.echo("")
+    click.echo(f"devices:    {', '.join(d['devices']) or 'none'}")
+    click.echo(f"gradient:   {'yes' if d['gradient'] else 'no'}")
+    inplace = d["inplace"]
+    has_inplace = any(a["key"] == "FInplaceOption" for a in d["attrs"])
+    click.echo("in-place:   " + (", ".join(f"input {i} -> output {o}" for i, o in inplace)
+                                 if inplace else "depends on parameters"
+                                 if inplace is None and has_inplace else "none"))
+    click.echo(f"resources:  {', '.join(d['resources']) or 'none'}")
+    if d["mutate_inputs"]:
+        click.echo(f"mutates inputs: {', '.join(map(str, d['mutate_inputs']))}")
+    click.echo("")
+    heading("Call")
+    click.echo(f"  {d['signature']['nd']}")
+    click.echo(f"  {d['signature']['sym']}")
+
+
+def _default(v) -> str:
+    return repr(tuple(v)) if isinstance(v, list) else repr(v)  # JSON made tuples lists
+
+
+def _allowed(p) -> str:
+    parts = []
+    if p["enum"]:
+        parts.append("{" + ", ".join(map(repr, p["enum"])) + "}")
+    for key, sym in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+        if p["bounds"] and key in p["bounds"]:
+            parts.append(f"{sym} {p['bounds'][key]}")
+    return ", ".join(parts) or "-"

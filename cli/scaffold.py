@@ -1,0 +1,156 @@
+"""``mxnext new plugin`` and ``mxnext new op``: generate a plugin package or add an op to one.
+
+Nothing is ever overwritten: every target path is checked before the first
+file is written, so a refused run leaves the tree as it was.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.resources
+import keyword
+import re
+import string
+import tomllib
+from pathlib import Path
+
+import click
+
+__all__ = ["new"]
+
+STYLES = ("nnvm", "simple", "property")
+_PLUGIN_NAME = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
+
+
+@click.group()
+def new():
+    """Scaffold a plugin package or an op."""
+
+
+def _render(template: str, **subst) -> str:
+    text = importlib.resources.files("mxnext_cli.templates").joinpath(template).read_text()
+    return string.Template(text).substitute(subst)
+
+
+def _check_op_name(name: str, force: bool) -> None:
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise click.BadParameter(f"{name!r} is not a Python identifier; an op name must be one "
+                                 f"so that mx.nd.{name} can exist", param_hint="NAME")
+    if name.startswith("_"):
+        raise click.BadParameter(f"{name!r} starts with '_', which marks internal ops "
+                                 f"(such as _backward_*); choose a public name", param_hint="NAME")
+    if force:
+        return
+    from mxnext import registry
+    from mxnext.base import OpNotFound
+    for taken in (name, f"_backward_{name}"):
+        try:
+            op = registry.get(taken)
+        except OpNotFound:
+            continue
+        raise click.BadParameter(f"op {taken!r} already exists (defined by plugin "
+                                 f"{op.provider!r}); choose another name or pass --force",
+                                 param_hint="NAME")
+
+
+def _write_all(files: dict[Path, str]) -> None:
+    existing = [p for p in files if p.exists()]
+    if existing:
+        raise click.ClickException(
+            "refusing to overwrite existing files (nothing was written):\n"
+            + "\n".join(f"  {p}" for p in existing))
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        click.echo(f"  created {path}")
+
+
+def _op_files(op: str, style: str, ops_dir: Path, tests_dir: Path) -> dict[Path, str]:
+    subst = {"op": op, "Op": "".join(p.capitalize() for p in op.split("_"))}
+    return {ops_dir / f"{op}.py": _render(f"op_{style}.py.tmpl", **subst),
+            tests_dir / f"test_{op}.py": _render("op_test.py.tmpl", **subst)}
+
+
+@new.command("plugin")
+@click.argument("name")
+@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory to create the package in (default: ./mxnext-NAME).")
+@click.option("--op", "op", metavar="OP", help="Name of the first op (default: NAME_square).")
+@click.option("--style", type=click.Choice(STYLES), default="nnvm", show_default=True,
+              help="How the first op is written.")
+@click.option("--force", is_flag=True,
+              help="Allow an op or plugin name that is already registered or installed.")
+def new_plugin(name, directory, op, style, force):
+    """Generate the plugin package NAME (distribution mxnext-NAME): pyproject with the
+    entry point, src layout, one op, conformance and reference tests, README."""
+    if not _PLUGIN_NAME.match(name) or keyword.iskeyword(name.replace("-", "_")):
+        raise click.BadParameter(f"{name!r} is not a valid plugin name: use lowercase letters "
+                                 f"and digits, words joined by '-' or '_' (e.g. 'my-ops')",
+                                 param_hint="NAME")
+    package = "mxnext_" + name.replace("-", "_")
+    installed = {ep.name for ep in importlib.metadata.entry_points(group="mxnext")}
+    if name in installed and not force:
+        raise click.BadParameter(f"a plugin named {name!r} is already installed; choose "
+                                 f"another name or pass --force", param_hint="NAME")
+    op = op or f"{name.replace('-', '_')}_square"
+    _check_op_name(op, force)
+    root = directory or Path(f"mxnext-{name}")
+    src = root / "src" / package
+    subst = {"plugin": name, "package": package, "dist": f"mxnext-{name}", "op": op,
+             "mxnext_version": importlib.metadata.version("mxnext")}
+    files = {
+        root / "pyproject.toml": _render("plugin_pyproject.toml.tmpl", **subst),
+        root / "README.md": _render("plugin_README.md.tmpl", **subst),
+        src / "__init__.py": _render("plugin_init.py.tmpl", **subst),
+        src / "plugin.py": _render("plugin_plugin.py.tmpl", **subst),
+        src / "ops" / "__init__.py": _render("plugin_ops_init.py.tmpl", **subst),
+        root / "tests" / "test_conformance.py": _render("plugin_test_conformance.py.tmpl", **subst),
+    }
+    files.update(_op_files(op, style, src / "ops", root / "tests"))
+    click.echo(f"Creating plugin {name!r} (distribution mxnext-{name}) in {root}")
+    _write_all(files)
+    click.echo(f"\nNext: pip install -e '{root}[test]'  (or: mxnext install -e {root})\n"
+               f"      pytest {root / 'tests'}\n      mxnext ops show {op}")
+
+
+def _plugin_package(plugin_dir: Path) -> tuple[str, Path]:
+    """``(plugin name, package dir)`` of the plugin whose pyproject is in ``plugin_dir``."""
+    pyproject = plugin_dir / "pyproject.toml"
+    if not pyproject.is_file():
+        raise click.BadParameter(f"no pyproject.toml in {plugin_dir}", param_hint="--plugin")
+    meta = tomllib.loads(pyproject.read_text())
+    eps = meta.get("project", {}).get("entry-points", {}).get("mxnext", {})
+    if len(eps) != 1:
+        raise click.BadParameter(f"{pyproject} must declare exactly one entry point in "
+                                 f"[project.entry-points.mxnext]; found {len(eps)}",
+                                 param_hint="--plugin")
+    (name, target), = eps.items()
+    package = target.split(":")[0].split(".")[0]
+    for candidate in (plugin_dir / "src" / package, plugin_dir / package):
+        if (candidate / "__init__.py").is_file():
+            return name, candidate
+    raise click.BadParameter(f"package {package!r} (from entry point {name} = {target!r}) not "
+                             f"found under {plugin_dir}/src or {plugin_dir}", param_hint="--plugin")
+
+
+@new.command("op")
+@click.argument("name")
+@click.option("--style", type=click.Choice(STYLES), required=True,
+              help="nnvm: the registry builder; simple: SimpleOp; property: OperatorProperty.")
+@click.option("--plugin", "plugin_dir", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              default=".", show_default=True, help="The plugin package directory to add to.")
+@click.option("--force", is_flag=True, help="Allow a name that is already a registered op.")
+def new_op(name, style, plugin_dir, force):
+    """Add the op NAME (module and test) to an existing plugin package."""
+    _check_op_name(name, force)
+    plugin, package_dir = _plugin_package(plugin_dir)
+    ops_dir = package_dir / "ops"
+    auto = (ops_dir / "__init__.py").is_file()
+    files = _op_files(name, style, ops_dir if auto else package_dir, plugin_dir / "tests")
+    click.echo(f"Adding op {name!r} ({style} style) to plugin {plugin!r}")
+    _write_all(files)
+    if not auto:
+        click.echo(f"\nNote: {package_dir.name} has no ops/ package, so import the new module "
+                   f"from the plugin's mxnext_register_ops hook:  from . import {name}")
+    click.echo("\nReinstall the plugin if it is not installed editable, then: "
+               f"mxnext ops show {name}")

@@ -1,0 +1,1 @@
+"""Templates ``mxnext new`` fills in (``string.Template`` syntax, ``.tmpl`` files)."""
