@@ -1,0 +1,237 @@
+"""Imperative speed, side by side: mxnext vs MXNet 1.9.1 vs hand-written numpy.
+
+Run from the repo root, with OpenBLAS's processor overrides removed for every side alike
+(they slow a current OpenBLAS; see the environment notes)::
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python bench/ndarray.py
+
+Options: ``--n 10000`` tiny ops, ``--steps 20`` MLP steps, ``--repeats 3`` (best kept),
+``--mxnet-python /opt/mxnet-ref/bin/python``. Each side runs in its own fresh interpreter
+(this file with ``--side mxnext|mxnet|numpy``), with the same environment:
+
+- ``chain``: ``a += 1`` on a 1-element array, n times, then ``waitall``; time per op.
+- ``independent``: n ops ``a + 1`` with no dependency between them, then ``waitall``.
+- ``mlp step``: 784-1024-1024-10 ReLU MLP, batch 128, squared-error loss; forward and
+  backward under autograd (numpy: by hand) then an SGD update of every parameter in place.
+  Every side starts from the same weights and data; the ``final loss`` row (after the same
+  number of steps) agrees when the three really do the same work.
+
+Printed, never asserted. MXNet's column is empty (with a note) when its interpreter is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+LAYERS = (784, 1024, 1024, 10)
+BATCH = 128
+LR = 0.01
+
+
+def _best(fn, repeats: int) -> float:
+    return min(fn() for _ in range(repeats))
+
+
+def _init_params():
+    rng = np.random.RandomState(0)
+    params = []
+    for fan_in, fan_out in zip(LAYERS[:-1], LAYERS[1:]):
+        bound = np.sqrt(6.0 / (fan_in + fan_out))
+        params.append(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
+        params.append(np.zeros(fan_out, np.float32))
+    x = rng.standard_normal((BATCH, LAYERS[0])).astype(np.float32)
+    y = np.eye(LAYERS[-1], dtype=np.float32)[rng.randint(0, LAYERS[-1], BATCH)]
+    return params, x, y
+
+
+# ---------------------------------------------------------------------------- numpy
+
+def run_numpy(n: int, steps: int, repeats: int) -> dict:
+    def chain():
+        a = np.ones(1, np.float32)
+        t = time.perf_counter()
+        for _ in range(n):
+            a += 1
+        return (time.perf_counter() - t) / n
+
+    def independent():
+        a = np.ones(1, np.float32)
+        t = time.perf_counter()
+        outs = [a + 1 for _ in range(n)]
+        dt = time.perf_counter() - t
+        del outs
+        return dt / n
+
+    params, x, y = _init_params()
+
+    def step():
+        acts, pre = [x], []
+        for i in range(0, len(params), 2):
+            z = acts[-1] @ params[i] + params[i + 1]
+            pre.append(z)
+            acts.append(np.maximum(z, 0) if i + 2 < len(params) else z)
+        diff = acts[-1] - y
+        grad = (2.0 / BATCH) * diff
+        grads = [None] * len(params)
+        for i in range(len(params) - 2, -1, -2):
+            layer = i // 2
+            grads[i] = acts[layer].T @ grad
+            grads[i + 1] = grad.sum(axis=0)
+            if i:
+                grad = (grad @ params[i].T) * (pre[layer - 1] > 0)
+        for p, g in zip(params, grads):
+            p -= LR * g
+        return float((diff * diff).sum() / BATCH)
+
+    return {"chain": _best(chain, repeats), "independent": _best(independent, repeats),
+            **dict(zip(("mlp step", "final loss"), _timed_steps(step, steps, repeats)))}
+
+
+def _timed_steps(step, steps: int, repeats: int) -> tuple[float, float]:
+    """(best seconds per step, loss after the last step): equal losses show equal work."""
+    losses = [step() for _ in range(3)]
+
+    def run():
+        t = time.perf_counter()
+        for _ in range(steps):
+            losses.append(step())
+        return (time.perf_counter() - t) / steps
+    return _best(run, repeats), losses[-1]
+
+
+# ---------------------------------------------------------------------------- mxnext / MXNet
+
+def run_mx(mx, n: int, steps: int, repeats: int) -> dict:
+    """The same code for ``import mxnext as mx`` and ``import mxnet as mx``."""
+    autograd, nd = mx.autograd, mx.nd
+
+    def chain():
+        a = nd.ones((1,))
+        nd.waitall()
+        t = time.perf_counter()
+        for _ in range(n):
+            a += 1
+        nd.waitall()
+        return (time.perf_counter() - t) / n
+
+    def independent():
+        a = nd.ones((1,))
+        nd.waitall()
+        t = time.perf_counter()
+        outs = [a + 1 for _ in range(n)]
+        nd.waitall()
+        dt = time.perf_counter() - t
+        del outs
+        return dt / n
+
+    host, x_np, y_np = _init_params()
+    params = [nd.array(p) for p in host]
+    for p in params:
+        p.attach_grad()
+    x, y = nd.array(x_np), nd.array(y_np)
+
+    def step():
+        with autograd.record():
+            h = x
+            for i in range(0, len(params), 2):
+                h = nd.broadcast_add(nd.dot(h, params[i]), params[i + 1])
+                if i + 2 < len(params):
+                    h = nd.relu(h)
+            diff = h - y
+            loss = (diff * diff).sum() / BATCH
+        loss.backward()
+        for p in params:
+            p -= LR * p.grad
+        return float(loss.asnumpy().reshape(-1)[0])
+
+    return {"chain": _best(chain, repeats), "independent": _best(independent, repeats),
+            **dict(zip(("mlp step", "final loss"), _timed_steps(step, steps, repeats)))}
+
+
+# ---------------------------------------------------------------------------- driver
+
+def _blas_note() -> str:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "threadpoolctl not installed"
+    return ", ".join(f"{i.get('internal_api')} {i.get('architecture')} x{i.get('num_threads')}"
+                     for i in threadpool_info() if i.get("user_api") == "blas") or "no BLAS found"
+
+
+def side_main(side: str, n: int, steps: int, repeats: int) -> None:
+    if side == "numpy":
+        result = run_numpy(n, steps, repeats)
+    else:
+        mx = __import__("mxnext" if side == "mxnext" else "mxnet")
+        result = run_mx(mx, n, steps, repeats)
+    result["blas"] = _blas_note()
+    print(json.dumps(result))
+
+
+def _run_side(python: str, side: str, args) -> dict:
+    cmd = [python, os.path.abspath(__file__), "--side", side, "--n", str(args.n),
+           "--steps", str(args.steps), "--repeats", str(args.repeats)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _fmt_time(sec) -> str:
+    if sec is None:
+        return "-"
+    return f"{sec * 1e6:.2f} us" if sec < 1e-3 else f"{sec * 1e3:.2f} ms"
+
+
+def _ratio(a, b) -> str:
+    return f"{a / b:.2f}x" if a is not None and b else "-"
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--side", choices=["mxnext", "mxnet", "numpy"])
+    ap.add_argument("--n", type=int, default=10_000)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--mxnet-python", default=os.environ.get("MXNEXT_MXNET_PYTHON",
+                                                             "/opt/mxnet-ref/bin/python"))
+    args = ap.parse_args(argv)
+    if args.side:
+        side_main(args.side, args.n, args.steps, args.repeats)
+        return
+
+    sides = {"mxnext": _run_side(sys.executable, "mxnext", args)}
+    if os.path.exists(args.mxnet_python):
+        sides["mxnet 1.9.1"] = _run_side(args.mxnet_python, "mxnet", args)
+    else:
+        sides["mxnet 1.9.1"] = {"error": f"{args.mxnet_python} is absent"}
+    sides["numpy"] = _run_side(sys.executable, "numpy", args)
+
+    env = {k: os.environ.get(k, "(unset)") for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    print(f"n={args.n} tiny ops, {args.steps} MLP steps, best of {args.repeats}; "
+          + ", ".join(f"{k}={v}" for k, v in env.items()))
+    cols = ["mxnext", "mxnet 1.9.1", "numpy"]
+    print(f"{'benchmark':<14}" + "".join(f"{c:>14}" for c in cols)
+          + f"{'mxnext/mxnet':>14}{'mxnext/numpy':>14}")
+    for bench in ("chain", "independent", "mlp step"):
+        vals = [sides[c].get(bench) for c in cols]
+        print(f"{bench + (' /op' if bench != 'mlp step' else ''):<14}"
+              + "".join(f"{_fmt_time(v):>14}" for v in vals)
+              + f"{_ratio(vals[0], vals[1]):>14}{_ratio(vals[0], vals[2]):>14}")
+    print(f"{'final loss':<14}" + "".join(
+        f"{sides[c]['final loss']:>14.6g}" if "final loss" in sides[c] else f"{'-':>14}" for c in cols))
+    for c in cols:
+        print(f"  {c}: " + (f"ERROR {sides[c]['error']}" if "error" in sides[c]
+                            else f"BLAS {sides[c]['blas']}"))
+
+
+if __name__ == "__main__":
+    main()
