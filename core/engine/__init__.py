@@ -58,12 +58,21 @@ def set_engine(engine) -> Engine:
 
 @contextlib.contextmanager
 def use_engine(engine):
-    """Run a block on another engine, e.g. ``with use_engine("NaiveEngine"):``."""
+    """Run a block on another engine, e.g. ``with use_engine("NaiveEngine"):``. On exit
+    the block's work is finished and the previous engine is back even if that work
+    failed (the failure is raised after the switch back)."""
+    global _engine
     old = set_engine(engine)
+    new = get()
     try:
-        yield get()
+        yield new
     finally:
-        set_engine(old)
+        try:
+            new.wait_for_all()
+        finally:
+            _engine = old
+            if isinstance(engine, str):
+                new.shutdown()  # made for this block only: stop its threads
 
 
 @atexit.register

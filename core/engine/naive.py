@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+from ..base import EngineError
 from ._base import Engine, _tls
 from ._types import RunContext, _ErrorBox
 
@@ -15,7 +16,8 @@ class NaiveEngine(Engine):
 
     def push(self, opr, ctx, priority=0):
         if opr.deleted:
-            raise ValueError(f"engine: operator {opr.name!r} was deleted")
+            raise EngineError(f"engine.push: operator {opr.name!r} was deleted "
+                              "by delete_operator")
         box = self._inherited_error(opr) if opr.skip_on_error else None
         if box is None:
             exc = self._run(opr, RunContext(ctx))

@@ -14,6 +14,7 @@ import os
 import threading
 from queue import SimpleQueue
 
+from ..base import EngineError
 from ._base import Engine, _tls
 from ._types import FnProperty, OprHandle, RunContext, _ErrorBox
 
@@ -23,7 +24,7 @@ __all__ = ["ThreadedEngine", "ThreadedEnginePerDevice"]
 class _Block:
     """One push of an operator: counts the vars not yet granted to it."""
 
-    __slots__ = ("opr", "ctx", "priority", "wait", "pool")
+    __slots__ = ("opr", "ctx", "priority", "wait", "pool", "taken")
 
     def __init__(self, opr, ctx, priority):
         self.opr = opr
@@ -31,6 +32,7 @@ class _Block:
         self.priority = priority
         self.wait = 0
         self.pool = None
+        self.taken = False        # run by a waiting thread while still in a heap
 
 
 class _Pool:
@@ -69,7 +71,9 @@ class ThreadedEngine(Engine):
 
     def __init__(self):
         super().__init__()
-        self._lock = threading.Lock()
+        # re-entrant: a finalizer run by the garbage collector while this thread holds
+        # the lock (e.g. an array's __del__ freeing its memory) may push
+        self._lock = threading.RLock()
         self._idle = threading.Condition(self._lock)
         self._pending = 0
         self._seq = itertools.count()
@@ -98,7 +102,8 @@ class ThreadedEngine(Engine):
     # -- push ------------------------------------------------------------------
     def push(self, opr, ctx, priority=0):
         if opr.deleted:
-            raise ValueError(f"engine: operator {opr.name!r} was deleted")
+            raise EngineError(f"engine.push: operator {opr.name!r} was deleted "
+                              "by delete_operator")
         blk = _Block(opr, ctx, priority)
         pool = blk.pool = self._pool_for(ctx, opr.prop)
         with self._lock:
@@ -135,6 +140,8 @@ class ThreadedEngine(Engine):
         while get() is not None:
             with lock:
                 blk = heapq.heappop(heap)[2]
+                if blk.taken:
+                    continue
             self._execute(blk, pool)
 
     def _execute(self, blk, pool):
@@ -150,8 +157,8 @@ class ThreadedEngine(Engine):
                     continue
                 rctx = RunContext(blk.ctx)
                 if opr.is_async:
-                    self._run_async(blk, rctx)
-                    return
+                    blk = self._run_async(blk, rctx, pool)
+                    continue
                 try:
                     opr.fn(rctx)
                 except BaseException as exc:  # stored and re-raised by the waits
@@ -161,20 +168,32 @@ class ThreadedEngine(Engine):
         finally:
             _tls.in_worker = prev
 
-    def _run_async(self, blk, rctx):
-        done = []
+    def _run_async(self, blk, rctx, pool):
+        """Run an async function. If it calls ``on_complete`` on this thread before it
+        returns (the usual case), completion waits until it returns, and the ready
+        successor it yields is returned for the caller to run, as for a sync function."""
+        me = threading.get_ident()
+        running = [True]
+        result = []               # [error box or None] once on_complete was called
+        deferred = []
 
         def on_complete(exc=None):
-            if done:
+            if result:
                 raise RuntimeError(f"engine: on_complete of {blk.opr.name!r} called twice")
-            done.append(1)
-            self._complete(blk, None if exc is None else self._new_error(exc, blk.opr), None)
+            box = None if exc is None else self._new_error(exc, blk.opr)
+            result.append(box)
+            if running[0] and threading.get_ident() == me:
+                deferred.append(1)
+            else:
+                self._complete(blk, box, None)
 
         try:
             blk.opr.fn(rctx, on_complete)
         except BaseException as exc:
-            if not done:
+            if not result:
                 on_complete(exc)
+        running[0] = False
+        return self._complete(blk, result[0], pool) if deferred else None
 
     def _new_error(self, exc, opr):
         box = _ErrorBox(exc, opr.name)
@@ -217,9 +236,17 @@ class ThreadedEngine(Engine):
 
     # -- waits -------------------------------------------------------------
     def _wait_var(self, var, write):
-        with self._lock:
-            if not (var.writer or var.queue or (write and var.readers)):
-                return
+        while True:
+            with self._lock:
+                if not (var.writer or var.queue or (write and var.readers)):
+                    return
+                blk = self._queued_on(var)
+                if blk is None:
+                    break
+                blk.taken = True
+            # Run the awaited function here rather than wake a worker and then be woken
+            # by it: two thread hand-offs saved (most of a small op's latency).
+            self._execute(blk, None)
         done = threading.Lock()
         done.acquire()
         marker = OprHandle(lambda rctx: done.release(), False, () if write else (var,),
@@ -227,6 +254,15 @@ class ThreadedEngine(Engine):
                            skip_on_error=False, cheap=True)
         self.push(marker, None)
         done.acquire()
+
+    def _queued_on(self, var):
+        """A ready, not yet started block that uses ``var`` (caller holds the lock)."""
+        for pool in self._pools.values():
+            for entry in pool.heap:
+                blk = entry[2]
+                if not blk.taken and (var in blk.opr.mutate_vars or var in blk.opr.const_vars):
+                    return blk
+        return None
 
     def _wait_all(self):
         with self._idle:

@@ -1,0 +1,589 @@
+"""The dependency engine: push-order rule, parallelism, errors, exit, selection."""
+
+from __future__ import annotations
+
+import gc
+import os
+import random
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import mxnext as mx
+from mxnext import engine
+from mxnext.base import EngineError, MXNetError, ShapeError
+from mxnext.engine import FnProperty, NaiveEngine, ThreadedEngine, ThreadedEnginePerDevice
+
+ENGINES = [NaiveEngine, ThreadedEngine, ThreadedEnginePerDevice]
+THREADED = [ThreadedEngine, ThreadedEnginePerDevice]
+CTXS = [mx.cpu(0), mx.cpu(1), mx.gpu(0)]
+PROPS = list(FnProperty)
+WAIT = 20  # seconds a barrier/event may wait before the test fails instead of hanging
+
+
+@pytest.fixture(params=ENGINES, ids=lambda c: c.__name__)
+def eng(request):
+    e = request.param()
+    yield e
+    e.shutdown()
+
+
+@pytest.fixture(params=THREADED, ids=lambda c: c.__name__)
+def threaded(request):
+    e = request.param()
+    yield e
+    e.shutdown()
+
+
+# ---------------------------------------------------------------------------
+# Random programs checked against a sequential oracle
+# ---------------------------------------------------------------------------
+
+class Checker:
+    """Watches every var while functions run and records each breach of the push-order
+    rule: a read sees the last write pushed before it, a write sees the last write
+    pushed before it and overlaps no other access to its var."""
+
+    def __init__(self, nvars):
+        self.lock = threading.Lock()
+        self.state = [None] * nvars       # id of the last completed write per var
+        self.readers = [0] * nvars
+        self.writer = [None] * nvars
+        self.runs = {}
+        self.ended = set()
+        self.breaches = []
+
+    def begin(self, i, reads, writes, expect):
+        with self.lock:
+            self.runs[i] = self.runs.get(i, 0) + 1
+            for v in reads:
+                if self.writer[v] is not None:
+                    self.breaches.append(f"op {i} read var {v} while op {self.writer[v]} wrote it")
+                if self.state[v] != expect[v]:
+                    self.breaches.append(f"op {i} read var {v}: saw write {self.state[v]}, "
+                                         f"push order says {expect[v]}")
+                self.readers[v] += 1
+            for v in writes:
+                if self.writer[v] is not None or self.readers[v]:
+                    self.breaches.append(f"op {i} wrote var {v} during another access")
+                if self.state[v] != expect[v]:
+                    self.breaches.append(f"op {i} wrote var {v}: saw write {self.state[v]}, "
+                                         f"push order says {expect[v]}")
+                self.writer[v] = i
+
+    def end(self, i, reads, writes):
+        with self.lock:
+            self.ended.add(i)
+            for v in reads:
+                self.readers[v] -= 1
+            for v in writes:
+                self.writer[v] = None
+                self.state[v] = i
+
+
+def oracle(nvars, ops):
+    """Run the program sequentially: for each op, the last write before it on each var."""
+    last = [None] * nvars
+    expects = []
+    for i, (reads, writes) in enumerate(ops):
+        expects.append({v: last[v] for v in (*reads, *writes)})
+        for v in writes:
+            last[v] = i
+    return expects, last
+
+
+op_st = st.fixed_dictionaries({
+    "reads": st.frozensets(st.integers(0, 5), max_size=3),
+    "writes": st.frozensets(st.integers(0, 5), max_size=2),
+    "kind": st.sampled_from(["sync", "sync", "cheap", "async", "opr"]),
+    "work": st.sampled_from([0, 0, 0, 0.0002, 0.001]),
+    "priority": st.integers(-3, 3),
+    "ctx": st.sampled_from(CTXS),
+    "prop": st.sampled_from(PROPS),
+    "then_wait": st.sampled_from([None, None, None, None, "read", "write"]),
+})
+program_st = st.tuples(st.integers(1, 6), st.lists(op_st, min_size=1, max_size=25),
+                       st.lists(st.integers(0, 5), max_size=3))
+
+
+def check_wait(e, chk, vars_, pushed, v, write):
+    """wait_for_var(v) returns once every write to v pushed so far is done (with
+    ``write``, every read too)."""
+    e.wait_for_var(vars_[v], write=write)
+    writers = [i for i, (r, w) in enumerate(pushed) if v in w]
+    readers = [i for i, (r, w) in enumerate(pushed) if v in r]
+    with chk.lock:
+        assert set(writers) <= chk.ended
+        assert chk.state[v] == (writers[-1] if writers else None)
+        if write:
+            assert set(readers) <= chk.ended
+
+
+def run_program(e, nvars, spec, deletes):
+    """Push ``spec`` (and push_delete on ``deletes``) to engine ``e``; check every access."""
+    ops = []
+    for o in spec:
+        writes = sorted({v % nvars for v in o["writes"]})
+        reads = sorted({v % nvars for v in o["reads"]} - set(writes))
+        ops.append((reads, writes))
+    n = len(ops)
+    dels = sorted({v % nvars for v in deletes})
+    expects, last = oracle(nvars, ops + [((), (v,)) for v in dels])
+    chk = Checker(nvars)
+    vars_ = [e.new_var(f"v{k}") for k in range(nvars)]
+    oprs = {}  # (reads, writes) -> (OprHandle, ids of the ops its pending pushes stand for)
+
+    def work(i):
+        reads, writes = ops[i]
+        chk.begin(i, reads, writes, expects[i])
+        if spec[i]["work"]:
+            time.sleep(spec[i]["work"])
+        chk.end(i, reads, writes)
+
+    for i, o in enumerate(spec):
+        reads, writes = ops[i]
+        cv = [vars_[v % nvars] for v in o["reads"]]  # may repeat, or name a written var:
+        mv = [vars_[v % nvars] for v in o["writes"]]  # the engine must treat it as written
+        kind = o["kind"]
+        kw = dict(prop=o["prop"], priority=o["priority"], name=f"op{i}")
+        if kind in ("sync", "cheap"):
+            e.push_sync(lambda rctx, i=i: work(i), o["ctx"], cv, mv, cheap=kind == "cheap", **kw)
+        elif kind == "async":
+            def fn(rctx, on_complete, i=i):
+                threading.Thread(target=lambda: (work(i), on_complete())).start()
+            e.push_async(fn, o["ctx"], cv, mv, **kw)
+        elif not mv:  # reusable operators need a write so their pushes run in order
+            e.push_sync(lambda rctx, i=i: work(i), o["ctx"], cv, mv, **kw)
+        else:
+            key = (tuple(reads), tuple(writes))
+            if key not in oprs:
+                queue = []
+
+                def ofn(rctx, on_complete, queue=queue):
+                    i = queue.pop(0)  # writes order this operator's pushes
+                    work(i)
+                    on_complete()
+                oprs[key] = (e.new_operator(ofn, cv, mv, o["prop"], f"opr{i}"), queue)
+            opr, queue = oprs[key]
+            queue.append(i)
+            e.push(opr, o["ctx"], o["priority"])
+        if o["then_wait"] and (reads or writes):
+            check_wait(e, chk, vars_, ops[:i + 1], (reads or writes)[0], o["then_wait"] == "write")
+    for k, v in enumerate(dels):
+        i = n + k
+        e.push_delete(lambda rctx, i=i, v=v: (chk.begin(i, (), (v,), expects[i]),
+                                              chk.end(i, (), (v,))), mx.cpu(), vars_[v])
+    if random.random() < 0.5:
+        for v in vars_:
+            e.wait_for_var(v, write=True)
+    e.wait_for_all()
+    assert chk.breaches == []
+    assert chk.runs == {i: 1 for i in range(n + len(dels))}
+    assert chk.state == last
+    for opr, _ in oprs.values():
+        e.delete_operator(opr)
+
+
+@pytest.mark.timeout(120)  # a scheduling bug often shows as a hang
+@pytest.mark.parametrize("engine_cls", ENGINES, ids=lambda c: c.__name__)
+def test_random_programs_follow_push_order(engine_cls):
+    e = engine_cls()
+    try:
+        @settings(max_examples=1500 if engine_cls is not NaiveEngine else 500, deadline=None,
+                  database=None, suppress_health_check=list(HealthCheck))
+        @given(program_st)
+        def check(program):
+            run_program(e, *program)
+        check()
+    finally:
+        e.shutdown()
+
+
+# ---------------------------------------------------------------------------
+# Operators, priorities, deletes
+# ---------------------------------------------------------------------------
+
+def test_new_operator_pushed_many_times_runs_each_push(eng):
+    v = eng.new_var()
+    seen = []
+
+    def fn(rctx, on_complete):
+        seen.append(rctx.ctx)
+        on_complete()
+    opr = eng.new_operator(fn, (), (v,), name="count")
+    for k in range(50):
+        eng.push(opr, mx.cpu(k % 3))
+    eng.wait_for_var(v)
+    assert seen == [mx.cpu(k % 3) for k in range(50)]
+    eng.delete_operator(opr)
+    with pytest.raises(MXNetError, match="count"):
+        eng.push(opr, mx.cpu())
+
+
+def test_priority_orders_ready_work_without_breaking_dependencies(monkeypatch):
+    monkeypatch.setenv("MXNEXT_CPU_WORKER_NTHREADS", "1")
+    e = ThreadedEngine()
+    try:
+        gate = threading.Event()
+        order = []
+        v = e.new_var()
+        e.push_sync(lambda r: gate.wait(WAIT), mx.cpu())  # occupies the only worker
+        e.push_sync(lambda r: order.append("low"), mx.cpu(), priority=0)
+        e.push_sync(lambda r: order.append("first-write"), mx.cpu(), (), (v,), priority=1)
+        e.push_sync(lambda r: order.append("high-read"), mx.cpu(), (v,), priority=9)
+        e.push_sync(lambda r: order.append("high"), mx.cpu(), priority=5)
+        gate.set()
+        e.wait_for_all()
+        assert order.index("high") < order.index("low")
+        assert order.index("first-write") < order.index("high-read")
+    finally:
+        e.shutdown()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("engine_cls", THREADED, ids=lambda c: c.__name__)
+def test_waiting_thread_runs_the_awaited_function_when_workers_are_busy(engine_cls,
+                                                                         monkeypatch):
+    monkeypatch.setenv("MXNEXT_CPU_WORKER_NTHREADS", "1")
+    e = engine_cls()
+    try:
+        gate = threading.Event()
+        e.push_sync(lambda r: gate.wait(WAIT), mx.cpu())   # the only worker is busy
+        v = e.new_var()
+        ran_on = []
+        e.push_sync(lambda r: ran_on.append(threading.current_thread()), mx.cpu(), (), (v,))
+        e.wait_for_var(v)
+        assert ran_on == [threading.current_thread()]
+        gate.set()
+        e.wait_for_all()
+    finally:
+        e.shutdown()
+
+
+def test_push_delete_runs_after_everything_on_its_var_even_after_an_error(eng):
+    v = eng.new_var()
+    log = []
+    eng.push_sync(lambda r: log.append("read"), mx.cpu(), (v,))
+
+    def bad(r):
+        log.append("bad")
+        raise ValueError("no")
+    eng.push_sync(bad, mx.cpu(), (), (v,), name="bad_write")
+    eng.push_sync(lambda r: log.append("skipped"), mx.cpu(), (v,))
+    eng.push_delete(lambda r: log.append("delete"), mx.cpu(), v)
+    with pytest.raises(EngineError, match="bad_write"):
+        eng.wait_for_all()
+    assert log == ["read", "bad", "delete"]
+
+
+# ---------------------------------------------------------------------------
+# Parallelism, shown with barriers instead of clocks
+# ---------------------------------------------------------------------------
+
+def _both_pass(e, ctxs, const=()):
+    barrier = threading.Barrier(2, timeout=WAIT)
+    passed = []
+
+    def meet(rctx):
+        barrier.wait()
+        passed.append(rctx.ctx)
+    for c in ctxs:
+        e.push_sync(meet, c, const)
+    e.wait_for_all()
+    return passed
+
+
+def test_independent_functions_overlap(threaded):
+    assert len(_both_pass(threaded, [mx.cpu(0), mx.cpu(0)])) == 2
+
+
+def test_functions_on_two_devices_overlap(threaded):
+    assert len(_both_pass(threaded, [mx.cpu(0), mx.cpu(1)])) == 2
+
+
+def test_readers_of_one_var_overlap(threaded):
+    assert len(_both_pass(threaded, [mx.cpu(), mx.cpu()], (threaded.new_var(),))) == 2
+
+
+def test_naive_engine_runs_one_function_at_a_time():
+    e = NaiveEngine()
+    barrier = threading.Barrier(2, timeout=0.05)
+    e.push_sync(lambda r: barrier.wait(), mx.cpu(), name="alone")
+    with pytest.raises(EngineError, match="alone") as info:
+        e.wait_for_all()
+    assert isinstance(info.value.__cause__, threading.BrokenBarrierError)
+
+
+def test_async_function_completes_from_another_thread(eng):
+    v = eng.new_var()
+    out = []
+
+    def fn(rctx, on_complete):
+        threading.Timer(0.001, lambda: (out.append(threading.current_thread()),
+                                        on_complete())).start()
+    eng.push_async(fn, mx.cpu(), (), (v,))
+    eng.push_sync(lambda r: out.append("after"), mx.cpu(), (v,))
+    eng.wait_for_var(v, write=True)
+    assert len(out) == 2 and out[1] == "after"
+    assert out[0] is not threading.current_thread()
+
+
+def test_wait_for_var_read_does_not_wait_for_readers(threaded):
+    v = threaded.new_var()
+    gate = threading.Event()
+    done = []
+    threaded.push_sync(lambda r: (gate.wait(WAIT), done.append(1)), mx.cpu(), (v,))
+    threaded.wait_for_var(v)            # no writer pending: returns while the reader runs
+    assert done == []
+    gate.set()
+    threaded.wait_for_var(v, write=True)
+    assert done == [1]
+
+
+def test_in_worker(eng):
+    seen = []
+    eng.push_sync(lambda r: seen.append(engine.in_worker()), mx.cpu())
+    eng.wait_for_all()
+    assert seen == [True] and not engine.in_worker()
+
+
+# ---------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------
+
+def test_error_is_stored_inherited_raised_once_then_cleared(eng):
+    a, b, c = eng.new_var("a"), eng.new_var("b"), eng.new_var("c")
+    ran = []
+
+    def explode(r):
+        raise ZeroDivisionError("kaboom")
+    eng.push_sync(explode, mx.cpu(), (), (a,), name="exploding_op")
+    eng.push_sync(lambda r: ran.append("b"), mx.cpu(), (a,), (b,), name="dependant")
+    eng.push_sync(lambda r: ran.append("c"), mx.cpu(), (b,), (c,), name="grandchild")
+    eng.push_sync(lambda r: ran.append("free"), mx.cpu(), (), (eng.new_var(),))
+    with pytest.raises(EngineError) as info:
+        eng.wait_for_var(c)
+    assert "exploding_op" in str(info.value) and "kaboom" in str(info.value)
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+    assert isinstance(info.value, MXNetError)
+    assert "b" not in ran and "c" not in ran
+    eng.wait_for_var(c)                 # raised once: cleared everywhere
+    eng.wait_for_var(a)
+    eng.wait_for_all()
+    eng.push_sync(lambda r: ran.append("again"), mx.cpu(), (a,), (c,))
+    eng.wait_for_var(c)
+    assert ran[-1] == "again"
+
+
+def test_wait_for_all_raises_first_error_once(eng):
+    v = eng.new_var()
+
+    def shape_fail(r):
+        raise ShapeError("shapes (2,) and (3,) differ")
+    eng.push_sync(shape_fail, mx.cpu(), (), (v,), name="elemwise_add")
+    with pytest.raises(ShapeError, match="elemwise_add") as info:
+        eng.wait_for_all()
+    assert isinstance(info.value.__cause__, ShapeError)
+    eng.wait_for_all()
+    eng.wait_for_var(v)
+
+
+def test_async_failure_reported_through_on_complete(eng):
+    v = eng.new_var()
+
+    def fn(rctx, on_complete):
+        threading.Thread(target=lambda: on_complete(OSError("device lost"))).start()
+    eng.push_async(fn, mx.cpu(), (), (v,), name="remote_copy")
+    with pytest.raises(EngineError, match="remote_copy.*device lost"):
+        eng.wait_for_var(v)
+
+
+@pytest.mark.timeout(60)
+def test_blocking_wait_inside_a_function_is_an_error_not_a_deadlock(eng):
+    v, w = eng.new_var(), eng.new_var()
+    caught = []
+
+    def waits(r):
+        for call in (lambda: eng.wait_for_var(v), eng.wait_for_all):
+            try:
+                call()
+            except EngineError as exc:
+                caught.append(exc)
+    eng.push_sync(lambda r: None, mx.cpu(), (), (v,))
+    eng.push_sync(waits, mx.cpu(), (), (w,))
+    eng.wait_for_all()
+    assert len(caught) == 2 and all("inside an engine function" in str(c) for c in caught)
+
+
+# ---------------------------------------------------------------------------
+# Stress
+# ---------------------------------------------------------------------------
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("engine_cls", THREADED, ids=lambda c: c.__name__)
+def test_100k_ops_do_not_deadlock(engine_cls):
+    e = engine_cls()
+    try:
+        rng = random.Random(7)
+        nvars = 64
+        vars_ = [e.new_var() for _ in range(nvars)]
+        counts = [0] * nvars
+        expected = [0] * nvars
+
+        def bump(rctx, k):
+            counts[k] += 1              # only writers of var k touch counts[k]
+
+        def bump_async(rctx, on_complete, k):
+            counts[k] += 1
+            on_complete()
+        for n in range(100_000):
+            k = rng.randrange(nvars)
+            reads = [vars_[rng.randrange(nvars)] for _ in range(rng.randrange(3))]
+            expected[k] += 1
+            ctx = mx.cpu(n % 2)
+            if n % 7 == 0:
+                e.push_async(lambda r, c, k=k: bump_async(r, c, k), ctx, reads, (vars_[k],))
+            else:
+                e.push_sync(lambda r, k=k: bump(r, k), ctx, reads, (vars_[k],),
+                            cheap=n % 3 == 0, priority=n % 5)
+        e.wait_for_all()
+        assert counts == expected
+    finally:
+        e.shutdown()
+
+
+@pytest.mark.timeout(60)
+def test_push_from_a_finalizer_during_a_push_does_not_deadlock(threaded):
+    """The garbage collector may run an array's __del__ (which frees its memory through
+    push_delete) at any allocation, also inside the engine's own bookkeeping."""
+    e = threaded
+    freed = []
+
+    class Chunk:
+        def __init__(self):
+            self.var = e.new_var()
+            self.cycle = self             # only the garbage collector frees it
+
+        def __del__(self):
+            e.push_delete(lambda r: freed.append(1), mx.cpu(), self.var)
+    v = e.new_var()
+    old = gc.get_threshold()
+    gc.set_threshold(10)
+    try:
+        for _ in range(20_000):
+            Chunk()
+            e.push_sync(lambda r: None, mx.cpu(), (v,))
+    finally:
+        gc.set_threshold(*old)
+    gc.collect()
+    e.wait_for_all()
+    assert len(freed) == 20_000
+
+
+# ---------------------------------------------------------------------------
+# Process-level behaviour: selection, exit
+# ---------------------------------------------------------------------------
+
+def _env(**extra):
+    """This environment without engine choices or third-party plugins (whose load
+    warnings would mix with what these tests read on stderr)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MXNEXT_ENGINE_TYPE", "MXNET_ENGINE_TYPE")}
+    env["MXNEXT_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env.update(extra)
+    return env
+
+
+def _run_py(code, env_extra=None):
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)],
+                            env=_env(**(env_extra or {})),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.timeout(300)
+def test_engine_selected_by_environment():
+    code = "import mxnext; print(type(mxnext.engine.get()).__name__)"
+    cases = [({}, "ThreadedEnginePerDevice"),
+             ({"MXNEXT_ENGINE_TYPE": "NaiveEngine"}, "NaiveEngine"),
+             ({"MXNET_ENGINE_TYPE": "ThreadedEngine"}, "ThreadedEngine"),
+             ({"MXNEXT_ENGINE_TYPE": "NaiveEngine", "MXNET_ENGINE_TYPE": "ThreadedEngine"},
+              "NaiveEngine")]
+    procs = [(_run_py(code, env), want) for env, want in cases]
+    bad = _run_py(code, {"MXNEXT_ENGINE_TYPE": "TurboEngine"})
+    for p, want in procs:
+        out, err = p.communicate(timeout=240)
+        assert (p.returncode, out.strip(), err) == (0, want, "")
+    out, err = bad.communicate(timeout=240)
+    assert bad.returncode != 0
+    assert "TurboEngine" in err and "ThreadedEnginePerDevice" in err
+
+
+EXIT_SCRIPT = """
+import sys, threading, time
+import mxnext as mx
+e = mx.engine.get()
+assert type(e).__name__ == sys.argv[1]
+v = e.new_var()
+for k in range(200):
+    e.push_sync(lambda r, k=k: time.sleep(0.001), mx.cpu(k % 2), (), (v,))
+def late(rctx, on_complete):
+    threading.Timer(0.05, on_complete).start()
+e.push_async(late, mx.cpu(), (), (v,))
+def last(rctx):
+    with open(sys.argv[2], "w") as f:
+        f.write("done")
+e.push_sync(last, mx.cpu(), (v,))
+"""
+
+
+@pytest.mark.timeout(300)
+def test_exit_with_pending_work_finishes_it_quietly(tmp_path):
+    procs = []
+    for name in ENGINES:
+        out = tmp_path / f"{name.__name__}.txt"
+        procs.append((subprocess.Popen(
+            [sys.executable, "-c", EXIT_SCRIPT, name.__name__, str(out)],
+            env=_env(MXNEXT_ENGINE_TYPE=name.__name__),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), out))
+    for p, out in procs:
+        stdout, stderr = p.communicate(timeout=240)
+        assert (p.returncode, stdout, stderr) == (0, "", "")
+        assert out.read_text() == "done"
+
+
+def test_set_engine_and_use_engine():
+    start = engine.get()
+    try:
+        slow_done = []
+        v = start.new_var()
+        start.push_sync(lambda r: (time.sleep(0.01), slow_done.append(1)), mx.cpu(), (), (v,))
+        prev = engine.set_engine("NaiveEngine")
+        assert prev is start and slow_done == [1]       # the old engine was drained
+        assert isinstance(engine.get(), NaiveEngine)
+        mine = ThreadedEngine()
+        with engine.use_engine(mine) as inside:
+            assert inside is mine and engine.get() is mine
+        assert isinstance(engine.get(), NaiveEngine)
+        mine.shutdown()
+        with pytest.raises(MXNetError, match="unknown engine type 'Nope'.*NaiveEngine"):
+            engine.set_engine("Nope")
+    finally:
+        engine.set_engine(start)
+    assert engine.get() is start
+
+
+def test_use_engine_restores_the_engine_when_the_block_failed():
+    start = engine.get()
+
+    def fail(r):
+        raise ValueError("inside")
+    with pytest.raises(EngineError, match="failing_in_block"):
+        with engine.use_engine("ThreadedEngine") as e:
+            e.push_sync(fail, mx.cpu(), (), (e.new_var(),), name="failing_in_block")
+    assert engine.get() is start and e is not start
