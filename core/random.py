@@ -6,6 +6,8 @@ resource (``mxnext.resource``) inside engine functions that mutate its var.
 
 from __future__ import annotations
 
+import numpy
+
 from .base import ParamError
 from .context import Context
 from . import resource as _resource
@@ -19,12 +21,12 @@ def seed(seed_state, ctx="all") -> None:
     The same seed gives the same numbers, on every engine: the reseed is ordered
     after everything already pushed on each generator's engine var.
     """
-    if isinstance(seed_state, bool) or not isinstance(seed_state, int):
+    if isinstance(seed_state, bool) or not isinstance(seed_state, (int, numpy.integer)):
         raise ParamError(f"random.seed: seed_state must be int, got "
                          f"{type(seed_state).__name__} {seed_state!r}")
     if not isinstance(ctx, Context) and ctx != "all":
         raise ParamError(f"random.seed: ctx must be a Context or 'all', got {ctx!r}")
-    _resource.seed(seed_state, None if ctx == "all" else ctx)
+    _resource.seed(int(seed_state), None if ctx == "all" else ctx)
 
 
 # -- samplers (MXNet's mx.random.uniform ...): the mx.nd.random functions ------------------

@@ -19,6 +19,7 @@ import os
 import threading
 
 from . import device as _device
+from . import engine as _engine
 from .base import MXNetError
 
 __all__ = ["Handle", "StorageManager", "alloc", "free", "free_async", "release_all", "stats",
@@ -184,8 +185,7 @@ class StorageManager:
 
     def free_async(self, h: Handle, var) -> None:
         """Return ``h`` to its pool once every function pushed so far on ``var`` is done."""
-        from . import engine
-        engine.get().push_delete(lambda rctx: self.free(h), h.ctx, var)
+        _engine.get().push_delete(lambda rctx: self.free(h), h.ctx, var)
 
     def release_all(self, ctx=None) -> None:
         """Give pooled (free) blocks back to the device, for ``ctx`` or every context."""

@@ -587,3 +587,20 @@ def test_use_engine_restores_the_engine_when_the_block_failed():
         with engine.use_engine("ThreadedEngine") as e:
             e.push_sync(fail, mx.cpu(), (), (e.new_var(),), name="failing_in_block")
     assert engine.get() is start and e is not start
+
+
+@pytest.mark.parametrize("engine_cls", [ThreadedEngine, ThreadedEnginePerDevice])
+def test_push_after_shutdown_runs_at_once_on_the_caller(engine_cls):
+    eng = engine_cls()
+    v = eng.new_var()
+    seen = []
+    eng.push_sync(lambda r: seen.append(1), mx.cpu(), mutate_vars=[v])
+    eng.shutdown()
+    assert seen == [1]
+    caller = threading.current_thread()
+    eng.push_sync(lambda r: seen.append(threading.current_thread()), mx.cpu(), const_vars=[v])
+    assert seen == [1, caller]
+    eng.push_sync(lambda r: 1 / 0, mx.cpu(), mutate_vars=[v])
+    with pytest.raises(EngineError, match="ZeroDivisionError"):
+        eng.wait_for_var(v)
+    assert eng._pools == {}

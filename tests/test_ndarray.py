@@ -265,3 +265,16 @@ def test_ops_without_inputs_follow_the_current_context():
         w = mx.nd._internal._zeros(shape=(2,))
     assert z.context == mx.cpu(0) and w.context == mx.cpu(4)
     assert mx.nd._internal._ones(shape=(1,), ctx="cpu(5)").context == mx.cpu(5)
+
+
+def test_zero_dim_arrays_keep_their_shape_as_in_mxnet(tmp_path):
+    a = mx.nd.array(3.0)
+    assert a.shape == () and a.asscalar() == 3.0
+    a.attach_grad()
+    with mx.autograd.record():
+        y = a * a
+    y.backward()
+    assert a.grad.shape == () and float(a.grad.asnumpy()) == 6.0
+    mx.nd.save(str(tmp_path / "z.params"), {"z": a})
+    z = mx.nd.load(str(tmp_path / "z.params"))["z"]
+    assert z.shape == () and z.asscalar() == 3.0

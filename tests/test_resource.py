@@ -127,6 +127,10 @@ def test_seed_arguments_are_checked():
         mx.random.seed(1, ctx="gpu")
     with pytest.raises(ValueError):
         mx.random.seed("1")
+    mx.random.seed(np.int64(4))
+    a = _draw(mx.cpu(), 2)
+    mx.random.seed(4)
+    np.testing.assert_array_equal(_draw(mx.cpu(), 2), a)
 
 
 def test_temp_space_is_reused_and_grows():

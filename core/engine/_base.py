@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from ..base import EngineError, MXNetError
-from ._types import FnProperty, OprHandle, Var, _ErrorBox
+from ._types import FnProperty, OprHandle, RunContext, Var, _ErrorBox
 
 __all__ = ["Engine", "in_worker"]
 
@@ -74,8 +74,45 @@ class Engine:
     def push_delete(self, fn, ctx, var: Var) -> None:
         """Run ``fn(run_ctx)`` after every function pushed before on ``var``; then ``var`` is dead.
         It runs even when ``var`` holds an error, so memory always returns."""
-        self.push(OprHandle(fn, False, (), (var,), FnProperty.DELETE_VAR, "delete",
-                            skip_on_error=False, cheap=True), ctx, 0)
+        if self._idle_var(var):
+            self._delete_now(fn, ctx)
+        else:
+            self.push(OprHandle(fn, False, (), (var,), FnProperty.DELETE_VAR, "delete",
+                                skip_on_error=False, cheap=True), ctx, 0)
+
+    def _idle_var(self, var) -> bool:
+        """True when nothing pushed on ``var`` is pending or running."""
+        return True
+
+    def _delete_now(self, fn, ctx):
+        """Run a delete function whose var is idle on this thread, skipping the queues (most
+        arrays die long after their last op). A failure is stored like a pushed one's."""
+        try:
+            fn(RunContext(ctx))
+        except BaseException as exc:
+            self._store_error(_ErrorBox(exc, "delete"))
+
+    def _store_error(self, box):
+        self._errors.append(box)
+
+    @staticmethod
+    def _check_pushable(opr):
+        if opr.deleted:
+            raise EngineError(f"engine.push: operator {opr.name!r} was deleted "
+                              "by delete_operator")
+
+    def _push_now(self, opr, ctx):
+        """Run ``opr`` at once on this thread (its vars must be free), with the error rules
+        of a pushed function: NaiveEngine's push, and any engine's after ``shutdown``."""
+        box = self._inherited_error(opr) if opr.skip_on_error else None
+        if box is None:
+            exc = _run_now(opr, RunContext(ctx))
+            if exc is not None:
+                box = _ErrorBox(exc, opr.name)
+                self._store_error(box)
+        if box is not None:
+            for v in opr.mutate_vars:
+                v.error = box
 
     def push(self, opr: OprHandle, ctx, priority=0) -> None:
         raise NotImplementedError
@@ -132,3 +169,27 @@ class Engine:
             if b is not None and b.exc is not None:
                 return b
         return None
+
+
+def _run_now(opr, rctx):
+    """Run ``opr`` on this thread (waiting for an async one's completion); its exception or None."""
+    prev = getattr(_tls, "in_worker", False)
+    _tls.in_worker = True
+    try:
+        if not opr.is_async:
+            opr.fn(rctx)
+            return None
+        done = threading.Event()
+        result = []
+
+        def on_complete(exc=None):
+            result.append(exc)
+            done.set()
+
+        opr.fn(rctx, on_complete)
+        done.wait()
+        return result[0]
+    except BaseException as exc:  # stored and re-raised by the waits
+        return exc
+    finally:
+        _tls.in_worker = prev

@@ -71,12 +71,15 @@ class OprHandle:
     def __init__(self, fn, is_async, const_vars, mutate_vars, prop, name,
                  skip_on_error=True, cheap=False):
         mutate = _dedup(mutate_vars)
-        mset = set(map(id, mutate))
+        const = _dedup(const_vars)
+        if const and mutate:
+            mset = set(map(id, mutate))
+            const = tuple(v for v in const if id(v) not in mset)
         self.fn = fn
         self.is_async = is_async
-        self.const_vars = tuple(v for v in _dedup(const_vars) if id(v) not in mset)
+        self.const_vars = const
         self.mutate_vars = mutate
-        self.prop = FnProperty(prop)
+        self.prop = prop if type(prop) is FnProperty else FnProperty(prop)
         self.name = name or getattr(fn, "__name__", "<fn>")
         self.skip_on_error = skip_on_error
         self.cheap = cheap
@@ -87,11 +90,12 @@ class OprHandle:
 
 
 def _dedup(vars_):
-    seen, out = set(), []
-    for v in vars_:
+    if len(vars_) == 1:                      # the common case, kept cheap
+        v = vars_[0]
+        if type(v) is Var:
+            return (v,)
+    out = tuple(dict.fromkeys(vars_))
+    for v in out:
         if not isinstance(v, Var):
             raise TypeError(f"engine: expected a Var, got {type(v).__name__}")
-        if id(v) not in seen:
-            seen.add(id(v))
-            out.append(v)
-    return tuple(out)
+    return out

@@ -14,7 +14,6 @@ import os
 import threading
 from queue import SimpleQueue
 
-from ..base import EngineError
 from ._base import Engine, _tls
 from ._types import FnProperty, OprHandle, RunContext, _ErrorBox
 
@@ -101,9 +100,10 @@ class ThreadedEngine(Engine):
 
     # -- push ------------------------------------------------------------------
     def push(self, opr, ctx, priority=0):
-        if opr.deleted:
-            raise EngineError(f"engine.push: operator {opr.name!r} was deleted "
-                              "by delete_operator")
+        self._check_pushable(opr)
+        if self._stopped:           # after shutdown (interpreter exit): run it here, at once
+            self._push_now(opr, ctx)
+            return
         blk = _Block(opr, ctx, priority)
         pool = blk.pool = self._pool_for(ctx, opr.prop)
         with self._lock:
@@ -197,9 +197,16 @@ class ThreadedEngine(Engine):
 
     def _new_error(self, exc, opr):
         box = _ErrorBox(exc, opr.name)
+        self._store_error(box)
+        return box
+
+    def _store_error(self, box):
         with self._lock:
             self._errors.append(box)
-        return box
+
+    def _idle_var(self, var) -> bool:
+        with self._lock:
+            return not (var.writer or var.readers or var.queue)
 
     def _complete(self, blk, box, pool):
         """Release ``blk``'s vars; dispatch what became ready. Returns one ready block of

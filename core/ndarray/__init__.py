@@ -53,9 +53,7 @@ def array(source_array, ctx=None, dtype=None) -> NDArray:
         _push_copy(source_array, out)
         return out
     host = np.asarray(source_array, dtype=np.dtype(dtype) if dtype is not None else _FLOAT32)
-    if host.ndim == 0:
-        host = host.reshape(1)
-    return _host_to_new(np.ascontiguousarray(host), ctx)
+    return _host_to_new(host, ctx)
 
 
 def _filled(shape, value, ctx, dtype, out=None):
