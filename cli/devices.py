@@ -6,12 +6,17 @@ import click
 
 from ._table import emit_json, status_style, table
 
-__all__ = ["devices", "kvstores", "device_rows", "kvstore_rows"]
+__all__ = ["devices", "kvstores", "device_rows", "kvstore_rows", "count_label"]
 
 
 def _providers(kind: str) -> dict:
     from mxnext import plugins
     return {name: p.name for p in plugins.report() for name in getattr(p, kind)}
+
+
+def count_label(count):
+    """A device count for display: "unbounded" for the huge count of logical ids (cpu)."""
+    return "unbounded" if count is not None and count >= 1 << 30 else count
 
 
 def device_rows() -> list[dict]:
@@ -53,7 +58,7 @@ def devices(as_json):
         return
     table(["TYPE", "PLUGIN", "ARRAYS", "COUNT", "AVAILABLE"],
           [[r["type"], r["plugin"] or "-", r["array_lib"] or "-",
-            "-" if r["count"] is None else ("unbounded" if r["count"] >= 1 << 30 else r["count"]),
+            "-" if r["count"] is None else count_label(r["count"]),
             "yes" if r["available"] else f"no: {r['error']}" if r["error"] else "no"]
            for r in rows],
           styles={4: status_style})

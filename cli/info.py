@@ -10,6 +10,7 @@ import sys
 import click
 
 from ._table import emit_json
+from .devices import count_label, device_rows
 
 __all__ = ["info"]
 
@@ -28,7 +29,6 @@ def collect() -> dict:
     import mxnext
     from mxnext import engine, plugins
 
-    from .devices import device_rows
     reports = plugins.report()
     return {
         "versions": {name: _version(name) for name in _PACKAGES},
@@ -59,8 +59,8 @@ def info(as_json):
              ("platform", d["platform"])]
     lines += [(name, v[name] or "not installed") for name in _PACKAGES[1:]]
     lines += [("engine", d["engine"]),
-              ("devices", ", ".join(f"{t} ({'unbounded' if n is not None and n >= 1 << 30 else n})"
-                                    for t, n in d["devices"].items()) or "none"),
+              ("devices", ", ".join(f"{t} ({count_label(n)})" for t, n in d["devices"].items())
+               or "none"),
               ("plugins", ", ".join(f"{n} {s}" for s, n in d["plugins"].items()))]
     lines += [(k, val) for k, val in d["environment"].items()]
     width = max(len(k) for k, _ in lines)

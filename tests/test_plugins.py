@@ -130,12 +130,25 @@ print(json.dumps({"plugins": infos, "warnings": [str(w.message) for w in caught]
 '''
 
 
-def probe(site, **env):
+def run_fresh(site, code, **env):
+    """Run ``code`` in a fresh interpreter with ``site`` first on PYTHONPATH, the MXNEXT_*
+    settings of this process dropped and ``env`` added."""
     full = {k: v for k, v in os.environ.items() if not k.startswith("MXNEXT_")}
     full.update(env)
     full["PYTHONPATH"] = os.pathsep.join([str(site), full.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=full, timeout=120)
+
+
+def named_plugin_output(site, code, plugin):
+    """Stripped stdout of ``code`` run fresh with autoload off and only ``plugin`` named."""
+    proc = run_fresh(site, code, MXNEXT_DISABLE_PLUGIN_AUTOLOAD="1", MXNEXT_PLUGINS=plugin)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def probe(site, **env):
+    proc = run_fresh(site, PROBE, **env)
     if proc.returncode:
         return None, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
@@ -207,23 +220,13 @@ def test_builtin_cannot_be_disabled(site):
 def test_import_opsdk_first_still_loads_plugins(site):
     code = ("import opsdk, mxnext; "
             "print(sorted(i.name for i in mxnext.plugins.report() if i.status == 'loaded'))")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MXNEXT_")}
-    env.update(PYTHONPATH=str(site), MXNEXT_DISABLE_PLUGIN_AUTOLOAD="1", MXNEXT_PLUGINS="p-good")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "['builtin', 'p-good']"
+    assert named_plugin_output(site, code, "p-good") == "['builtin', 'p-good']"
 
 
 def test_ops_registered_by_a_plugin_module_imported_first_belong_to_the_plugin(site):
     code = ("import p_pkg.ops, mxnext; from mxnext import registry; "
             "print(registry.get('_p_pkg_op').provider)")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MXNEXT_")}
-    env.update(PYTHONPATH=str(site), MXNEXT_DISABLE_PLUGIN_AUTOLOAD="1", MXNEXT_PLUGINS="p-pkg")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "p-pkg"
+    assert named_plugin_output(site, code, "p-pkg") == "p-pkg"
 
 
 # -- in-process: plugins added at runtime ------------------------------------------------

@@ -1,9 +1,9 @@
-"""Shared inference helpers for the shape, indexing, linalg, init and random ops."""
+"""Shared inference and gradient helpers for the shape, indexing, linalg, init and random ops."""
 
 from __future__ import annotations
 
 import numpy as np
-from opsdk import ShapeError, TypeInferError
+from opsdk import NodeEntry, ShapeError, TypeInferError, make_node
 
 
 def fail(op, msg):
@@ -42,6 +42,22 @@ def forward_shape(op, fn, back=None):
 
 def same_shape_back(params, outs):
     return [outs[0]]
+
+
+def backward_shape(op, like=1):
+    """FInferShape of a ``_backward_*`` op whose one output has the shape of input ``like``
+    (the forward data it reads)."""
+    return lambda p, i, o: (i, merge(op, o, [i[like]]) if i[like] is not None else list(o))
+
+
+def data_grad(name):
+    """FGradient of a one-input op: ``name(head gradient, data)`` with the forward params."""
+    return lambda node, og: [NodeEntry(make_node(name, [og[0], node.inputs[0]], node.params), 0)]
+
+
+def zeros_entry(entry):
+    """A ``zeros_like(entry)`` gradient (for inputs such as indices that get none)."""
+    return NodeEntry(make_node("zeros_like", [entry]), 0)
 
 
 def same_type(op):

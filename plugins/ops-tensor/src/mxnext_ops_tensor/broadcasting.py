@@ -4,15 +4,9 @@ from __future__ import annotations
 
 from opsdk import Field, NodeEntry, Param, assign, make_node, register_op
 
-from ._layout import fail, forward_shape, merge, norm_axis, same_type
-
-
-def _sum_to(g, shape):
-    """Sum ``g`` down to ``shape`` (the adjoint of broadcasting ``shape`` to ``g.shape``)."""
-    lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + k for k, n in enumerate(shape)
-                                      if n == 1 and g.shape[lead + k] != 1)
-    return g.sum(axis=axes, keepdims=True).reshape(shape) if axes else g.reshape(shape)
+from ._common import sum_to
+from ._layout import (backward_shape, data_grad, fail, forward_shape, norm_axis, same_type,
+                      zeros_entry)
 
 
 def _check_broadcast(op, src, dst):
@@ -33,10 +27,9 @@ def _compute(ctx, inputs, req, outputs, params):
     .describe("Gradient of broadcast_to/broadcast_like/broadcast_axis: sums the head "
               "gradient back to the input's shape.")
     .set_num_inputs(2).set_num_outputs(1)
-    .set_attr("FInferShape", lambda p, i, o: (i, merge("_backward_broadcast_to", o, [i[1]])
-                                              if i[1] is not None else list(o)))
+    .set_attr("FInferShape", backward_shape("_backward_broadcast_to"))
     .set_attr("FInferType", same_type("_backward_broadcast_to"))
-    .set_attr("FCompute<cpu>", lambda ctx, i, r, o, p: assign(o[0], r[0], _sum_to(i[0], i[1].shape)))
+    .set_attr("FCompute<cpu>", lambda ctx, i, r, o, p: assign(o[0], r[0], sum_to(i[0], i[1].shape)))
     .set_attr("TExamples", [{"inputs": [(2, 3), (1, 3)]}, {"inputs": [(2, 3), (2, 1)]}]))
 
 
@@ -91,7 +84,7 @@ def _like_shape(p, s):
     .set_attr("FInferType", lambda p, i, o: (i, [i[0] if i[0] is not None else o[0]]))
     .set_attr("FCompute<cpu>", _compute)
     .set_attr("FGradient", lambda node, og: [
-        _grad_to_input(node, og), NodeEntry(make_node("zeros_like", [node.inputs[1]]), 0)])
+        _grad_to_input(node, og), zeros_entry(node.inputs[1])])
     .set_attr("TExamples", [{"inputs": [(1, 3), (2, 3)], "grad": [0]},
                             {"inputs": [(1, 3), (5, 4)], "grad": [0],
                              "params": {"lhs_axes": "(0,)", "rhs_axes": "(0,)"}}])
@@ -182,8 +175,7 @@ def _diag_backward(ctx, inputs, req, outputs, params):
     .set_attr("FInferShape", forward_shape("diag", _diag_shape))
     .set_attr("FInferType", same_type("diag"))
     .set_attr("FCompute<cpu>", _diag)
-    .set_attr("FGradient", lambda node, og: [NodeEntry(make_node(
-        "_backward_diag", [og[0], node.inputs[0]], node.params), 0)])
+    .set_attr("FGradient", data_grad("_backward_diag"))
     .set_attr("TExamples", [{"inputs": [(3, 4)]}, {"inputs": [(3, 4)], "params": {"k": 1}},
                             {"inputs": [(3,)], "params": {"k": -1}},
                             {"inputs": [(2, 3, 4)], "params": {"k": -1, "axis1": 2, "axis2": 0}}])
@@ -192,8 +184,7 @@ def _diag_backward(ctx, inputs, req, outputs, params):
 (register_op("_backward_diag")
     .describe("Gradient of diag.")
     .set_attr_parser(DiagParam).set_num_inputs(2).set_num_outputs(1)
-    .set_attr("FInferShape", lambda p, i, o: (i, merge("_backward_diag", o, [i[1]])
-                                              if i[1] is not None else list(o)))
+    .set_attr("FInferShape", backward_shape("_backward_diag"))
     .set_attr("FInferType", same_type("_backward_diag"))
     .set_attr("FCompute<cpu>", _diag_backward)
     .set_attr("TExamples", [{"inputs": [(3,), (3, 4)]}, {"inputs": [(4, 4), (3,)], "params": {"k": 1}}]))

@@ -1,28 +1,20 @@
-"""Ops that repeat or pad values: tile, repeat, pad, broadcast_to, broadcast_like,
-broadcast_axis, diag (and their gradients)."""
+"""Ops that repeat or pad values: tile, repeat, pad (and their gradients)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, NodeEntry, Param, assign, make_node, register_op
+from opsdk import Field, Param, assign, register_op
 
-from ._layout import fail, forward_shape, merge, norm_axis, same_type
-
-
-def _bwd_node(name, node, og, params=None):
-    """Gradient entry ``name(og, data)`` with the forward params."""
-    n = make_node(name, [og[0], node.inputs[0]], node.params if params is None else params)
-    return NodeEntry(n, 0)
+from ._layout import backward_shape, data_grad, fail, forward_shape, norm_axis, same_type
 
 
 def _register_backward(name, param, compute, example):
     """A ``_backward_*`` op reading (head gradient, forward input) and writing the input's gradient."""
     (register_op(name).set_attr_parser(param).set_num_inputs(2).set_num_outputs(1)
         .describe(f"Gradient of {name[len('_backward_'):]}.")
-        .set_attr("FInferShape", lambda p, i, o: (i, merge(name, o, [i[1]]) if i[1] is not None
-                                                  else list(o)))
+        .set_attr("FInferShape", backward_shape(name))
         .set_attr("FInferType", same_type(name))
         .set_attr("FCompute<cpu>", compute)
         .set_attr("TExamples", [example]))
@@ -58,7 +50,7 @@ def _tile_backward(ctx, inputs, req, outputs, params):
     .set_attr("FInferShape", forward_shape("tile", _tile_shape))
     .set_attr("FInferType", same_type("tile"))
     .set_attr("FCompute<cpu>", lambda ctx, i, r, o, p: assign(o[0], r[0], ctx.xp.tile(i[0], p.reps)))
-    .set_attr("FGradient", lambda node, og: [_bwd_node("_backward_tile", node, og)])
+    .set_attr("FGradient", data_grad("_backward_tile"))
     .set_attr("TExamples", [{"inputs": [(2, 3)], "params": {"reps": "(2, 2)"}},
                             {"inputs": [(2, 3)], "params": {"reps": (2, 1, 3)}},
                             {"inputs": [(2, 3, 2)], "params": {"reps": (3,)}}])
@@ -98,7 +90,7 @@ def _repeat_backward(ctx, inputs, req, outputs, params):
     .set_attr("FInferType", same_type("repeat"))
     .set_attr("FCompute<cpu>", lambda ctx, i, r, o, p: assign(
         o[0], r[0], ctx.xp.repeat(i[0], p.repeats, p.axis)))
-    .set_attr("FGradient", lambda node, og: [_bwd_node("_backward_repeat", node, og)])
+    .set_attr("FGradient", data_grad("_backward_repeat"))
     .set_attr("TExamples", [{"inputs": [(2, 3)], "params": {"repeats": 2}},
                             {"inputs": [(2, 3)], "params": {"repeats": 3, "axis": -1}}])
     .add_argument("data", "NDArray-or-Symbol", "Input array"))
@@ -152,7 +144,7 @@ def _pad_backward(ctx, inputs, req, outputs, params):
     .set_attr("FInferShape", forward_shape("pad", _pad_shape))
     .set_attr("FInferType", same_type("pad"))
     .set_attr("FCompute<cpu>", _pad_compute)
-    .set_attr("FGradient", lambda node, og: [_bwd_node("_backward_Pad", node, og)])
+    .set_attr("FGradient", data_grad("_backward_Pad"))
     .set_attr("TExamples", [
         {"inputs": [(1, 2, 3, 3)], "params": {"pad_width": (0, 0, 0, 0, 1, 1, 2, 1),
                                                "constant_value": 1.5}},

@@ -7,13 +7,10 @@ from typing import Literal
 import numpy as np
 from opsdk import DType, Field, MXNetError, NodeEntry, Param, assign, make_node, register_op
 
-from ._layout import fail, first_type, fixed_type, forward_shape, merge, norm_axis
+from ._layout import (backward_shape, fail, first_type, fixed_type, forward_shape, norm_axis,
+                      zeros_entry)
 
 Mode = Literal["clip", "wrap", "raise"]
-
-
-def _zero(entry):
-    return NodeEntry(make_node("zeros_like", [entry]), 0)
 
 
 def _indices(op, xp, idx, n, mode):
@@ -28,11 +25,6 @@ def _indices(op, xp, idx, n, mode):
     return idx % n
 
 
-def _backward_infer(name):
-    """Shape rule of a ``_backward_*`` op whose last input is the forward data."""
-    return lambda p, i, o: (i, merge(name, o, [i[-1]]) if i[-1] is not None else list(o))
-
-
 def _backward_type(p, ins, outs):
     return list(ins), [ins[0] if ins[0] is not None else outs[0]]
 
@@ -41,7 +33,7 @@ def _register_backward(name, param, compute, example):
     (register_op(name).set_attr_parser(param).set_num_inputs(3).set_num_outputs(1)
         .describe(f"Gradient of {name[len('_backward_'):]} wrt its data: accumulates the head "
                   "gradient at the indexed positions.")
-        .set_attr("FInferShape", _backward_infer(name))
+        .set_attr("FInferShape", backward_shape(name, like=-1))
         .set_attr("FInferType", _backward_type)
         .set_attr("FCompute<cpu>", compute)
         .set_attr("TExamples", [example]))
@@ -51,7 +43,7 @@ def _data_grad(name):
     """FGradient for (data, index) ops: ``name(og, index, data)`` for data, zero for index."""
     return lambda node, og: [
         NodeEntry(make_node(name, [og[0], node.inputs[1], node.inputs[0]], node.params), 0),
-        _zero(node.inputs[1])]
+        zeros_entry(node.inputs[1])]
 
 
 # -- take ------------------------------------------------------------------------------
@@ -212,7 +204,7 @@ def _gather_backward(ctx, inputs, req, outputs, params):
 (register_op("_backward_gather_nd")
     .describe("Gradient of gather_nd wrt data: accumulates the head gradient at the indices.")
     .set_num_inputs(3).set_num_outputs(1)
-    .set_attr("FInferShape", _backward_infer("_backward_gather_nd"))
+    .set_attr("FInferShape", backward_shape("_backward_gather_nd", like=-1))
     .set_attr("FInferType", _backward_type)
     .set_attr("FCompute<cpu>", _gather_backward)
     .set_attr("TExamples", [{"inputs": [(5,), (2, 5), (3, 3)], "dtype": ["float32", "int32", "float32"],
@@ -245,7 +237,7 @@ def _scatter(ctx, inputs, req, outputs, params):
     .set_attr("FInferType", first_type("scatter_nd"))
     .set_attr("FCompute<cpu>", _scatter)
     .set_attr("FGradient", lambda node, og: [
-        NodeEntry(make_node("gather_nd", [og[0], node.inputs[1]]), 0), _zero(node.inputs[1])])
+        NodeEntry(make_node("gather_nd", [og[0], node.inputs[1]]), 0), zeros_entry(node.inputs[1])])
     .set_attr("TExamples", [{"inputs": [(2, 4), np.array([[0, 2], [1, 0]], np.int32)],
                              "params": {"shape": "(3, 2, 4)"}, "grad": [0]}])
     .add_argument("data", "NDArray-or-Symbol", "data")
@@ -273,7 +265,7 @@ def _one_hot(ctx, inputs, req, outputs, params):
     .set_attr("FInferShape", forward_shape("one_hot", lambda p, s: [s[0] + (p.depth,)]))
     .set_attr("FInferType", fixed_type("one_hot", lambda p: p.dtype))
     .set_attr("FCompute<cpu>", _one_hot)
-    .set_attr("FGradient", lambda node, og: [_zero(node.inputs[0])])
+    .set_attr("FGradient", lambda node, og: [zeros_entry(node.inputs[0])])
     .set_attr("TExamples", [
         {"inputs": [(2, 3)], "dtype": "int32", "domain": (-1, 6), "params": {"depth": 5}},
         {"inputs": [(4,)], "dtype": "float32", "domain": (0, 3), "grad": False,

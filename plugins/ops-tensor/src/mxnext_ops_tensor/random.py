@@ -6,7 +6,7 @@ import numpy as np
 from opsdk import (DType, Field, NodeEntry, Param, ParamError, ResourceRequest, assign,
                    make_node, register_op)
 
-from ._layout import fail, fixed_type, merge, same_type
+from ._layout import backward_shape, fail, fixed_type, merge, same_type, zeros_entry
 
 
 def _random(params):
@@ -157,7 +157,7 @@ def _multinomial_backward(ctx, inputs, req, outputs, params):
 
 def _multinomial_grad(node, out_grads):
     if not node.params.get_prob:
-        return [NodeEntry(make_node("zeros_like", [node.inputs[0]]), 0)]
+        return [zeros_entry(node.inputs[0])]
     n = make_node("_backward_sample_multinomial",
                   [out_grads[1], node.inputs[0], NodeEntry(node, 0)], node.params)
     return [NodeEntry(n, 0)]
@@ -181,8 +181,7 @@ _PROBS = np.array([[0.1, 0.2, 0.3, 0.4], [0.5, 0.25, 0.125, 0.125]], np.float32)
 (register_op("_backward_sample_multinomial")
     .describe("Gradient of _sample_multinomial's log-probability output wrt data.")
     .set_attr_parser(MultinomialParam).set_num_inputs(3).set_num_outputs(1)
-    .set_attr("FInferShape", lambda p, i, o: (i, merge("_backward_sample_multinomial", o, [i[1]])
-                                              if i[1] is not None else list(o)))
+    .set_attr("FInferShape", backward_shape("_backward_sample_multinomial"))
     .set_attr("FInferType", lambda p, i, o: (i, [i[1] if i[1] is not None else o[0]]))
     .set_attr("FCompute<cpu>", _multinomial_backward)
     .set_attr("TExamples", [{"inputs": [(2,), _PROBS, np.array([3, 0], np.int32)],

@@ -7,7 +7,7 @@ from math import prod
 
 from opsdk import Field, NodeEntry, Param, assign, make_node, register_op
 
-from ._layout import fail, forward_shape, norm_axis, same_shape_back, same_type
+from ._layout import fail, forward_shape, norm_axis, same_shape_back, same_type, zeros_entry
 
 
 def _like(og, data):
@@ -137,7 +137,7 @@ def _reshape_like_shape(p, s):
     .set_attr("FCompute<cpu>", _reshape_compute)
     .set_attr("FGradient", lambda node, og: [
         _like(og[0], node.inputs[0]),
-        NodeEntry(make_node("zeros_like", [node.inputs[1]]), 0)])
+        zeros_entry(node.inputs[1])])
     .set_attr("TExamples", [{"inputs": [(2, 6), (3, 4)], "grad": [0]}])
     .add_argument("lhs", "NDArray-or-Symbol", "Array to reshape.")
     .add_argument("rhs", "NDArray-or-Symbol", "Array whose shape is taken."))

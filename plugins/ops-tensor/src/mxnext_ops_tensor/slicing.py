@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from opsdk import Field, NodeEntry, Param, assign, make_node, register_op
 
-from ._layout import fail, forward_shape, merge, norm_axis, same_type
-
-
-def _zeros_like(entry):
-    return NodeEntry(make_node("zeros_like", [entry]), 0)
+from ._layout import (backward_shape, data_grad, fail, forward_shape, norm_axis, same_type,
+                      zeros_entry)
 
 
 def _scatter_back(index_of):
@@ -27,8 +24,7 @@ def _register_backward(name, param, index_of, example):
         .set_num_outputs(1)
         .describe(f"Gradient of {name[len('_backward_'):]}: scatters the head gradient "
                   "into zeros of the input's shape.")
-        .set_attr("FInferShape", lambda p, i, o: (i, merge(name, o, [i[1]]) if i[1] is not None
-                                                  else list(o)))
+        .set_attr("FInferShape", backward_shape(name))
         .set_attr("FInferType", same_type(name))
         .set_attr("FCompute<cpu>", _scatter_back(index_of))
         .set_attr("TExamples", [example]))
@@ -62,22 +58,29 @@ def _sliced_shape(index, shape):
     return tuple(out)
 
 
-(register_op("slice")
-    .describe("Slices a region of the array (begin/end/step per axis, None for defaults).")
-    .set_attr_parser(SliceParam).set_num_inputs(1).set_num_outputs(1)
-    .set_attr("FInferShape", forward_shape("slice", lambda p, s: [
-        _sliced_shape(_slice_index(p, s[0]), s[0])]))
-    .set_attr("FInferType", same_type("slice"))
-    .set_attr("FCompute<cpu>", lambda ctx, i, r, o, p: assign(o[0], r[0], i[0][_slice_index(p, i[0].shape)]))
-    .set_attr("FGradient", lambda node, og: [NodeEntry(make_node(
-        "_backward_slice", [og[0], node.inputs[0]], node.params), 0)])
-    .set_attr("TExamples", [
-        {"inputs": [(3, 4, 5)], "params": {"begin": "(0, 1)", "end": "(2, 4)"}},
-        {"inputs": [(3, 4, 5)], "params": {"begin": "(None, -1)", "end": "(None, 0)",
-                                           "step": "(2, -2)"}}])
-    .add_argument("data", "NDArray-or-Symbol", "Source input"))
-_register_backward("_backward_slice", SliceParam, _slice_index, {
-    "inputs": [(2, 3, 5), (3, 4, 5)], "params": {"begin": (0, 1), "end": (2, 4)}})
+def _register_slice(name, param, index_of, doc, examples, bwd_example):
+    """A one-input op reading ``data[index_of(params, data.shape)]`` and its scatter-back
+    gradient ``_backward_<name>``."""
+    (register_op(name)
+        .describe(doc)
+        .set_attr_parser(param).set_num_inputs(1).set_num_outputs(1)
+        .set_attr("FInferShape", forward_shape(name, lambda p, s: [
+            _sliced_shape(index_of(p, s[0]), s[0])]))
+        .set_attr("FInferType", same_type(name))
+        .set_attr("FCompute<cpu>", lambda ctx, i, r, o, p: assign(
+            o[0], r[0], i[0][index_of(p, i[0].shape)]))
+        .set_attr("FGradient", data_grad(f"_backward_{name}"))
+        .set_attr("TExamples", examples)
+        .add_argument("data", "NDArray-or-Symbol", "Source input"))
+    _register_backward(f"_backward_{name}", param, index_of, bwd_example)
+
+
+_register_slice(
+    "slice", SliceParam, _slice_index,
+    "Slices a region of the array (begin/end/step per axis, None for defaults).",
+    [{"inputs": [(3, 4, 5)], "params": {"begin": "(0, 1)", "end": "(2, 4)"}},
+     {"inputs": [(3, 4, 5)], "params": {"begin": "(None, -1)", "end": "(None, 0)", "step": "(2, -2)"}}],
+    {"inputs": [(2, 3, 5), (3, 4, 5)], "params": {"begin": (0, 1), "end": (2, 4)}})
 
 
 # -- slice_axis ------------------------------------------------------------------------
@@ -92,21 +95,11 @@ def _slice_axis_index(p, shape, like=None):
     return (slice(None),) * a + (slice(p.begin, p.end),)
 
 
-(register_op("slice_axis")
-    .describe("Slices along one axis.")
-    .set_attr_parser(SliceAxisParam).set_num_inputs(1).set_num_outputs(1)
-    .set_attr("FInferShape", forward_shape("slice_axis", lambda p, s: [
-        _sliced_shape(_slice_axis_index(p, s[0]), s[0])]))
-    .set_attr("FInferType", same_type("slice_axis"))
-    .set_attr("FCompute<cpu>", lambda ctx, i, r, o, p: assign(
-        o[0], r[0], i[0][_slice_axis_index(p, i[0].shape)]))
-    .set_attr("FGradient", lambda node, og: [NodeEntry(make_node(
-        "_backward_slice_axis", [og[0], node.inputs[0]], node.params), 0)])
-    .set_attr("TExamples", [{"inputs": [(3, 4)], "params": {"axis": 1, "begin": 1, "end": 3}},
-                            {"inputs": [(3, 4)], "params": {"axis": 0, "begin": -2, "end": "None"}}])
-    .add_argument("data", "NDArray-or-Symbol", "Source input"))
-_register_backward("_backward_slice_axis", SliceAxisParam, _slice_axis_index, {
-    "inputs": [(3, 2), (3, 4)], "params": {"axis": 1, "begin": 1, "end": 3}})
+_register_slice(
+    "slice_axis", SliceAxisParam, _slice_axis_index, "Slices along one axis.",
+    [{"inputs": [(3, 4)], "params": {"axis": 1, "begin": 1, "end": 3}},
+     {"inputs": [(3, 4)], "params": {"axis": 0, "begin": -2, "end": "None"}}],
+    {"inputs": [(3, 2), (3, 4)], "params": {"axis": 1, "begin": 1, "end": 3}})
 
 
 # -- slice_like ------------------------------------------------------------------------
@@ -136,7 +129,7 @@ def _slice_like_index(p, shape, like):
     .set_attr("FGradient", lambda node, og: [
         NodeEntry(make_node("_backward_slice_like", [og[0], node.inputs[0], node.inputs[1]],
                             node.params), 0),
-        _zeros_like(node.inputs[1])])
+        zeros_entry(node.inputs[1])])
     .set_attr("TExamples", [{"inputs": [(3, 4), (2, 3)], "grad": [0]},
                             {"inputs": [(3, 4), (2, 3)], "params": {"axes": "(1,)"}, "grad": [0]}])
     .add_argument("data", "NDArray-or-Symbol", "Source input")
