@@ -13,7 +13,7 @@ _DEVID2TYPE = {v: k for k, v in _DEVTYPE2ID.items()}
 class Context:
     """A device type and id; usable as a ``with`` block that sets the default context."""
 
-    __slots__ = ("device_type", "device_id", "_old")
+    __slots__ = ("device_type", "device_id", "_old", "_hash")
     devtype2str = _DEVID2TYPE
     devstr2type = _DEVTYPE2ID
     _local = threading.local()
@@ -26,17 +26,19 @@ class Context:
         self.device_type = str(device_type)
         self.device_id = int(device_id)
         self._old = None
+        self._hash = hash((self.device_type, self.device_id))   # contexts key hot dicts
 
     @property
     def device_typeid(self) -> int:
         return _DEVTYPE2ID.get(self.device_type, 0)
 
     def __hash__(self):
-        return hash((self.device_type, self.device_id))
+        return self._hash
 
     def __eq__(self, other):
-        return (isinstance(other, Context) and self.device_type == other.device_type
-                and self.device_id == other.device_id)
+        return self is other or (isinstance(other, Context)
+                                 and self.device_type == other.device_type
+                                 and self.device_id == other.device_id)
 
     def __str__(self):
         return f"{self.device_type}({self.device_id})"

@@ -100,12 +100,14 @@ class ThreadedEngine(Engine):
 
     # -- push ------------------------------------------------------------------
     def push(self, opr, ctx, priority=0):
-        self._check_pushable(opr)
-        if self._stopped:           # after shutdown (interpreter exit): run it here, at once
-            self._push_now(opr, ctx)
+        if opr.deleted or self._stopped:
+            self._check_pushable(opr)
+            self._push_now(opr, ctx)   # after shutdown (interpreter exit): run it here, at once
             return
         blk = _Block(opr, ctx, priority)
-        pool = blk.pool = self._pool_for(ctx, opr.prop)
+        cheap = opr.cheap
+        if not cheap:
+            pool = blk.pool = self._pool_for(ctx, opr.prop)
         with self._lock:
             self._pending += 1
             wait = 0
@@ -123,10 +125,12 @@ class ThreadedEngine(Engine):
                     v.writer = True
             blk.wait = wait
             if wait:
+                if cheap:               # a cheap block that must wait runs on a pool later
+                    blk.pool = self._pool_for(ctx, opr.prop)
                 return
-            if not opr.cheap:
+            if not cheap:
                 heapq.heappush(pool.heap, (-priority, next(self._seq), blk))
-        if opr.cheap:
+        if cheap:
             self._execute(blk, None)
         else:
             pool.tokens.put(1)

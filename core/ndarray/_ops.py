@@ -31,6 +31,9 @@ _BINARY = {
 
 
 def _binary(lhs, rhs, names, out=None, reflected=False):
+    if type(rhs) is float or type(rhs) is int:      # the common scalars, before the ABC check
+        return invoke_name(names[2] if reflected else names[1], [lhs],
+                           {"scalar": float(rhs)}, out)
     if isinstance(rhs, NDArray):
         a, b = (rhs, lhs) if reflected else (lhs, rhs)
         return invoke_name(names[0], [a, b], {}, out)
