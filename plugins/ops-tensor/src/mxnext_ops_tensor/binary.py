@@ -88,10 +88,17 @@ def _backward(dl, dr):
         xp = ctx.xp
         with quiet():
             if req[0]:
-                put(outputs[0], req[0], sum_to(og * dl(xp, a, b), a.shape))
+                put(outputs[0], req[0], sum_to(_scaled(og, dl(xp, a, b)), a.shape))
             if req[1]:
-                put(outputs[1], req[1], sum_to(og * dr(xp, a, b), b.shape))
+                put(outputs[1], req[1], sum_to(_scaled(og, dr(xp, a, b)), b.shape))
     return compute
+
+
+def _scaled(og, d):
+    """``og * d``, with no pass over ``og`` for the constant derivatives of add and sub."""
+    if type(d) is int and d in (1, -1):
+        return og if d == 1 else -og
+    return og * d
 
 
 def _backward_shape(op):
