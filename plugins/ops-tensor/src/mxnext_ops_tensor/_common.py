@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import numpy as np
-from opsdk import ShapeError, assign
+from opsdk import NodeEntry, ShapeError, assign, make_node
 from pydantic import BeforeValidator
 
 IN, OUT = "in", "out"          # what a backward op reads besides the output gradient
@@ -47,6 +47,45 @@ class Ufunc:
 
     def _args(self, inputs):
         return (inputs[::-1] if self.reverse else inputs) + self.consts
+
+
+def call(op, *inputs, params=None):
+    """Output 0 of a new ``op`` node reading the entries ``inputs`` (``params``: a parsed
+    model or a kwargs dict)."""
+    return NodeEntry(make_node(op, list(inputs), params), 0, 0)
+
+
+class OpsGrad:
+    """A table row's ``FGradient`` written with forward ops (``call``), so the gradient is
+    itself differentiable (second order). ``build(params, *out_grads, *inputs, *outputs)``
+    gets entries and returns the input gradient, or a tuple of them for several inputs
+    (None where there is none)."""
+
+    __slots__ = ("build",)
+
+    def __init__(self, build):
+        self.build = build
+
+    def __call__(self, node, out_grads):
+        outs = [NodeEntry(node, i, 0) for i in range(node.num_outputs())]
+        res = self.build(node.params, *out_grads, *node.inputs, *outs)
+        return [res] if isinstance(res, NodeEntry) else list(res)
+
+
+def mul(a, b):
+    return call("elemwise_mul", a, b)
+
+
+def scale(a, s):
+    return call("_mul_scalar", a, params={"scalar": s})
+
+
+def backward_grad(bw_op, d2):
+    """``FGradient`` of a ``bw_op(og, v) = og * d(v)`` node (``v`` the forward input or output),
+    so the forward op keeps its one-node first-order backward and still has second order.
+    Head gradient ``h``: ``bw_op(h, v)`` for ``og``, and ``d2(params, h * og, v)`` (``u * d'(v)``
+    built from forward ops, None where ``d'`` is 0) for ``v``."""
+    return OpsGrad(lambda p, h, og, v, out: (call(bw_op, h, v, params=p), d2(p, mul(h, og), v)))
 
 
 def forward_compute(fwd):

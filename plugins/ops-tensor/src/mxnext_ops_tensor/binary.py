@@ -5,7 +5,9 @@ mostly ``Ufunc`` rows, written straight into the output; integer division trunca
 Every row becomes ``broadcast_<name>`` (MXNet broadcasting: shapes aligned
 on the right, each axis equal or 1) and ``_<name>`` / ``elemwise_<name>``
 (equal shapes), each with a ``_backward_*`` op that multiplies the output
-gradient by the partial derivatives and sums them back to the input shapes.
+gradient by the partial derivatives and sums them back to the input shapes
+(rows in ``_GRAD2`` give that backward op a gradient built from forward ops,
+so add, sub, mul and div have second order too).
 ``_LOGIC`` rows (comparisons and logical ops) give 0/1 in the input dtype
 and zero gradients.
 """
@@ -15,7 +17,7 @@ from __future__ import annotations
 from opsdk import (CloneGradient, ElemwiseGradUseIn, ElemwiseShape, ElemwiseType, Field,
                    MakeZeroGradNodes, NodeEntry, Param, ShapeError, make_node, register_op)
 
-from ._common import Ufunc, check_outs, forward_compute, put, quiet, sum_to
+from ._common import OpsGrad, Ufunc, call, check_outs, forward_compute, put, quiet, sum_to
 
 
 def _pow(xp, a, b):
@@ -56,6 +58,41 @@ _ELEMWISE = {"add": ("elemwise_add", ("_add", "_plus", "_Plus")),
              "sub": ("elemwise_sub", ("_sub", "_minus", "_Minus")),
              "mul": ("elemwise_mul", ("_mul", "_Mul")),
              "div": ("elemwise_div", ("_div", "_Div"))}
+
+
+def _sum_to(v, a, b, k):
+    """``v`` (of the broadcast shape of ``a`` and ``b``) summed back to the shape of input
+    ``k`` of a broadcast op, by the (differentiable) ``_backward_broadcast_add``."""
+    return NodeEntry(make_node("_backward_broadcast_add", [v, a, b]), k, 0)
+
+
+def _broadcast_mul_grad2(p, h0, h1, og, a, b, ga, gb):
+    """Gradient of ``(sum_to(og * b, a), sum_to(og * a, b))`` given ``h0``, ``h1``."""
+    return (call("broadcast_add", call("broadcast_mul", h0, b), call("broadcast_mul", h1, a)),
+            _sum_to(call("broadcast_mul", h1, og), a, b, 0),
+            _sum_to(call("broadcast_mul", h0, og), a, b, 1))
+
+
+def _broadcast_div_grad2(p, h0, h1, og, a, b, ga, gb):
+    """Gradient of ``(sum_to(og / b, a), sum_to(-og * a / b**2, b))`` given ``h0``, ``h1``."""
+    r, t = call("broadcast_div", a, b), call("broadcast_div", call("broadcast_div", og, b), b)
+    h1r = call("broadcast_mul", h1, r)
+    return (call("broadcast_div", call("broadcast_sub", h0, h1r), b),
+            _sum_to(call("negative", call("broadcast_mul", h1, t)), a, b, 0),
+            _sum_to(call("broadcast_mul", t, call("broadcast_sub", call(
+                "_mul_scalar", h1r, params={"scalar": 2}), h0)), a, b, 1))
+
+
+# FGradient of _backward_<row> and _backward_broadcast_<row> (inputs og, lhs, rhs; head
+# gradients h0, h1; broadcast ops serve the equal-shape case too).
+_GRAD2 = {
+    "add": OpsGrad(lambda p, h0, h1, og, a, b, ga, gb: (call("broadcast_add", h0, h1),
+                                                        None, None)),
+    "sub": OpsGrad(lambda p, h0, h1, og, a, b, ga, gb: (call("broadcast_sub", h0, h1),
+                                                        None, None)),
+    "mul": OpsGrad(_broadcast_mul_grad2),
+    "div": OpsGrad(_broadcast_div_grad2),
+}
 _BROADCAST_ALIASES = {"add": ("broadcast_plus",), "sub": ("broadcast_minus",)}
 _INPLACE = lambda params: [(0, 0), (1, 0)]  # noqa: E731
 
@@ -127,10 +164,12 @@ def _binary(name, compute, shape, grad, doc, aliases=()):
         b.add_alias(alias)
 
 
-def _register_backward(name, dl, dr):
-    (register_op(name).set_num_inputs(3).set_num_outputs(2)
-     .set_attr("FInferShape", _backward_shape(name)).set_attr("FInferType", _backward_type)
-     .set_attr("FCompute<cpu>", _backward(dl, dr)))
+def _register_backward(name, dl, dr, grad=None):
+    b = (register_op(name).set_num_inputs(3).set_num_outputs(2)
+         .set_attr("FInferShape", _backward_shape(name)).set_attr("FInferType", _backward_type)
+         .set_attr("FCompute<cpu>", _backward(dl, dr)))
+    if grad is not None:
+        b.set_attr("FGradient", grad)
 
 
 for _row, (_fwd, _dl, _dr) in _MATH.items():
@@ -139,7 +178,7 @@ for _row, (_fwd, _dl, _dr) in _MATH.items():
             (f"broadcast_{_row}", f"_backward_broadcast_{_row}", None,
              _BROADCAST_ALIASES.get(_row, ())),
             (_eq_name, f"_backward_{_row}", ElemwiseShape(2, 1), _eq_aliases)):
-        _register_backward(_bw, _dl, _dr)
+        _register_backward(_bw, _dl, _dr, _GRAD2.get(_row))
         _binary(_name, forward_compute(_fwd), _shape or _broadcast_infer(_name),
                 ElemwiseGradUseIn(_bw), f"Elementwise {_row} of lhs and rhs"
                 + (" with broadcasting." if _shape is None else " (equal shapes)."), _aliases)

@@ -2,8 +2,9 @@
 
 Rows are ``name: (forward, gradient)`` with ``forward(xp, x, s)``. The
 gradient is ``ZERO``, ``(IN, d)`` with ``d(xp, x, s)`` the derivative (a
-``_backward_<op>`` node computes ``out_grad * d`` from the input), or an
-``FGradient`` built from forward ops.
+``_backward_<op>`` node computes ``out_grad * d`` from the input; first order
+only), ``(IN, d, d2)`` (the same with second order, ``d2`` as in
+``backward_grad``), or an ``OpsGrad`` built from forward ops (second order too).
 
 Types follow MXNet 1.9: the result keeps the input dtype; with an integer
 input the scalar is truncated to an integer unless ``is_int=False``, in which
@@ -13,10 +14,11 @@ case the result is float64 (booleans give int64).
 from __future__ import annotations
 
 import numpy as np
-from opsdk import (ElemwiseGradUseIn, ElemwiseShape, Field, MakeZeroGradNodes, NodeEntry, Param,
-                   TypeInferError, make_node, register_op)
+from opsdk import (ElemwiseGradUseIn, ElemwiseShape, Field, MakeZeroGradNodes, Param,
+                   TypeInferError, register_op)
 
-from ._common import IN, INPLACE_0, Ufunc, put, put_ufunc, quiet
+from ._common import (IN, INPLACE_0, OpsGrad, Ufunc, backward_grad, call, mul, put, put_ufunc,
+                      quiet)
 
 ZERO = MakeZeroGradNodes
 
@@ -26,12 +28,9 @@ class ScalarParam(Param):
     is_int: bool = Field(True, description="Indicate whether scalar input is int type")
 
 
-def _via(op_name):
-    """Gradient ``op_name(out_grad)`` (``_copy`` for plus/minus, ``negative`` for rminus)."""
-    def rule(node, out_grads):
-        n = make_node(op_name, [out_grads[0]], name=f"{node.name}_backward")
-        return [NodeEntry(n, 0, 0)]
-    return rule
+def _via(op_name, with_params=False):
+    """Gradient ``op_name(out_grad)``, with the forward params when ``with_params``."""
+    return OpsGrad(lambda p, g, x, y: call(op_name, g, params=p if with_params else None))
 
 
 def _pow(xp, a, b):
@@ -41,13 +40,20 @@ def _pow(xp, a, b):
     return xp.power(a, b)
 
 
+def _rdiv_d2(p, u, x):
+    """``u * 2s / x**3``, the derivative of ``-s / x**2``."""
+    return mul(u, call("_rdiv_scalar", call("_power_scalar", x, params={"scalar": 3}),
+                       params={"scalar": 2 * p.scalar, "is_int": p.is_int}))
+
+
 _OPS = {
     "_plus_scalar": (Ufunc("add"), _via("_copy")),
     "_minus_scalar": (Ufunc("subtract"), _via("_copy")),
     "_rminus_scalar": (Ufunc("subtract", reverse=True), _via("negative")),
-    "_mul_scalar": (Ufunc("multiply"), (IN, lambda xp, x, s: s)),
-    "_div_scalar": (Ufunc("true_divide"), (IN, lambda xp, x, s: 1 / s)),
-    "_rdiv_scalar": (Ufunc("true_divide", reverse=True), (IN, lambda xp, x, s: -s / (x * x))),
+    "_mul_scalar": (Ufunc("multiply"), _via("_mul_scalar", with_params=True)),
+    "_div_scalar": (Ufunc("true_divide"), _via("_div_scalar", with_params=True)),
+    "_rdiv_scalar": (Ufunc("true_divide", reverse=True), (IN, lambda xp, x, s: -s / (x * x),
+                                                          _rdiv_d2)),
     "_mod_scalar": (Ufunc("mod"), (IN, lambda xp, x, s: 1)),
     "_rmod_scalar": (Ufunc("mod", reverse=True), (IN, lambda xp, x, s: -xp.floor(s / x))),
     "_power_scalar": (lambda xp, x, s: _pow(xp, x, s),
@@ -123,9 +129,11 @@ for _name, (_fwd, _grad) in _OPS.items():
     if isinstance(_grad, tuple):
         _bw = "_backward" + _name
         _BACKWARD.add(_bw)
-        (register_op(_bw).set_attr_parser(ScalarParam).set_num_inputs(2).set_num_outputs(1)
-         .set_attr("FInferShape", ElemwiseShape(2, 1)).set_attr("FInferType", _backward_type)
-         .set_attr("FInplaceOption", INPLACE_0).set_attr("FCompute<cpu>", _backward(_grad[1])))
+        _b = (register_op(_bw).set_attr_parser(ScalarParam).set_num_inputs(2).set_num_outputs(1)
+              .set_attr("FInferShape", ElemwiseShape(2, 1)).set_attr("FInferType", _backward_type)
+              .set_attr("FInplaceOption", INPLACE_0).set_attr("FCompute<cpu>", _backward(_grad[1])))
+        if len(_grad) == 3:
+            _b.set_attr("FGradient", backward_grad(_bw, _grad[2]))
         _grad = ElemwiseGradUseIn(_bw)
     (register_op(_name).describe(f"Elementwise {_name.strip('_').replace('_', ' ')} of data "
                                  f"and a scalar.")

@@ -1,10 +1,13 @@
 """Elementwise unary ops (MXNet's ``elemwise_unary_op_*.cc``): one table row per op.
 
-A row is ``name: (forward, gradient, description)``. ``forward(xp, x)``
-(or a ``Ufunc`` row, written straight into the output) computes the result (cast back to the input dtype by ``put``). The gradient
-is ``ZERO`` (not differentiable: zero gradients), ``(IN, d)`` / ``(OUT, d)``
-(a ``_backward_<name>`` op computing ``out_grad * d(xp, x_or_y)`` from the
-input or the output), or an ``FGradient`` built from forward ops.
+A row is ``name: (forward, gradient, description)``. ``forward(xp, x)`` (or a
+``Ufunc`` row, written straight into the output) computes the result (cast back
+to the input dtype by ``put``). The gradient is ``ZERO`` (not differentiable:
+zero gradients); ``(IN, d)`` / ``(OUT, d)``, a ``_backward_<name>`` op computing
+``out_grad * d(xp, x_or_y)`` from the input or the output (first order only);
+``(IN, d, d2)`` / ``(OUT, d, d2)``, the same plus second order (``d2(params, u,
+x_or_y)`` builds ``u * d'`` from forward ops, see ``backward_grad``); an
+``OpsGrad`` (forward ops only); or another ``FGradient``.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from opsdk import (ElemwiseGradUseIn, ElemwiseGradUseNone, ElemwiseGradUseOut, E
                    make_node, register_op)
 
 from . import _special
-from ._common import (IN, INPLACE_0, OUT, Ufunc, dtype_field, forward_compute, put, put_ufunc,
-                      quiet)
+from ._common import (IN, INPLACE_0, OUT, OpsGrad, Ufunc, backward_grad, call, dtype_field,
+                      forward_compute, mul, put, put_ufunc, quiet, scale)
 
 ZERO = MakeZeroGradNodes
 _LN2, _LN10 = math.log(2), math.log(10)
@@ -42,24 +45,29 @@ def _sigmoid(xp, x):
 
 
 _OPS = {
-    "abs": (Ufunc("abs"), (IN, lambda xp, x: xp.sign(x)), "Absolute value"),
+    "abs": (Ufunc("abs"), (IN, lambda xp, x: xp.sign(x), lambda p, u, x: None),
+            "Absolute value"),
     "sign": (Ufunc("sign"), ZERO, "Sign (-1, 0 or 1)"),
     "negative": (Ufunc("negative"), _negate_grad, "Numerical negative"),
     "reciprocal": (lambda xp, x: 1 / x, (IN, lambda xp, x: -1 / (x * x)), "1 / x"),
-    "square": (Ufunc("square"), (IN, lambda xp, x: 2 * x), "x * x"),
+    "square": (Ufunc("square"), (IN, lambda xp, x: 2 * x, lambda p, u, x: scale(u, 2)),
+               "x * x"),
     "sqrt": (Ufunc("sqrt"), (OUT, lambda xp, y: 0.5 / y), "Square root"),
     "rsqrt": (lambda xp, x: 1 / xp.sqrt(x), (IN, lambda xp, x: -0.5 / (x * xp.sqrt(x))),
               "1 / sqrt(x)"),
     "cbrt": (Ufunc("cbrt"), (OUT, lambda xp, y: 1 / (3 * y * y)), "Cube root"),
-    "exp": (Ufunc("exp"), (OUT, lambda xp, y: y), "e ** x"),
+    "exp": (Ufunc("exp"), OpsGrad(lambda p, g, x, y: mul(g, y)), "e ** x"),
     "expm1": (Ufunc("expm1"), (OUT, lambda xp, y: y + 1), "exp(x) - 1"),
-    "log": (Ufunc("log"), (IN, lambda xp, x: 1 / x), "Natural logarithm"),
+    "log": (Ufunc("log"), OpsGrad(lambda p, g, x, y: call("elemwise_div", g, x)),
+            "Natural logarithm"),
     "log1p": (Ufunc("log1p"), (IN, lambda xp, x: 1 / (1 + x)), "log(1 + x)"),
     "log2": (Ufunc("log2"), (IN, lambda xp, x: 1 / (x * _LN2)), "Base-2 logarithm"),
     "log10": (Ufunc("log10"), (IN, lambda xp, x: 1 / (x * _LN10)),
               "Base-10 logarithm"),
-    "sin": (Ufunc("sin"), (IN, lambda xp, x: xp.cos(x)), "Sine"),
-    "cos": (Ufunc("cos"), (IN, lambda xp, x: -xp.sin(x)), "Cosine"),
+    "sin": (Ufunc("sin"), (IN, lambda xp, x: xp.cos(x),
+                           lambda p, u, x: call("negative", mul(u, call("sin", x)))), "Sine"),
+    "cos": (Ufunc("cos"), (IN, lambda xp, x: -xp.sin(x),
+                           lambda p, u, x: call("negative", mul(u, call("cos", x)))), "Cosine"),
     "tan": (Ufunc("tan"), (OUT, lambda xp, y: 1 + y * y), "Tangent"),
     "arcsin": (Ufunc("arcsin"), (IN, lambda xp, x: 1 / xp.sqrt(1 - x * x)),
                "Inverse sine"),
@@ -68,15 +76,18 @@ _OPS = {
     "arctan": (Ufunc("arctan"), (IN, lambda xp, x: 1 / (1 + x * x)), "Inverse tangent"),
     "sinh": (Ufunc("sinh"), (IN, lambda xp, x: xp.cosh(x)), "Hyperbolic sine"),
     "cosh": (Ufunc("cosh"), (IN, lambda xp, x: xp.sinh(x)), "Hyperbolic cosine"),
-    "tanh": (Ufunc("tanh"), (OUT, lambda xp, y: 1 - y * y), "Hyperbolic tangent"),
+    "tanh": (Ufunc("tanh"), (OUT, lambda xp, y: 1 - y * y, lambda p, u, y: mul(u, scale(y, -2))),
+             "Hyperbolic tangent"),
     "arcsinh": (Ufunc("arcsinh"), (IN, lambda xp, x: 1 / xp.sqrt(x * x + 1)),
                 "Inverse hyperbolic sine"),
     "arccosh": (Ufunc("arccosh"), (IN, lambda xp, x: 1 / xp.sqrt(x * x - 1)),
                 "Inverse hyperbolic cosine"),
     "arctanh": (Ufunc("arctanh"), (IN, lambda xp, x: 1 / (1 - x * x)),
                 "Inverse hyperbolic tangent"),
-    "sigmoid": (_sigmoid, (OUT, lambda xp, y: y * (1 - y)), "1 / (1 + exp(-x))"),
-    "relu": (Ufunc("maximum", 0), (OUT, lambda xp, y: y > 0), "max(x, 0)"),
+    "sigmoid": (_sigmoid, (OUT, lambda xp, y: y * (1 - y), lambda p, u, y: mul(
+        u, call("_rminus_scalar", scale(y, 2), params={"scalar": 1}))), "1 / (1 + exp(-x))"),
+    "relu": (Ufunc("maximum", 0), (OUT, lambda xp, y: y > 0, lambda p, u, y: None),
+             "max(x, 0)"),
     "softsign": (lambda xp, x: x / (1 + xp.abs(x)),
                  (IN, lambda xp, x: 1 / ((1 + xp.abs(x)) ** 2)), "x / (1 + |x|)"),
     "erf": (_special.erf, (IN, lambda xp, x: (2 / math.sqrt(math.pi)) * xp.exp(-x * x)),
@@ -109,17 +120,19 @@ def _backward(deriv):
     return compute
 
 
-def _register_backward(name, deriv):
-    (register_op(name).set_num_inputs(2).set_num_outputs(1)
-     .set_attr("FInferShape", ElemwiseShape(2, 1)).set_attr("FInferType", ElemwiseType(2, 1))
-     .set_attr("FInplaceOption", INPLACE_0)
-     .set_attr("FCompute<cpu>", _backward(deriv)))
+def _register_backward(name, deriv, d2=None):
+    b = (register_op(name).set_num_inputs(2).set_num_outputs(1)
+         .set_attr("FInferShape", ElemwiseShape(2, 1)).set_attr("FInferType", ElemwiseType(2, 1))
+         .set_attr("FInplaceOption", INPLACE_0)
+         .set_attr("FCompute<cpu>", _backward(deriv)))
+    if d2 is not None:
+        b.set_attr("FGradient", backward_grad(name, d2))
 
 
 def _gradient_rule(name, grad):
     if isinstance(grad, tuple):
-        uses, deriv = grad
-        _register_backward(f"_backward_{name}", deriv)
+        uses, deriv, *d2 = grad
+        _register_backward(f"_backward_{name}", deriv, *d2)
         return (ElemwiseGradUseIn if uses == IN else ElemwiseGradUseOut)(f"_backward_{name}")
     return grad
 

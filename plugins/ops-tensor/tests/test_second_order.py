@@ -1,0 +1,183 @@
+"""Second-order gradients through the frontend: gradient rules built from differentiable
+ops (create_graph=True), checked against analytic second derivatives."""
+
+import numpy as np
+import pytest
+from opsdk.testing import check_numeric_gradient
+
+import mxnext as mx
+from mxnext import autograd as ag
+from mxnext import nd
+
+X = np.array([[0.3, -0.7, 1.2], [0.9, -1.4, 0.5]])
+POS = np.array([[0.6, 1.3, 2.1], [0.8, 1.7, 0.4]])
+
+
+def _second(f, x0):
+    """(d f/dx, d2 f/dx2) elementwise, for an elementwise ``f``."""
+    x = nd.array(x0)
+    x.attach_grad()
+    with ag.record():
+        dx = ag.grad(f(x), [x], create_graph=True)[0]
+    dx.backward()
+    return dx.asnumpy(), x.grad.asnumpy()
+
+
+def _sig(x):
+    return 1 / (1 + np.exp(-x))
+
+
+# name: (f, input, analytic f', analytic f'')
+CASES = {
+    "mul_frontend": (lambda x: x * x, X, lambda x: 2 * x, lambda x: 2 + 0 * x),
+    "elemwise_mul": (lambda x: nd.elemwise_mul(x, x), X, lambda x: 2 * x, lambda x: 2 + 0 * x),
+    "square": (nd.square, X, lambda x: 2 * x, lambda x: 2 + 0 * x),
+    "exp": (nd.exp, X, np.exp, np.exp),
+    "log": (nd.log, POS, lambda x: 1 / x, lambda x: -1 / x ** 2),
+    "sin": (nd.sin, X, np.cos, lambda x: -np.sin(x)),
+    "cos": (nd.cos, X, lambda x: -np.sin(x), lambda x: -np.cos(x)),
+    "tanh": (nd.tanh, X, lambda x: 1 - np.tanh(x) ** 2,
+             lambda x: -2 * np.tanh(x) * (1 - np.tanh(x) ** 2)),
+    "sigmoid": (nd.sigmoid, X, lambda x: _sig(x) * (1 - _sig(x)),
+                lambda x: _sig(x) * (1 - _sig(x)) * (1 - 2 * _sig(x))),
+    "negative_square": (lambda x: nd.negative(nd.square(x)), X, lambda x: -2 * x,
+                        lambda x: -2 + 0 * x),
+    "scalar_mul_div": (lambda x: (x * 3) * x / 2, X, lambda x: 3 * x, lambda x: 3 + 0 * x),
+    "scalar_plus_minus": (lambda x: (x + 1) * (x - 2), X, lambda x: 2 * x - 1,
+                          lambda x: 2 + 0 * x),
+    "scalar_rminus": (lambda x: (1 - x) * nd.exp(x), X, lambda x: -x * np.exp(x),
+                      lambda x: -(1 + x) * np.exp(x)),
+    "elemwise_add_sub": (lambda x: nd.elemwise_sub(nd.elemwise_add(nd.sin(x), x * x), x), X,
+                         lambda x: np.cos(x) + 2 * x - 1, lambda x: 2 - np.sin(x)),
+    "elemwise_div": (lambda x: nd.elemwise_div(nd.ones_like(x), x), POS, lambda x: -1 / x ** 2,
+                     lambda x: 2 / x ** 3),
+    "frontend_div": (lambda x: 1 / (x + 1) + x / 2, POS, lambda x: -1 / (x + 1) ** 2 + 0.5,
+                     lambda x: 2 / (x + 1) ** 3),
+    "chain": (lambda x: nd.exp(nd.sin(x)), X, lambda x: np.cos(x) * np.exp(np.sin(x)),
+              lambda x: (np.cos(x) ** 2 - np.sin(x)) * np.exp(np.sin(x))),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_second_derivative(name):
+    f, x0, d1, d2 = CASES[name]
+    dx, dxx = _second(f, x0)
+    np.testing.assert_allclose(dx, d1(x0), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(dxx, d2(x0), rtol=1e-4, atol=1e-5)
+
+
+def test_grad_of_grad_with_autograd_grad():
+    x = nd.array(X)
+    x.attach_grad()
+    with ag.record():
+        dx = ag.grad(nd.sin(x) * x, [x], create_graph=True)[0]   # cos(x) x + sin(x)
+    dxx = ag.grad(dx, [x])[0]
+    np.testing.assert_allclose(dxx.asnumpy(), 2 * np.cos(X) - X * np.sin(X), rtol=1e-4,
+                               atol=1e-5)
+
+
+@pytest.mark.parametrize("mul", [lambda a, b: a * b, nd.elemwise_mul])
+def test_mixed_partials_of_product(mul):
+    """f = x * x * y: df/dx = 2xy, d2f/dxdx = 2y, d2f/dxdy = 2x."""
+    y0 = POS
+    x, y = nd.array(X), nd.array(y0)
+    x.attach_grad()
+    y.attach_grad()
+    with ag.record():
+        dfdx = ag.grad(mul(mul(x, x), y), [x], create_graph=True)[0]
+    np.testing.assert_allclose(dfdx.asnumpy(), 2 * X * y0, rtol=1e-5)
+    dxx, dxy = ag.grad(dfdx, [x, y])
+    np.testing.assert_allclose(dxx.asnumpy(), 2 * y0, rtol=1e-5)
+    np.testing.assert_allclose(dxy.asnumpy(), 2 * X, rtol=1e-5)
+
+
+def test_broadcast_mixed_partials():
+    """x (2, 3), y (1, 3): f = sum(x * x * y + x / y)."""
+    y0 = POS[:1]
+    x, y = nd.array(X), nd.array(y0)
+    x.attach_grad()
+    y.attach_grad()
+    with ag.record():
+        f = x * x * y + x / y
+        dfdx, dfdy = ag.grad(f, [x, y], create_graph=True)
+    np.testing.assert_allclose(dfdx.asnumpy(), 2 * X * y0 + 1 / y0, rtol=1e-5)
+    np.testing.assert_allclose(dfdy.asnumpy(), (X * X - X / y0 ** 2).sum(0, keepdims=True),
+                               rtol=1e-5)
+    dxx, dxy = ag.grad(dfdx, [x, y], retain_graph=True)
+    np.testing.assert_allclose(dxx.asnumpy(), np.broadcast_to(2 * y0, X.shape), rtol=1e-5)
+    np.testing.assert_allclose(dxy.asnumpy(), (2 * X - 1 / y0 ** 2).sum(0, keepdims=True),
+                               rtol=1e-5)
+    dyx, dyy = ag.grad(dfdy, [x, y])
+    np.testing.assert_allclose(dyx.asnumpy(), 2 * X - 1 / y0 ** 2, rtol=1e-5)
+    np.testing.assert_allclose(dyy.asnumpy(), (2 * X / y0 ** 3).sum(0, keepdims=True),
+                               rtol=1e-5)
+
+
+@pytest.mark.parametrize("mul", [lambda a, b: a * b, nd.elemwise_mul])
+def test_head_gradient_is_differentiated(mul):
+    """grad(x * y, x, head_grads=w) = w * y, which is differentiable in w and y."""
+    x, y, w = nd.array(X), nd.array(POS), nd.array(np.full(X.shape, 0.5))
+    for v in (x, y, w):
+        v.attach_grad()
+    with ag.record():
+        g = ag.grad(mul(x, y), [x], head_grads=w, create_graph=True)[0]
+        h = nd.sin(g)
+    gw, gy = ag.grad(h, [w, y])
+    np.testing.assert_allclose(gw.asnumpy(), np.cos(0.5 * POS) * POS, rtol=1e-5)
+    np.testing.assert_allclose(gy.asnumpy(), np.cos(0.5 * POS) * 0.5, rtol=1e-5)
+
+
+def test_first_order_unchanged_without_create_graph():
+    x = nd.array(X)
+    x.attach_grad()
+    with ag.record():
+        y = nd.tanh(x) * nd.exp(x) / (1 - x)
+    y.backward()
+    want = ((1 - np.tanh(X) ** 2) * np.exp(X) / (1 - X) + np.tanh(X) * np.exp(X) / (1 - X)
+            + np.tanh(X) * np.exp(X) / (1 - X) ** 2)
+    np.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-4)
+
+
+_SHAPES = [[(2, 3), (2, 3), (1, 3)], [(2, 4, 3), (2, 1, 3), (4, 1)], [(3,), (3,), (3,)]]
+
+
+@pytest.mark.parametrize("row", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("shapes", _SHAPES, ids=str)
+def test_broadcast_backward_ops_gradients_match_numeric(row, shapes):
+    """The FGradient of ``_backward_broadcast_<row>`` (what makes broadcast ops twice
+    differentiable) against central differences."""
+    rng = np.random.default_rng(3)
+    og, a, b = (rng.uniform(-1, 1, s) for s in shapes)
+    if row == "div":
+        b = rng.uniform(0.5, 2.0, shapes[2])
+    check_numeric_gradient(f"_backward_broadcast_{row}", [og, a, b], rtol=1e-4, atol=1e-6)
+
+
+def test_first_order_only_op_names_its_backward_op():
+    x = nd.array(POS)
+    x.attach_grad()
+    with ag.record():
+        dx = ag.grad(nd.sqrt(x) * x, [x], create_graph=True)[0]
+    with pytest.raises(mx.base.MXNetError, match="_backward_sqrt"):
+        dx.backward()
+
+
+@pytest.mark.parametrize("op, params", [
+    ("_backward_square", None), ("_backward_sin", None), ("_backward_cos", None),
+    ("_backward_tanh", None), ("_backward_sigmoid", None), ("_backward_relu", None),
+    ("_backward_abs", None), ("_backward_rdiv_scalar", {"scalar": 2.5}),
+    ("_backward_add", None), ("_backward_sub", None), ("_backward_mul", None),
+    ("_backward_div", None)])
+def test_backward_op_gradients_match_numeric(op, params):
+    """Backward ops that keep first order to one node carry a gradient of their own."""
+    rng = np.random.default_rng(5)
+    n_in = 3 if op[len("_backward_"):] in ("add", "sub", "mul", "div") else 2
+    ins = [rng.uniform(-1, 1, (2, 3)) for _ in range(n_in - 1)] + [rng.uniform(0.5, 2, (2, 3))]
+    check_numeric_gradient(op, ins, params, rtol=1e-4, atol=1e-6)
+
+
+def test_relu_and_abs_second_derivative():
+    f = lambda x: nd.relu(x) * x + nd.abs(x) * x     # noqa: E731
+    dx, dxx = _second(f, X)
+    np.testing.assert_allclose(dx, 2 * np.maximum(X, 0) + 2 * np.abs(X), rtol=1e-5)
+    np.testing.assert_allclose(dxx, 2 * (X > 0) + 2 * np.sign(X), rtol=1e-5)
