@@ -88,17 +88,23 @@ def backward_grad(bw_op, d2):
     return OpsGrad(lambda p, h, og, v, out: (call(bw_op, h, v, params=p), d2(p, mul(h, og), v)))
 
 
-def forward_compute(fwd):
+def forward_compute(fwd, extra=None):
     """FCompute of a one-output table row: ``fwd(xp, *inputs, *extra)`` or a ``Ufunc``;
     ``extra(inputs, params)`` gives trailing arguments (the scalar of the scalar ops)."""
+    if extra is None:
+        def args(inputs, params):
+            return inputs
+    else:
+        def args(inputs, params):
+            return (*inputs, *extra(inputs, params))
     if isinstance(fwd, Ufunc):
         def compute(ctx, inputs, req, outputs, params):
             with quiet():
-                fwd.into(ctx.xp, outputs[0], req[0], *inputs)
+                fwd.into(ctx.xp, outputs[0], req[0], *args(inputs, params))
     else:
         def compute(ctx, inputs, req, outputs, params):
             with quiet():
-                put(outputs[0], req[0], fwd(ctx.xp, *inputs))
+                put(outputs[0], req[0], fwd(ctx.xp, *args(inputs, params)))
     return compute
 
 

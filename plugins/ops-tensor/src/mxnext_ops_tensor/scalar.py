@@ -17,8 +17,8 @@ import numpy as np
 from opsdk import (ElemwiseGradUseIn, ElemwiseShape, Field, MakeZeroGradNodes, Param,
                    TypeInferError, register_op)
 
-from ._common import (IN, INPLACE_0, OpsGrad, Ufunc, backward_grad, call, mul, put, put_ufunc,
-                      quiet)
+from ._common import (IN, INPLACE_0, OpsGrad, Ufunc, backward_grad, call, forward_compute, mul,
+                      put_ufunc, quiet)
 
 ZERO = MakeZeroGradNodes
 
@@ -99,15 +99,8 @@ def _infer_type(op):
     return infer
 
 
-def _forward(fwd):
-    def compute(ctx, inputs, req, outputs, params):
-        x = inputs[0]
-        with quiet():
-            if isinstance(fwd, Ufunc):
-                fwd.into(ctx.xp, outputs[0], req[0], x, _scalar_of(x, params))
-            else:
-                put(outputs[0], req[0], fwd(ctx.xp, x, _scalar_of(x, params)))
-    return compute
+def _scalar_arg(inputs, params):
+    return (_scalar_of(inputs[0], params),)
 
 
 def _backward(deriv):
@@ -139,7 +132,8 @@ for _name, (_fwd, _grad) in _OPS.items():
                                  f"and a scalar.")
      .set_attr_parser(ScalarParam).set_num_inputs(1).set_num_outputs(1)
      .set_attr("FInferShape", ElemwiseShape(1, 1)).set_attr("FInferType", _infer_type(_name))
-     .set_attr("FInplaceOption", INPLACE_0).set_attr("FCompute<cpu>", _forward(_fwd))
+     .set_attr("FInplaceOption", INPLACE_0)
+     .set_attr("FCompute<cpu>", forward_compute(_fwd, _scalar_arg))
      .set_attr("FGradient", _grad)
      .add_argument("data", "NDArray-or-Symbol", "source input"))
 
