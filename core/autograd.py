@@ -280,60 +280,107 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
 
 
 def _apply_rule(n, ogs, wanted, fresh, create_graph):
-    rule = n.op.get_attr("FGradient")
-    if rule is None:
-        raise MXNetError(f"Operator {n.op.name!r} is not differentiable: it has no FGradient "
-                         f"rule (provided by {n.op.provider!r})")
-    og_entries = []
-    for g in ogs:
-        vn = Node(None, None, ())
-        vn.info = _Info([g], is_value=True)
-        og_entries.append(NodeEntry(vn, 0, 0))
-    entries = rule(n, og_entries)
-    if len(entries) != len(n.inputs):
-        raise MXNetError(f"Operator {n.op.name!r}: FGradient returned {len(entries)} entries for "
-                         f"{len(n.inputs)} inputs")
-    entries = [e if w else None for e, w in zip(entries, wanted)]
-    used, memo = _used_outputs(entries), {}
-    return [None if e is None else _eval(e, memo, used, fresh, create_graph) for e in entries]
-
-
-def _used_outputs(entries):
-    """(node id, output index) of every entry the wanted gradients read; other outputs of
-    gradient nodes get ``OpReqType.NULL``."""
-    used, stack = set(), [e for e in entries if e is not None]
-    while stack:
-        e = stack.pop()
-        key = (id(e.node), e.index)
-        if key in used:
-            continue
-        used.add(key)
-        if e.node.info is None:
-            stack.extend(e.node.inputs)
-    return used
-
-
-def _eval(e, memo, used, fresh, create_graph):
-    """The NDArray a gradient-graph entry stands for, running new nodes through invoke."""
-    n = e.node
-    info = n.info
-    if info is not None:
-        if info.outputs is None:
-            raise MXNetError(_NOT_IN_GRAPH)
-        v = info.outputs[e.index]
-        if create_graph and not info.is_value:
-            v = v._view(v._shape)
-            v._ag = NodeEntry(n, e.index, 0)
-        return v
-    hit = memo.get(id(n))
-    if hit is None:
-        ins = [_eval(i, memo, used, fresh, create_graph) for i in n.inputs]
-        req = [_WRITE if (id(n), i) in used else _NULL for i in range(n.num_outputs())]
-        outs = invoke_params(n.op, n.params, ins, all_outputs=True, req=req)
+    """Input gradients of node ``n`` (None where not ``wanted``) from its ``FGradient``
+    rule, run through invoke; the rule's nodes are compiled once per (op, params, wanted)."""
+    recipe = _recipe(n, wanted)
+    vals = []
+    for op, params, refs, req in recipe.steps:
+        ins = [_resolve(r, n, ogs, vals, create_graph) for r in refs]
+        outs = invoke_params(op, params, ins, all_outputs=True, req=req)
         for o in outs:
             fresh[id(o)] = weakref.ref(o)
-        hit = memo[id(n)] = (n, outs)
-    return hit[1][e.index]
+        vals.append(outs)
+    return [None if r is None else _resolve(r, n, ogs, vals, create_graph)
+            for r in recipe.results]
+
+
+def _resolve(ref, n, ogs, vals, create_graph):
+    """The NDArray a recipe reference stands for in node ``n``'s backward."""
+    kind, i = ref
+    if kind == "og":
+        return ogs[i]
+    if kind == "in":
+        e = n.inputs[i]
+        src, i = e.node, e.index
+    elif kind == "out":
+        src = n
+    else:
+        return vals[kind][i]
+    if src.info is None or src.info.outputs is None:
+        raise MXNetError(_NOT_IN_GRAPH)
+    v = src.info.outputs[i]
+    if create_graph and not src.info.is_value:
+        v = v._view(v._shape)
+        v._ag = NodeEntry(src, i, 0)
+    return v
+
+
+class _Recipe:
+    """What a gradient rule builds for one (op, params, wanted inputs): ``steps`` of
+    ``(op, params, input refs, req)`` in run order and one ``results`` ref per input. A ref
+    is ``("og", i)``, ``("in", j)``, ``("out", k)`` or ``(step, output)``; outputs nothing
+    reads get ``OpReqType.NULL``."""
+
+    __slots__ = ("steps", "results")
+
+
+_recipes: dict = {}
+
+
+def _recipe(n, wanted):
+    try:
+        key = (n.op, n.params, tuple(wanted))
+        recipe = _recipes.get(key)
+    except TypeError:                 # unhashable params: compile every time
+        key = recipe = None
+    if recipe is None:
+        recipe = _compile(n, wanted)
+        if key is not None:
+            _recipes[key] = recipe
+    return recipe
+
+
+def _compile(n, wanted):
+    op = n.op
+    rule = op.get_attr("FGradient")
+    if rule is None:
+        raise MXNetError(f"Operator {op.name!r} is not differentiable: it has no FGradient "
+                         f"rule (provided by {op.provider!r})")
+    ins = [Node(None, None, ()) for _ in n.inputs]
+    t = Node(op, n.params, [NodeEntry(v, 0, 0) for v in ins], n.name)
+    ogs = [Node(None, None, ()) for _ in range(t.num_outputs())]
+    entries = rule(t, [NodeEntry(v, 0, 0) for v in ogs])
+    if len(entries) != len(n.inputs):
+        raise MXNetError(f"Operator {op.name!r}: FGradient returned {len(entries)} entries for "
+                         f"{len(n.inputs)} inputs")
+    leaves = {id(v): ("in", j) for j, v in enumerate(ins)}
+    leaves.update((id(v), ("og", i)) for i, v in enumerate(ogs))
+    steps, index, used = [], {}, set()
+
+    def ref(e):
+        node = e.node
+        if node is t:
+            return ("out", e.index)
+        if id(node) in leaves:
+            return leaves[id(node)]
+        if node.op is None:
+            raise MXNetError(f"Operator {op.name!r}: FGradient refers to a variable that is "
+                             f"neither an input nor an output gradient of the node")
+        k = index.get(id(node))
+        if k is None:
+            refs = [ref(x) for x in node.inputs]
+            k = index[id(node)] = len(steps)
+            steps.append((node, refs))
+        used.add((k, e.index))
+        return (k, e.index)
+
+    results = [ref(e) if (e is not None and w) else None for e, w in zip(entries, wanted)]
+    recipe = _Recipe()
+    recipe.steps = [(node.op, node.params, refs,
+                     [_WRITE if (k, i) in used else _NULL for i in range(node.num_outputs())])
+                    for k, (node, refs) in enumerate(steps)]
+    recipe.results = results
+    return recipe
 
 
 def _sum(parts, fresh):

@@ -154,23 +154,24 @@ class ThreadedEngine(Engine):
         _tls.in_worker = True
         try:
             while blk is not None:
-                opr = blk.opr
-                box = self._inherited_error(opr) if opr.skip_on_error else None
-                if box is not None:
-                    blk = self._complete(blk, box, pool)
-                    continue
-                rctx = RunContext(blk.ctx)
-                if opr.is_async:
-                    blk = self._run_async(blk, rctx, pool)
-                    continue
-                try:
-                    opr.fn(rctx)
-                except BaseException as exc:  # stored and re-raised by the waits
-                    blk = self._complete(blk, self._new_error(exc, opr), pool)
-                else:
-                    blk = self._complete(blk, None, pool)
+                blk = self._run_one(blk, pool)
         finally:
             _tls.in_worker = prev
+
+    def _run_one(self, blk, pool):
+        """Run ``blk`` (or skip it, inheriting an error); a ready successor on ``pool``."""
+        opr = blk.opr
+        box = self._inherited_error(opr) if opr.skip_on_error else None
+        if box is not None:
+            return self._complete(blk, box, pool)
+        rctx = RunContext(blk.ctx)
+        if opr.is_async:
+            return self._run_async(blk, rctx, pool)
+        try:
+            opr.fn(rctx)
+        except BaseException as exc:  # stored and re-raised by the waits
+            return self._complete(blk, self._new_error(exc, opr), pool)
+        return self._complete(blk, None, pool)
 
     def _run_async(self, blk, rctx, pool):
         """Run an async function. If it calls ``on_complete`` on this thread before it
@@ -247,17 +248,18 @@ class ThreadedEngine(Engine):
 
     # -- waits -------------------------------------------------------------
     def _wait_var(self, var, write):
+        # The waiting thread runs ready functions itself, oldest first, rather than wake a
+        # worker and then be woken by it: a worker could not run Python while this thread
+        # does anyway (the GIL), and each thread hand-off costs more than a small op.
         while True:
             with self._lock:
-                if not (var.writer or var.queue or (write and var.readers)):
+                if not _busy(var, write):
                     return
-                blk = self._queued_on(var)
+                blk = self._oldest_ready(var)
                 if blk is None:
                     break
                 blk.taken = True
-            # Run the awaited function here rather than wake a worker and then be woken
-            # by it: two thread hand-offs saved (most of a small op's latency).
-            self._execute(blk, None)
+            self._help(blk, var, write)
         done = threading.Lock()
         done.acquire()
         marker = OprHandle(lambda rctx: done.release(), False, () if write else (var,),
@@ -266,14 +268,44 @@ class ThreadedEngine(Engine):
         self.push(marker, None)
         done.acquire()
 
-    def _queued_on(self, var):
-        """A ready, not yet started block that uses ``var`` (caller holds the lock)."""
+    def _help(self, blk, var, write):
+        """Run ``blk`` and its ready successors on this (waiting) thread until ``var`` is
+        free; a successor left over goes back to its pool."""
+        prev = getattr(_tls, "in_worker", False)
+        _tls.in_worker = True
+        try:
+            while True:
+                blk = self._run_one(blk, blk.pool)
+                if blk is None:
+                    return
+                with self._lock:
+                    if _busy(var, write):
+                        continue
+                    heapq.heappush(blk.pool.heap, (-blk.priority, next(self._seq), blk))
+                blk.pool.tokens.put(1)
+                return
+        finally:
+            _tls.in_worker = prev
+
+    def _oldest_ready(self, var):
+        """The oldest ready, not yet started block that ``var`` waits on, directly or
+        through queued functions (caller holds the lock): running anything else could
+        block this thread on unrelated work."""
+        cone, todo = {var}, [var]
+        while todo:
+            for blk, _ in todo.pop().queue:
+                for v in (*blk.opr.const_vars, *blk.opr.mutate_vars):
+                    if v not in cone:
+                        cone.add(v)
+                        todo.append(v)
+        best = None
         for pool in self._pools.values():
             for entry in pool.heap:
                 blk = entry[2]
-                if not blk.taken and (var in blk.opr.mutate_vars or var in blk.opr.const_vars):
-                    return blk
-        return None
+                if not blk.taken and (best is None or entry < best) and any(
+                        v in cone for v in (*blk.opr.const_vars, *blk.opr.mutate_vars)):
+                    best = entry
+        return None if best is None else best[2]
 
     def _wait_all(self):
         with self._idle:
@@ -290,6 +322,10 @@ class ThreadedEngine(Engine):
             for p in list(self._pools.values()):
                 p.stop()
             self._pools.clear()
+
+
+def _busy(var, write):
+    return var.writer or var.queue or (write and var.readers)
 
 
 def _grant(v, ready):
