@@ -266,6 +266,40 @@ def test_waiting_thread_runs_the_awaited_function_when_workers_are_busy(engine_c
         e.shutdown()
 
 
+def test_a_chain_runs_on_the_thread_that_pushes_it(threaded):
+    """Dependent heavy functions are run by the pushing thread: no hand-off to a worker."""
+    v, w = threaded.new_var(), threaded.new_var()
+    ran_on = []
+
+    def fn(r):
+        ran_on.append(threading.current_thread())
+    threaded.push_sync(fn, mx.cpu(), (), (v,))
+    threaded.push_sync(fn, mx.cpu(), (v,), (w,))
+    threaded.push_sync(fn, mx.cpu(), (w,), (v,))
+    threaded.wait_for_var(v)
+    assert ran_on == [threading.current_thread()] * 3
+
+
+@pytest.mark.timeout(60)
+def test_work_a_thread_keeps_does_not_stall_another_threads_wait(threaded):
+    """A thread that pushed a ready function and then blocks on something else must not
+    hold up a wait in another thread: the waiting thread runs the kept function."""
+    v = threaded.new_var()
+    pushed, release, ran = threading.Event(), threading.Event(), []
+
+    def other():
+        threaded.push_sync(lambda r: ran.append(1), mx.cpu(), (), (v,))
+        pushed.set()
+        release.wait(WAIT)            # busy with anything but the engine
+    t = threading.Thread(target=other)
+    t.start()
+    assert pushed.wait(WAIT)
+    threaded.wait_for_var(v)
+    assert ran == [1]
+    release.set()
+    t.join()
+
+
 def test_push_delete_runs_after_everything_on_its_var_even_after_an_error(eng):
     v = eng.new_var()
     log = []

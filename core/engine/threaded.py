@@ -12,6 +12,7 @@ import heapq
 import itertools
 import os
 import threading
+from collections import deque
 from queue import SimpleQueue
 
 from ._base import Engine, _tls
@@ -19,11 +20,13 @@ from ._types import FnProperty, OprHandle, RunContext, _ErrorBox
 
 __all__ = ["ThreadedEngine", "ThreadedEnginePerDevice"]
 
+_NORMAL, _DELETE = FnProperty.NORMAL, FnProperty.DELETE_VAR
+
 
 class _Block:
     """One push of an operator: counts the vars not yet granted to it."""
 
-    __slots__ = ("opr", "ctx", "priority", "wait", "pool", "taken")
+    __slots__ = ("opr", "ctx", "priority", "wait", "pool", "taken", "owner")
 
     def __init__(self, opr, ctx, priority):
         self.opr = opr
@@ -32,6 +35,7 @@ class _Block:
         self.wait = 0
         self.pool = None
         self.taken = False        # run by a waiting thread while still in a heap
+        self.owner = None         # id of the pushing thread that would rather run it itself
 
 
 class _Pool:
@@ -77,6 +81,8 @@ class ThreadedEngine(Engine):
         self._pending = 0
         self._seq = itertools.count()
         self._pools = {}
+        self._kept = {}       # thread id -> deque of ready heavy blocks it pushed, to run itself
+        self._blocked = 0     # threads blocked in a wait: nothing is kept meanwhile
         self._stopped = False
         self._nthreads = _env_int(("MXNEXT_CPU_WORKER_NTHREADS", "MXNET_CPU_WORKER_NTHREADS"),
                                   max(2, min(os.cpu_count() or 2, 8)))
@@ -99,6 +105,11 @@ class ThreadedEngine(Engine):
         return pool
 
     # -- push ------------------------------------------------------------------
+    # Under the GIL a worker cannot run Python while the pushing thread does, so a chain of
+    # functions runs fastest on the thread that pushes it: a ready heavy function is *kept*
+    # for its pushing thread, which runs it (and what it makes ready) as soon as it pushes a
+    # function that must wait, or waits. A second ready heavy function sends the kept one
+    # to a worker, so independent heavy work still overlaps (numpy and BLAS release the GIL).
     def push(self, opr, ctx, priority=0):
         if opr.deleted or self._stopped:
             self._check_pushable(opr)
@@ -106,8 +117,12 @@ class ThreadedEngine(Engine):
             return
         blk = _Block(opr, ctx, priority)
         cheap = opr.cheap
+        me = None
         if not cheap:
-            pool = blk.pool = self._pool_for(ctx, opr.prop)
+            blk.pool = self._pool_for(ctx, opr.prop)
+            if opr.prop == _NORMAL and not getattr(_tls, "in_worker", False):
+                me = blk.owner = threading.get_ident()
+        wake = None
         with self._lock:
             self._pending += 1
             wait = 0
@@ -127,13 +142,30 @@ class ThreadedEngine(Engine):
             if wait:
                 if cheap:               # a cheap block that must wait runs on a pool later
                     blk.pool = self._pool_for(ctx, opr.prop)
-                return
-            if not cheap:
-                heapq.heappush(pool.heap, (-priority, next(self._seq), blk))
-        if cheap:
-            self._execute(blk, None)
+                if not self._kept or opr.prop == _DELETE:
+                    return
+                kept = self._kept.pop(threading.get_ident(), None)
+                if kept is None:
+                    return
+            elif cheap:
+                pass
+            elif me is not None and not self._blocked:
+                kept = self._kept.get(me)
+                if kept is None:
+                    self._kept[me] = deque((blk,))
+                    return
+                wake = kept.popleft()
+                kept.append(blk)
+                heapq.heappush(wake.pool.heap, (-wake.priority, next(self._seq), wake))
+            else:
+                wake = blk
+                heapq.heappush(blk.pool.heap, (-priority, next(self._seq), blk))
+        if wake is not None:
+            wake.pool.tokens.put(1)
+        elif wait:
+            self._drive(kept)   # the new function probably waits for what this thread kept
         else:
-            pool.tokens.put(1)
+            self._execute(blk, None)
 
     # -- run -----------------------------------------------------------------
     def _worker(self, pool):
@@ -155,6 +187,22 @@ class ThreadedEngine(Engine):
         try:
             while blk is not None:
                 blk = self._run_one(blk, pool)
+        finally:
+            _tls.in_worker = prev
+
+    def _drive(self, todo):
+        """Run the ready blocks in ``todo`` on this (pushing or waiting) thread, with what they
+        make ready: every cheap block and one heavy block at a time stay here, other heavy
+        ones go to workers."""
+        prev = getattr(_tls, "in_worker", False)
+        _tls.in_worker = True
+        me = threading.get_ident()
+        try:
+            while todo:
+                self._run_one(todo.popleft(), todo)
+                if not todo and self._kept:
+                    with self._lock:      # handed back by a worker meanwhile
+                        todo = self._kept.pop(me, None) or todo
         finally:
             _tls.in_worker = prev
 
@@ -214,8 +262,11 @@ class ThreadedEngine(Engine):
             return not (var.writer or var.readers or var.queue)
 
     def _complete(self, blk, box, pool):
-        """Release ``blk``'s vars; dispatch what became ready. Returns one ready block of
-        ``pool`` for the calling worker to run next (saves a thread hand-off)."""
+        """Release ``blk``'s vars; dispatch what became ready. ``pool`` is the calling
+        worker's pool: one ready block of it is returned for the worker to run next (saves
+        a thread hand-off), and a heavy block goes back to the thread that pushed it when
+        that thread keeps nothing else; or ``pool`` is a driving thread's deque, which takes
+        every ready cheap block and one heavy block."""
         ready = []
         opr = blk.opr
         with self._lock:
@@ -232,22 +283,76 @@ class ThreadedEngine(Engine):
             self._pending -= 1
             if not self._pending:
                 self._idle.notify_all()
+            if not ready:
+                return None
             mine = None
             wake = []
-            for b in ready:
-                if b.opr.cheap and mine is None and pool is not None:
-                    mine = b
-                elif mine is None and b.pool is pool and pool is not None:
-                    mine = b
-                else:
-                    heapq.heappush(b.pool.heap, (-b.priority, next(self._seq), b))
-                    wake.append(b.pool)
+            if type(pool) is deque:
+                heavy = any(not b.opr.cheap for b in pool)
+                for b in ready:
+                    if b.opr.cheap or not heavy:
+                        pool.append(b)
+                        heavy = heavy or not b.opr.cheap
+                    else:
+                        heapq.heappush(b.pool.heap, (-b.priority, next(self._seq), b))
+                        wake.append(b.pool)
+            else:
+                kept = self._kept
+                for b in ready:
+                    owner = b.owner
+                    if owner is not None and not self._blocked:
+                        q = kept.get(owner)             # back to the thread that pushed it
+                        if q is None:
+                            kept[owner] = deque((b,))
+                        else:
+                            q.append(b)
+                    elif b.opr.cheap and mine is None and pool is not None:
+                        mine = b
+                    elif mine is None and b.pool is pool and pool is not None:
+                        mine = b
+                    else:
+                        heapq.heappush(b.pool.heap, (-b.priority, next(self._seq), b))
+                        wake.append(b.pool)
         for p in wake:
             p.tokens.put(1)
         return mine
 
     # -- waits -------------------------------------------------------------
+    def _block(self, var=None, write=False):
+        """This thread is about to block (on ``var``, or on everything): no thread keeps work
+        from now on. Of what threads kept, the functions this wait needs run here (one of
+        them when waiting for everything), the others go to workers."""
+        wake = []
+        mine = deque()
+        with self._lock:
+            self._blocked += 1
+            if not self._kept:
+                return
+            kept = [b for q in self._kept.values() for b in q]
+            self._kept.clear()
+            cone = None if var is None else _cone(var)
+            for b in kept:
+                if (not mine if cone is None else _needed(b, var, write, cone)):
+                    mine.append(b)
+                else:
+                    heapq.heappush(b.pool.heap, (-b.priority, next(self._seq), b))
+                    wake.append(b.pool)
+        for p in wake:
+            p.tokens.put(1)
+        self._drive(mine)
+
+    def _unblock(self):
+        with self._lock:
+            self._blocked -= 1
+
     def _wait_var(self, var, write):
+        try:
+            self._block(var, write)
+            self._wait_var_blocked(var, write)
+        finally:
+            self._unblock()
+
+    def _wait_var_blocked(self, var, write):
         # The waiting thread runs ready functions itself, oldest first, rather than wake a
         # worker and then be woken by it: a worker could not run Python while this thread
         # does anyway (the GIL), and each thread hand-off costs more than a small op.
@@ -291,13 +396,7 @@ class ThreadedEngine(Engine):
         """The oldest ready, not yet started block that ``var`` waits on, directly or
         through queued functions (caller holds the lock): running anything else could
         block this thread on unrelated work."""
-        cone, todo = {var}, [var]
-        while todo:
-            for blk, _ in todo.pop().queue:
-                for v in (*blk.opr.const_vars, *blk.opr.mutate_vars):
-                    if v not in cone:
-                        cone.add(v)
-                        todo.append(v)
+        cone = _cone(var)
         best = None
         for pool in self._pools.values():
             for entry in pool.heap:
@@ -308,9 +407,13 @@ class ThreadedEngine(Engine):
         return None if best is None else best[2]
 
     def _wait_all(self):
-        with self._idle:
-            while self._pending:
-                self._idle.wait()
+        try:
+            self._block()
+            with self._idle:
+                while self._pending:
+                    self._idle.wait()
+        finally:
+            self._unblock()
 
     def shutdown(self):
         if self._stopped:
@@ -322,6 +425,25 @@ class ThreadedEngine(Engine):
             for p in list(self._pools.values()):
                 p.stop()
             self._pools.clear()
+
+
+def _cone(var):
+    """``var`` and every var of the functions queued on it, transitively (lock held)."""
+    cone, todo = {var}, [var]
+    while todo:
+        for blk, _ in todo.pop().queue:
+            for v in (*blk.opr.const_vars, *blk.opr.mutate_vars):
+                if v not in cone:
+                    cone.add(v)
+                    todo.append(v)
+    return cone
+
+
+def _needed(blk, var, write, cone):
+    """Whether a wait on ``var`` must see running ``blk`` (granted its vars) finish."""
+    if any(v in cone for v in blk.opr.mutate_vars):
+        return True
+    return any(v in cone and (write or v is not var) for v in blk.opr.const_vars)
 
 
 def _busy(var, write):
