@@ -1,6 +1,7 @@
 """Python operators on NDArray: MXNet's broadcasting and scalar rules, in-place forms."""
 
 import operator
+import warnings
 
 import numpy as np
 import pytest
@@ -20,6 +21,16 @@ def test_binary_broadcasting_and_scalars(op):
     np.testing.assert_allclose(op(a, 2).asnumpy(), op(A, np.float32(2)), rtol=1e-5)
     np.testing.assert_allclose(op(3, a).asnumpy(), op(np.float32(3), A), rtol=1e-5)
     np.testing.assert_allclose(op(a, 2.5).asnumpy(), op(A, np.float32(2.5)), rtol=1e-5)
+
+
+def test_inf_and_nan_results_are_silent_as_in_mxnet():
+    a = mx.nd.array([1.0, 0.0, -1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = [(a / 0).asnumpy(), mx.nd.log(a).asnumpy(), mx.nd.sqrt(a).asnumpy(),
+             (mx.nd.array([3e38]) * 10).asnumpy()]
+    np.testing.assert_array_equal(r[0], [np.inf, np.nan, -np.inf])
+    assert np.isneginf(r[1][1]) and np.isnan(r[2][2]) and np.isinf(r[3][0])
 
 
 @pytest.mark.parametrize("op", [operator.eq, operator.ne, operator.gt, operator.ge,

@@ -1,6 +1,8 @@
-"""OpReqType, OpContext and assign (ASSIGN_DISPATCH)."""
+"""OpReqType, OpContext, assign (ASSIGN_DISPATCH) and call_compute."""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
@@ -8,7 +10,7 @@ import pytest
 from mxnext.base import ParamError
 from mxnext.context import cpu
 from mxnext.engine import RunContext
-from mxnext.opctx import OpContext, OpReqType, as_req, assign
+from mxnext.opctx import OpContext, OpReqType, as_req, assign, call_compute
 
 
 def test_req_values_match_mxnet():
@@ -55,3 +57,27 @@ def test_opcontext_fields():
     ctx = OpContext(is_train=True, run_ctx=RunContext(cpu(0)), requested=["r"], xp=np)
     assert ctx.is_train and ctx.ctx == cpu(0) and ctx.requested == ["r"] and ctx.xp is np
     assert OpContext().xp is np and OpContext().ctx is None
+
+
+def test_call_compute_silences_floating_point_warnings_only_inside():
+    def divide(ctx, inputs, req, outputs, params):
+        np.divide(inputs[0], 0.0, out=outputs[0])
+    out = np.empty(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        call_compute(divide, OpContext(), [np.array([1.0, 0.0])], [OpReqType.WRITE_TO], [out],
+                     None)
+        with pytest.raises(RuntimeWarning):
+            np.divide(np.array([1.0]), 0.0)          # the caller's state is back
+    assert np.isinf(out[0]) and np.isnan(out[1])
+
+
+def test_call_compute_restores_the_state_when_the_kernel_fails():
+    def bad(ctx, inputs, req, outputs, params):
+        raise ValueError("kernel")
+    with pytest.raises(ValueError):
+        call_compute(bad, OpContext(), [], [], [], None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning):
+            np.log(np.array([0.0]))

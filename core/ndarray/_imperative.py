@@ -15,7 +15,7 @@ from .. import resource as _resource
 from ..autograd import _check_assignable, _record, _state
 from ..base import MXNetError, ShapeError, TypeInferError
 from ..context import current_context
-from ..opctx import OpContext, OpReqType
+from ..opctx import OpContext, OpReqType, call_compute
 from .ndarray import _CHEAP_BYTES, NDArray, _alloc, _as_ctx, _dev
 
 __all__ = ["invoke", "invoke_params", "invoke_name"]
@@ -92,7 +92,8 @@ def _run(plan, inputs, out, all_outputs=False, req=None):
     is_train = _state.training
 
     def run(rctx):
-        fc(OpContext(is_train, rctx, requested, xp), in_views, req, out_views, params)
+        call_compute(fc, OpContext(is_train, rctx, requested, xp), in_views, req, out_views,
+                     params)
 
     _engine.get().push_sync(run, ctx, [a._chunk.var for a in inputs], mutate,
                             name=plan.name, cheap=plan.cheap)

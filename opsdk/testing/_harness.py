@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from mxnext.base import MXNetError, ShapeError, TypeInferError
+from mxnext.opctx import call_compute
 
 __all__ = ["op_def", "parse", "infer", "make_context", "run_op"]
 
@@ -108,5 +109,6 @@ def run_op(op, inputs, params=None, req="write", outputs=None, is_train=True, se
         from mxnext import engine
         engine.get().wait_for_all()
     octx = make_context(opdef, p, is_train)
-    _need(opdef, "FCompute<cpu>")(octx, inputs, _reqs(req, len(outputs)), outputs, p)
+    call_compute(_need(opdef, "FCompute<cpu>"), octx, inputs, _reqs(req, len(outputs)), outputs,
+                 p)
     return outputs

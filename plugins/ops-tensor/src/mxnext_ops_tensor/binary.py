@@ -17,7 +17,7 @@ from __future__ import annotations
 from opsdk import (CloneGradient, ElemwiseGradUseIn, ElemwiseShape, ElemwiseType, Field,
                    MakeZeroGradNodes, NodeEntry, Param, ShapeError, make_node, register_op)
 
-from ._common import OpsGrad, Ufunc, call, check_outs, forward_compute, put, quiet, sum_to
+from ._common import OpsGrad, Ufunc, call, check_outs, forward_compute, put, sum_to
 
 
 def _pow(xp, a, b):
@@ -123,11 +123,10 @@ def _backward(dl, dr):
     def compute(ctx, inputs, req, outputs, params):
         og, a, b = inputs
         xp = ctx.xp
-        with quiet():
-            if req[0]:
-                put(outputs[0], req[0], sum_to(_scaled(og, dl(xp, a, b)), a.shape))
-            if req[1]:
-                put(outputs[1], req[1], sum_to(_scaled(og, dr(xp, a, b)), b.shape))
+        if req[0]:
+            put(outputs[0], req[0], sum_to(_scaled(og, dl(xp, a, b)), a.shape))
+        if req[1]:
+            put(outputs[1], req[1], sum_to(_scaled(og, dr(xp, a, b)), b.shape))
     return compute
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from opsdk import (ElemwiseGradUseIn, ElemwiseGradUseInOut, ElemwiseType, Field,
                    MakeZeroGradNodes, Param, ShapeError, TypeInferError, register_op)
 
-from ._common import IN, check_outs, dtype_field, put, quiet
+from ._common import IN, check_outs, dtype_field, put
 
 
 class ReduceAxesParam(Param):
@@ -130,8 +130,7 @@ def _forward(op, fwd):
     def compute(ctx, inputs, req, outputs, params):
         x = inputs[0]
         axes = reduce_axes(op, params, x.ndim)
-        with quiet():
-            put(outputs[0], req[0], fwd(ctx.xp, x, axes, params).reshape(outputs[0].shape))
+        put(outputs[0], req[0], fwd(ctx.xp, x, axes, params).reshape(outputs[0].shape))
     return compute
 
 
@@ -141,8 +140,7 @@ def _backward(op, bwd):
         axes = reduce_axes(op, params, x.ndim)
         kept = _kept(x.shape, axes)
         y = inputs[2].reshape(kept) if len(inputs) > 2 else None
-        with quiet():
-            put(outputs[0], req[0], bwd(ctx.xp, og.reshape(kept), x, y, axes, params))
+        put(outputs[0], req[0], bwd(ctx.xp, og.reshape(kept), x, y, axes, params))
     return compute
 
 

@@ -18,7 +18,7 @@ from opsdk import (ElemwiseGradUseIn, ElemwiseShape, Field, MakeZeroGradNodes, P
                    TypeInferError, register_op)
 
 from ._common import (IN, INPLACE_0, OpsGrad, Ufunc, backward_grad, call, forward_compute, mul,
-                      put_ufunc, quiet)
+                      put_ufunc)
 
 ZERO = MakeZeroGradNodes
 
@@ -106,9 +106,8 @@ def _scalar_arg(inputs, params):
 def _backward(deriv):
     def compute(ctx, inputs, req, outputs, params):
         og, x = inputs
-        with quiet():
-            put_ufunc(outputs[0], req[0], ctx.xp.multiply, og,
-                      deriv(ctx.xp, x, _scalar_of(x, params)))
+        put_ufunc(outputs[0], req[0], ctx.xp.multiply, og,
+                  deriv(ctx.xp, x, _scalar_of(x, params)))
     return compute
 
 

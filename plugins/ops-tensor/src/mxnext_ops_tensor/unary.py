@@ -21,7 +21,7 @@ from opsdk import (ElemwiseGradUseIn, ElemwiseGradUseNone, ElemwiseGradUseOut, E
 
 from . import _special
 from ._common import (IN, INPLACE_0, OUT, OpsGrad, Ufunc, backward_grad, call, dtype_field,
-                      forward_compute, mul, put, put_ufunc, quiet, scale)
+                      forward_compute, mul, put, put_ufunc, scale)
 
 ZERO = MakeZeroGradNodes
 _LN2, _LN10 = math.log(2), math.log(10)
@@ -115,8 +115,7 @@ _ALIASES = {"BlockGrad": ("stop_gradient",), "_copy": ("identity",)}
 
 def _backward(deriv):
     def compute(ctx, inputs, req, outputs, params):
-        with quiet():
-            put_ufunc(outputs[0], req[0], ctx.xp.multiply, inputs[0], deriv(ctx.xp, inputs[1]))
+        put_ufunc(outputs[0], req[0], ctx.xp.multiply, inputs[0], deriv(ctx.xp, inputs[1]))
     return compute
 
 
