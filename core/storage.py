@@ -23,7 +23,7 @@ from . import engine as _engine
 from .base import MXNetError
 
 __all__ = ["Handle", "StorageManager", "alloc", "free", "free_async", "release_all", "stats",
-           "POOL_TYPES"]
+           "pool", "POOL_TYPES"]
 
 POOL_TYPES = ("Round", "Naive", "Unpooled")
 
@@ -86,6 +86,10 @@ class _Pool:
 
     def alloc(self, nbytes):
         cap = self.size_class(nbytes)
+        return Handle(self.take(cap), nbytes, cap, self.ctx, self)
+
+    def take(self, cap):
+        """A raw buffer of size class ``cap`` (the NDArray hot path: no ``Handle``)."""
         with self.lock:
             lst = self.free_lists.get(cap)
             if lst:
@@ -107,7 +111,7 @@ class _Pool:
                     self.in_use -= cap
                     self.allocs -= 1
                 raise
-        return Handle(raw, nbytes, cap, self.ctx, self)
+        return raw
 
     def _raw_alloc(self, cap):
         try:
@@ -121,15 +125,18 @@ class _Pool:
                                  f"{self.ctx} ({self.in_use} bytes in use)") from exc
 
     def free(self, h):
-        cap = h.capacity
+        self.give(h.raw, h.capacity)
+
+    def give(self, raw, cap):
+        """Return a buffer of size class ``cap`` taken with ``take``."""
         with self.lock:
             self.in_use -= cap
             self.frees += 1
             if self.pooled_mode:
-                self.free_lists.setdefault(cap, []).append(h.raw)
+                self.free_lists.setdefault(cap, []).append(raw)
                 self.pooled += cap
                 return
-        self.dev.free(h.raw, self.device_id)
+        self.dev.free(raw, self.device_id)
 
     def release(self):
         with self.lock:
@@ -175,6 +182,10 @@ class StorageManager:
         pool = self._pools.get(ctx) or self._pool(ctx)
         return pool.alloc(nbytes)
 
+    def pool(self, ctx):
+        """``ctx``'s pool, for callers that allocate with ``size_class``/``take``/``give``."""
+        return self._pools.get(ctx) or self._pool(ctx)
+
     def free(self, h: Handle) -> None:
         """Return ``h`` to its pool now; the caller guarantees nothing still reads it."""
         pool = h.pool
@@ -202,6 +213,7 @@ class StorageManager:
 
 _manager = StorageManager()
 alloc = _manager.alloc
+pool = _manager.pool
 free = _manager.free
 free_async = _manager.free_async
 release_all = _manager.release_all

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from ..base import EngineError, MXNetError
-from ._types import FnProperty, OprHandle, RunContext, Var, _ErrorBox
+from ._types import FnProperty, OprHandle, RunContext, Var, _ErrorBox, var_lists
 
 __all__ = ["Engine", "in_worker"]
 
@@ -44,6 +44,14 @@ class Engine:
 
     def __init__(self):
         self._errors: list[_ErrorBox] = []
+        self._run_ctxs: dict = {}
+
+    def _run_ctx(self, ctx) -> RunContext:
+        """The ``RunContext`` handed to functions on ``ctx`` (one per context, made once)."""
+        r = self._run_ctxs.get(ctx)
+        if r is None:
+            r = self._run_ctxs[ctx] = RunContext(ctx)
+        return r
 
     # -- the API ---------------------------------------------------------
     def new_var(self, name=None) -> Var:
@@ -68,8 +76,32 @@ class Engine:
                   priority=0, name=None, cheap=False) -> None:
         """Push ``fn(run_ctx)``; it is done when it returns. ``cheap`` lets the engine run
         it on the pushing thread when its vars are already free."""
-        self.push(OprHandle(fn, False, const_vars, mutate_vars, prop, name, cheap=cheap),
+        lists = var_lists(const_vars, mutate_vars)
+        if cheap and self._run_here(fn, ctx, lists[0], lists[1], name):
+            return
+        self.push(OprHandle(fn, False, None, None, prop, name, cheap=cheap, _lists=lists),
                   ctx, priority)
+
+    def _run_here(self, fn, ctx, const, mutate, name) -> bool:
+        """Run a cheap sync function on this thread now if its vars allow; whether it ran.
+        No operator is built for it (the imperative hot path)."""
+        return False
+
+    def _call_here(self, fn, ctx, const, mutate, name):
+        """Run ``fn`` on this thread with a pushed function's error rules (vars granted);
+        the error box it leaves on ``mutate``, or None."""
+        box = _inherited(const, mutate)
+        if box is None:
+            prev = getattr(_tls, "in_worker", False)
+            _tls.in_worker = True
+            try:
+                fn(self._run_ctx(ctx))
+            except BaseException as exc:  # stored and re-raised by the waits
+                box = _ErrorBox(exc, name or getattr(fn, "__name__", "<fn>"))
+                self._store_error(box)
+            finally:
+                _tls.in_worker = prev
+        return box
 
     def push_delete(self, fn, ctx, var: Var) -> None:
         """Run ``fn(run_ctx)`` after every function pushed before on ``var``; then ``var`` is dead.
@@ -88,7 +120,7 @@ class Engine:
         """Run a delete function whose var is idle on this thread, skipping the queues (most
         arrays die long after their last op). A failure is stored like a pushed one's."""
         try:
-            fn(RunContext(ctx))
+            fn(self._run_ctx(ctx))
         except BaseException as exc:
             self._store_error(_ErrorBox(exc, "delete"))
 
@@ -104,9 +136,9 @@ class Engine:
     def _push_now(self, opr, ctx):
         """Run ``opr`` at once on this thread (its vars must be free), with the error rules
         of a pushed function: NaiveEngine's push, and any engine's after ``shutdown``."""
-        box = self._inherited_error(opr) if opr.skip_on_error else None
+        box = _inherited(opr.const_vars, opr.mutate_vars) if opr.skip_on_error else None
         if box is None:
-            exc = _run_now(opr, RunContext(ctx))
+            exc = _run_now(opr, self._run_ctx(ctx))
             if exc is not None:
                 box = _ErrorBox(exc, opr.name)
                 self._store_error(box)
@@ -157,18 +189,19 @@ class Engine:
             raise EngineError(f"{what} called from inside an engine function: it would "
                               "deadlock; push a dependent function instead")
 
-    @staticmethod
-    def _inherited_error(opr: OprHandle):
-        """The error box a skipped function inherits from the vars it touches, if any."""
-        for v in opr.const_vars:
-            b = v.error
-            if b is not None and b.exc is not None:
-                return b
-        for v in opr.mutate_vars:
-            b = v.error
-            if b is not None and b.exc is not None:
-                return b
-        return None
+
+
+def _inherited(const, mutate):
+    """The error box a skipped function inherits from the vars it touches, if any."""
+    for v in const:
+        b = v.error
+        if b is not None and b.exc is not None:
+            return b
+    for v in mutate:
+        b = v.error
+        if b is not None and b.exc is not None:
+            return b
+    return None
 
 
 def _run_now(opr, rctx):

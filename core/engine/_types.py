@@ -69,12 +69,8 @@ class OprHandle:
                  "skip_on_error", "cheap", "deleted")
 
     def __init__(self, fn, is_async, const_vars, mutate_vars, prop, name,
-                 skip_on_error=True, cheap=False):
-        mutate = _dedup(mutate_vars)
-        const = _dedup(const_vars)
-        if const and mutate:
-            mset = set(map(id, mutate))
-            const = tuple(v for v in const if id(v) not in mset)
+                 skip_on_error=True, cheap=False, _lists=None):
+        const, mutate = _lists or var_lists(const_vars, mutate_vars)
         self.fn = fn
         self.is_async = is_async
         self.const_vars = const
@@ -89,11 +85,33 @@ class OprHandle:
         return f"<OprHandle {self.name}>"
 
 
+def var_lists(const_vars, mutate_vars):
+    """(const, mutate) as tuples without repeats; a var both read and written is written."""
+    mutate = _dedup(mutate_vars)
+    const = _dedup(const_vars)
+    if const and mutate:
+        if len(mutate) == 1:
+            m = mutate[0]
+            if m in const:                   # Vars compare by identity
+                const = tuple(v for v in const if v is not m)
+        else:
+            const = tuple(v for v in const if v not in mutate)
+    return const, mutate
+
+
 def _dedup(vars_):
-    if len(vars_) == 1:                      # the common case, kept cheap
+    """``vars_`` as a tuple without repeats (Vars compare by identity)."""
+    n = len(vars_)
+    if n == 1:                               # the common cases, kept cheap
         v = vars_[0]
         if type(v) is Var:
             return (v,)
+    elif n == 2:
+        a, b = vars_
+        if type(a) is Var and type(b) is Var:
+            return (a,) if a is b else (a, b)
+    elif n == 0:
+        return ()
     out = tuple(dict.fromkeys(vars_))
     for v in out:
         if not isinstance(v, Var):

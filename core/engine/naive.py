@@ -14,6 +14,13 @@ class NaiveEngine(Engine):
         self._check_pushable(opr)
         self._push_now(opr, ctx)
 
+    def _run_here(self, fn, ctx, const, mutate, name):
+        box = self._call_here(fn, ctx, const, mutate, name)
+        if box is not None:
+            for v in mutate:
+                v.error = box
+        return True
+
     def _wait_var(self, var, write):
         pass
 

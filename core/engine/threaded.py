@@ -15,7 +15,7 @@ import threading
 from collections import deque
 from queue import SimpleQueue
 
-from ._base import Engine, _tls
+from ._base import Engine, _inherited, _tls
 from ._types import FnProperty, OprHandle, RunContext, _ErrorBox
 
 __all__ = ["ThreadedEngine", "ThreadedEnginePerDevice"]
@@ -79,6 +79,7 @@ class ThreadedEngine(Engine):
         self._lock = threading.RLock()
         self._idle = threading.Condition(self._lock)
         self._pending = 0
+        self._all_waiters = 0  # threads in wait_for_all, to be notified when nothing is pending
         self._seq = itertools.count()
         self._pools = {}
         self._kept = {}       # thread id -> deque of ready heavy blocks it pushed, to run itself
@@ -167,6 +168,24 @@ class ThreadedEngine(Engine):
         else:
             self._execute(blk, None)
 
+    def _run_here(self, fn, ctx, const, mutate, name):
+        if self._stopped:
+            return False
+        with self._lock:
+            for v in const:
+                if v.writer or v.queue:
+                    return False
+            for v in mutate:
+                if v.writer or v.readers or v.queue:
+                    return False
+            for v in const:
+                v.readers += 1
+            for v in mutate:
+                v.writer = True
+            self._pending += 1
+        self._release(const, mutate, self._call_here(fn, ctx, const, mutate, name), None)
+        return True
+
     # -- run -----------------------------------------------------------------
     def _worker(self, pool):
         _tls.in_worker = True
@@ -209,16 +228,16 @@ class ThreadedEngine(Engine):
     def _run_one(self, blk, pool):
         """Run ``blk`` (or skip it, inheriting an error); a ready successor on ``pool``."""
         opr = blk.opr
-        box = self._inherited_error(opr) if opr.skip_on_error else None
+        box = _inherited(opr.const_vars, opr.mutate_vars) if opr.skip_on_error else None
         if box is not None:
             return self._complete(blk, box, pool)
-        rctx = RunContext(blk.ctx)
+        rctx = self._run_ctx(blk.ctx)
         if opr.is_async:
             return self._run_async(blk, rctx, pool)
         try:
             opr.fn(rctx)
         except BaseException as exc:  # stored and re-raised by the waits
-            return self._complete(blk, self._new_error(exc, opr), pool)
+            return self._complete(blk, self._new_error(exc, opr.name), pool)
         return self._complete(blk, None, pool)
 
     def _run_async(self, blk, rctx, pool):
@@ -233,7 +252,7 @@ class ThreadedEngine(Engine):
         def on_complete(exc=None):
             if result:
                 raise RuntimeError(f"engine: on_complete of {blk.opr.name!r} called twice")
-            box = None if exc is None else self._new_error(exc, blk.opr)
+            box = None if exc is None else self._new_error(exc, blk.opr.name)
             result.append(box)
             if running[0] and threading.get_ident() == me:
                 deferred.append(1)
@@ -248,8 +267,8 @@ class ThreadedEngine(Engine):
         running[0] = False
         return self._complete(blk, result[0], pool) if deferred else None
 
-    def _new_error(self, exc, opr):
-        box = _ErrorBox(exc, opr.name)
+    def _new_error(self, exc, name):
+        box = _ErrorBox(exc, name)
         self._store_error(box)
         return box
 
@@ -258,30 +277,34 @@ class ThreadedEngine(Engine):
             self._errors.append(box)
 
     def _idle_var(self, var) -> bool:
-        with self._lock:
-            return not (var.writer or var.readers or var.queue)
+        # No lock: a dying var gets no new pushes, and ``_grant`` sets a flag before it
+        # empties the queue, so "idle" is never seen while a function still holds the var.
+        return not (var.writer or var.readers or var.queue)
 
     def _complete(self, blk, box, pool):
-        """Release ``blk``'s vars; dispatch what became ready. ``pool`` is the calling
-        worker's pool: one ready block of it is returned for the worker to run next (saves
-        a thread hand-off), and a heavy block goes back to the thread that pushed it when
-        that thread keeps nothing else; or ``pool`` is a driving thread's deque, which takes
-        every ready cheap block and one heavy block."""
+        """Release ``blk``'s vars; dispatch what became ready (see ``_release``)."""
+        return self._release(blk.opr.const_vars, blk.opr.mutate_vars, box, pool)
+
+    def _release(self, const, mutate, box, pool):
+        """Release vars held by a finished function; dispatch what became ready. ``pool`` is
+        the calling worker's pool: one ready block of it is returned for the worker to run
+        next (saves a thread hand-off), and a heavy block goes back to the thread that pushed
+        it; or ``pool`` is a driving thread's deque, which takes every ready cheap block and
+        one heavy block."""
         ready = []
-        opr = blk.opr
         with self._lock:
-            for v in opr.const_vars:
+            for v in const:
                 v.readers -= 1
                 if not v.readers and v.queue:
                     _grant(v, ready)
-            for v in opr.mutate_vars:
+            for v in mutate:
                 if box is not None:
                     v.error = box
                 v.writer = False
                 if v.queue:
                     _grant(v, ready)
             self._pending -= 1
-            if not self._pending:
+            if not self._pending and self._all_waiters:
                 self._idle.notify_all()
             if not ready:
                 return None
@@ -410,8 +433,12 @@ class ThreadedEngine(Engine):
         try:
             self._block()
             with self._idle:
-                while self._pending:
-                    self._idle.wait()
+                self._all_waiters += 1
+                try:
+                    while self._pending:
+                        self._idle.wait()
+                finally:
+                    self._all_waiters -= 1
         finally:
             self._unblock()
 
@@ -451,7 +478,8 @@ def _busy(var, write):
 
 
 def _grant(v, ready):
-    """Grant ``v`` to the head of its queue: one writer, or every leading reader."""
+    """Grant ``v`` to the head of its queue: one writer, or every leading reader. A flag is
+    set before its entry leaves the queue (see ``_idle_var``)."""
     q = v.queue
     if v.writer:
         return
@@ -459,15 +487,15 @@ def _grant(v, ready):
     if is_write:
         if v.readers:
             return
-        q.popleft()
         v.writer = True
+        q.popleft()
         blk.wait -= 1
         if not blk.wait:
             ready.append(blk)
         return
     while q and not q[0][1]:
-        blk = q.popleft()[0]
         v.readers += 1
+        blk = q.popleft()[0]
         blk.wait -= 1
         if not blk.wait:
             ready.append(blk)

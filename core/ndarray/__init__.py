@@ -113,7 +113,7 @@ def from_numpy(ndarray, zero_copy=True) -> NDArray:
     from .. import engine
     raw = ndarray.reshape(-1).view(np.uint8)
     ctx = Context("cpu", 0)
-    return NDArray._wrap(_Chunk(None, raw, engine.get().new_var(), ctx), ndarray.shape,
+    return NDArray._wrap(_Chunk(raw, engine.get().new_var(), ctx), ndarray.shape,
                          ndarray.dtype, 0)
 
 

@@ -17,7 +17,7 @@ from .. import engine as _engine
 from .. import storage as _storage
 from ..base import MXNetError
 from ..context import Context, current_context
-from ..engine import FnProperty
+from ..engine import FnProperty, Var
 
 __all__ = ["NDArray", "empty", "waitall"]
 
@@ -35,20 +35,23 @@ def _dev(ctx):
 
 
 class _Chunk:
-    """A storage block and its engine var; frees the block through the engine when dropped."""
+    """A block of memory and its engine var; a pooled block goes back to its pool through the
+    engine when the chunk is dropped (after every function pushed on the var)."""
 
-    __slots__ = ("handle", "raw", "var", "ctx")
+    __slots__ = ("raw", "var", "ctx", "pool", "cap")
 
-    def __init__(self, handle, raw, var, ctx):
-        self.handle = handle      # storage.Handle, or None for borrowed memory (from_numpy)
+    def __init__(self, raw, var, ctx, pool=None, cap=0):
         self.raw = raw
         self.var = var
         self.ctx = ctx
+        self.pool = pool          # storage pool, or None for borrowed memory (from_numpy)
+        self.cap = cap
 
     def __del__(self):
-        h = self.handle
-        if h is not None and not _exiting:
-            _storage.free_async(h, self.var)
+        pool = self.pool
+        if pool is not None and not _exiting:
+            raw, cap = self.raw, self.cap
+            _engine.get().push_delete(lambda rctx: pool.give(raw, cap), self.ctx, self.var)
 
 
 def _as_ctx(c):
@@ -68,8 +71,9 @@ def _alloc(shape, dtype, ctx) -> "NDArray":
     n = dtype.itemsize
     for s in shape:
         n *= s
-    h = _storage.alloc(n, ctx)
-    return NDArray._wrap(_Chunk(h, h.raw, _engine.get().new_var(), ctx), shape, dtype, 0)
+    pool = _storage.pool(ctx)
+    cap = pool.size_class(n)
+    return NDArray._wrap(_Chunk(pool.take(cap), Var(), ctx, pool, cap), shape, dtype, 0)
 
 
 def empty(shape, ctx=None, dtype=None) -> "NDArray":
