@@ -76,11 +76,17 @@ class Engine:
                   priority=0, name=None, cheap=False) -> None:
         """Push ``fn(run_ctx)``; it is done when it returns. ``cheap`` lets the engine run
         it on the pushing thread when its vars are already free."""
-        lists = var_lists(const_vars, mutate_vars)
-        if cheap and self._run_here(fn, ctx, lists[0], lists[1], name):
+        self._push_lists(fn, ctx, *var_lists(const_vars, mutate_vars), name, cheap, prop,
+                         priority)
+
+    def _push_lists(self, fn, ctx, const, mutate, name, cheap, prop=FnProperty.NORMAL,
+                    priority=0):
+        """``push_sync`` with var tuples already free of repeats, a var both read and
+        written only in ``mutate`` (the imperative hot path builds them so)."""
+        if cheap and self._run_here(fn, ctx, const, mutate, name):
             return
-        self.push(OprHandle(fn, False, None, None, prop, name, cheap=cheap, _lists=lists),
-                  ctx, priority)
+        self.push(OprHandle(fn, False, None, None, prop, name, cheap=cheap,
+                            _lists=(const, mutate)), ctx, priority)
 
     def _run_here(self, fn, ctx, const, mutate, name) -> bool:
         """Run a cheap sync function on this thread now if its vars allow; whether it ran.

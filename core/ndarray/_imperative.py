@@ -12,11 +12,14 @@ from __future__ import annotations
 from .. import engine as _engine
 from .. import registry as _registry
 from .. import resource as _resource
+from .. import storage as _storage
 from ..autograd import _check_assignable, _record, _state
 from ..base import MXNetError, ShapeError, TypeInferError
 from ..context import current_context
 from ..opctx import OpContext, OpReqType, call_compute
-from .ndarray import _CHEAP_BYTES, NDArray, _alloc, _as_ctx, _dev
+from ..engine import Var
+from ..engine._types import var_lists
+from .ndarray import _CHEAP_BYTES, NDArray, _alloc, _as_ctx, _Chunk, _dev
 
 __all__ = ["invoke", "invoke_params", "invoke_name"]
 
@@ -24,11 +27,13 @@ _plans: dict = {}
 _opdefs: dict = {}
 _PLANS_MAX = 8192
 _WRITE = OpReqType.WRITE_TO
+_wrap = NDArray._wrap
 
 
 class _Plan:
     __slots__ = ("op", "name", "params", "ctx", "out_specs", "n_vis", "fcompute", "req",
-                 "mutate", "requested", "res_vars", "xp", "cheap", "n_in", "inplace")
+                 "mutate", "requested", "res_vars", "xp", "cheap", "n_in", "inplace", "alloc",
+                 "view", "octx")
 
 
 def invoke(opdef, inputs, kwargs, out=None, ctx=None):
@@ -72,38 +77,64 @@ def invoke_params(opdef, params, inputs, out=None, ctx=None, all_outputs=False, 
 def _run(plan, inputs, out, all_outputs=False, req=None):
     ctx = plan.ctx
     if out is None:
-        outs = [_alloc(s, t, ctx) for s, t in plan.out_specs]
+        outs = []
+        out_views = []
+        mutate = []
+        view = plan.view
+        for shape, dtype, pool, cap in plan.alloc:
+            raw = pool.take(cap)
+            o = _wrap(_Chunk(raw, Var(), ctx, pool, cap), shape, dtype, 0)
+            o._v = v = view(raw, dtype, shape, 0)
+            outs.append(o)
+            out_views.append(v)
+            mutate.append(o._chunk.var)
     else:
         outs = _check_out(plan, out)
         if _state.recording:
             _check_assignable(outs)
         if plan.inplace and req is None:
             req = _inplace_req(plan, inputs, outs)
-    in_views = [a._data() for a in inputs]
-    out_views = [o._data() for o in outs]
-    mutate = [o._chunk.var for o in outs]
-    for i in plan.mutate:
-        mutate.append(inputs[i]._chunk.var)
+        out_views = [o._data() for o in outs]
+        mutate = [o._chunk.var for o in outs]
+    if len(inputs) == 1:
+        a = inputs[0]
+        in_views = [a._data()]
+        const = [a._chunk.var]
+    else:
+        in_views = [a._data() for a in inputs]
+        const = [a._chunk.var for a in inputs]
+    if plan.mutate:
+        mutate += [inputs[i]._chunk.var for i in plan.mutate]
     if plan.res_vars:
-        mutate.extend(plan.res_vars)
-    fc, params, requested, xp = plan.fcompute, plan.params, plan.requested, plan.xp
-    if req is None:
-        req = plan.req
-    is_train = _state.training
-
-    def run(rctx):
-        call_compute(fc, OpContext(is_train, rctx, requested, xp), in_views, req, out_views,
-                     params)
-
-    _engine.get().push_sync(run, ctx, [a._chunk.var for a in inputs], mutate,
-                            name=plan.name, cheap=plan.cheap)
+        mutate += plan.res_vars
+    if out is not None or plan.mutate or len(const) > 1:
+        const, mutate = var_lists(const, mutate)
+    job = _Job(plan, in_views, plan.req if req is None else req, out_views, _state.training)
+    _engine.get()._push_lists(job.run, ctx, const, mutate, plan.name, plan.cheap)
     if _state.recording:
-        _record(plan.op, params, inputs, outs)
+        _record(plan.op, plan.params, inputs, outs)
     if all_outputs:
         return outs
     if plan.n_vis == 1:
         return outs[0] if out is None or isinstance(out, NDArray) else outs[:1]
     return outs[:plan.n_vis]
+
+
+class _Job:
+    """One pushed op application: runs the plan's kernel on the arrays bound at push time."""
+
+    __slots__ = ("plan", "ins", "req", "outs", "is_train")
+
+    def __init__(self, plan, ins, req, outs, is_train):
+        self.plan, self.ins, self.req, self.outs, self.is_train = plan, ins, req, outs, is_train
+
+    def run(self, rctx):
+        plan = self.plan
+        octx = plan.octx[self.is_train]
+        if octx is None or octx.run_ctx is not rctx:
+            octx = plan.octx[self.is_train] = OpContext(self.is_train, rctx, plan.requested,
+                                                        plan.xp)
+        call_compute(plan.fcompute, octx, self.ins, self.req, self.outs, plan.params)
 
 
 def _inplace_req(plan, inputs, outs):
@@ -178,7 +209,11 @@ def _make_plan(opdef, params, inputs, ctx, key):
     rr = opdef.get_attr("FResourceRequest")
     plan.requested = [_resource.request(ctx, r) for r in rr(params)] if rr is not None else []
     plan.res_vars = [r.var for r in plan.requested]
-    plan.xp = _dev(ctx).xp
+    dev = _dev(ctx)
+    plan.xp, plan.view = dev.xp, dev.view
+    plan.octx = [None, None]          # OpContext by is_train, made on first run
+    pool = _storage.pool(ctx)
+    plan.alloc = [(s, t, pool, pool.size_class(t.itemsize * _prod(s))) for s, t in plan.out_specs]
     nbytes = sum(t.itemsize * _prod(s) for s, t in plan.out_specs)
     plan.cheap = nbytes <= _CHEAP_BYTES and not plan.requested
     if key is not None:
