@@ -11,7 +11,6 @@ can be differentiated again.
 from __future__ import annotations
 
 import threading
-import weakref
 
 from .base import MXNetError
 from .graph import Node, NodeEntry
@@ -233,50 +232,60 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
                 raise MXNetError(_NOT_IN_GRAPH)
             needs.add(id(n))
 
-    grads: dict = {}
+    grads: dict = {}          # id(node) -> per output: list of gradient parts, or None
     for h, g in zip(heads, head_grads):
-        grads.setdefault((id(h._ag.node), h._ag.index), []).append(
-            _filled_like(h, 1) if g is None else g)
+        _add_part(grads, h._ag.node, h._ag.index, _filled_like(h, 1) if g is None else g)
     prev = (_state.recording, _state.training)
     _state.recording, _state.training = create_graph, train_mode
     try:
-        fresh: dict = {}          # id -> weakref of arrays this backward created
+        fresh: set = set()        # vars of the chunks this backward's ops created
         for n in reversed(order):
             if n.op is None or id(n) not in needs:
                 continue
             outs = n.info.outputs
-            ogs = []
-            for i in range(len(outs)):
-                parts = grads.pop((id(n), i), None)
-                ogs.append(_sum(parts, fresh) if parts
-                           else _filled_like(outs[i], 0))
+            slots = grads.pop(id(n), None) or ()
+            ogs = [_sum(slots[i], fresh) if i < len(slots) and slots[i]
+                   else _filled_like(outs[i], 0) for i in range(len(outs))]
             if isinstance(n.op, _FunctionOp):
                 in_grads = n.op.run_backward(ogs)
             else:
-                wanted = [id(e.node) in needs for e in n.inputs]
+                wanted = tuple([id(e.node) in needs for e in n.inputs])
                 in_grads = _apply_rule(n, ogs, wanted, fresh, create_graph)
             for e, g in zip(n.inputs, in_grads):
                 if g is not None and id(e.node) in needs:
-                    grads.setdefault((id(e.node), e.index), []).append(g)
+                    _add_part(grads, e.node, e.index, g)
             if not retain_graph:
                 n.info.outputs = None
         if variables is not None:
             result = []
             for v in variables:
-                parts = grads.get((id(v._ag.node), 0))
-                result.append(_sum(parts, fresh) if parts else _filled_like(v, 0))
+                slots = grads.get(id(v._ag.node))
+                result.append(_sum(slots[0], fresh) if slots else _filled_like(v, 0))
             return result
-        totals = [(n, _sum(grads[(id(n), 0)], fresh)) for n in order
-                  if n.op is None and id(n) in needs and (id(n), 0) in grads]
+        totals = [(n, _sum(grads[id(n)][0], fresh)) for n in order
+                  if n.op is None and id(n) in grads and id(n) in needs]
         uses: dict = {}
         for _, t in totals:
             uses[id(t)] = uses.get(id(t), 0) + 1
         for n, t in totals:
-            owned = not create_graph and uses[id(t)] == 1 and _is_fresh(fresh, t)
+            owned = not create_graph and uses[id(t)] == 1 and t._chunk.var in fresh
             _write_grad(n.info, t, owned)
         return []
     finally:
         _state.recording, _state.training = prev
+
+
+def _add_part(grads, node, index, g):
+    slots = grads.get(id(node))
+    if slots is None:
+        slots = grads[id(node)] = [None] * (index + 1)
+    elif len(slots) <= index:
+        slots.extend([None] * (index + 1 - len(slots)))
+    parts = slots[index]
+    if parts is None:
+        slots[index] = [g]
+    else:
+        parts.append(g)
 
 
 def _apply_rule(n, ogs, wanted, fresh, create_graph):
@@ -288,7 +297,7 @@ def _apply_rule(n, ogs, wanted, fresh, create_graph):
         ins = [_resolve(r, n, ogs, vals, create_graph) for r in refs]
         outs = invoke_params(op, params, ins, all_outputs=True, req=req)
         for o in outs:
-            fresh[id(o)] = weakref.ref(o)
+            fresh.add(o._chunk.var)
         vals.append(outs)
     return [None if r is None else _resolve(r, n, ogs, vals, create_graph)
             for r in recipe.results]
@@ -329,7 +338,7 @@ _recipes: dict = {}
 
 def _recipe(n, wanted):
     try:
-        key = (n.op, n.params, tuple(wanted))
+        key = (n.op, n.params, wanted)
         recipe = _recipes.get(key)
     except TypeError:                 # unhashable params: compile every time
         key = recipe = None
@@ -387,13 +396,8 @@ def _sum(parts, fresh):
     if len(parts) == 1:
         return parts[0]
     total = _invoke_name("add_n", parts, {"num_args": len(parts)})
-    fresh[id(total)] = weakref.ref(total)
+    fresh.add(total._chunk.var)
     return total
-
-
-def _is_fresh(fresh, arr):
-    ref = fresh.get(id(arr))
-    return ref is not None and ref() is arr
 
 
 def _write_grad(info, total, owned):
