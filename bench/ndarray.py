@@ -5,9 +5,13 @@ Run from the repo root, with OpenBLAS's processor overrides removed for every si
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python bench/ndarray.py
 
-Options: ``--n 10000`` tiny ops, ``--steps 20`` MLP steps, ``--repeats 3`` (best kept),
-``--mxnet-python /opt/mxnet-ref/bin/python``. Each side runs in its own fresh interpreter
-(this file with ``--side mxnext|mxnet|numpy``), with the same environment:
+Options: ``--n 10000`` tiny ops, ``--steps 20`` MLP steps, ``--repeats 3`` (best kept within
+a run), ``--rounds 5``, ``--mxnet-python /opt/mxnet-ref/bin/python``. Each side runs in its
+own fresh interpreter (this file with ``--side mxnext|mxnet|numpy``), with the same
+environment, once per round; the sides take turns within a round (the order rotates), so a
+machine whose speed drifts slows them alike. The table shows each side's best round. The
+mxnext side also runs the numpy step in its own process, in alternating blocks, and the
+last line gives the median of those paired ratios: the steadiest figure on a noisy machine.
 
 - ``chain``: ``a += 1`` on a 1-element array, n times, then ``waitall``; time per op.
 - ``independent``: n ops ``a + 1`` with no dependency between them, then ``waitall``.
@@ -69,6 +73,12 @@ def run_numpy(n: int, steps: int, repeats: int) -> dict:
         del outs
         return dt / n
 
+    return {"chain": _best(chain, repeats), "independent": _best(independent, repeats),
+            **dict(zip(("mlp step", "final loss"), _timed_steps(numpy_step(), steps, repeats)))}
+
+
+def numpy_step():
+    """One MLP training step written by hand in numpy (fresh weights per call)."""
     params, x, y = _init_params()
 
     def step():
@@ -89,9 +99,24 @@ def run_numpy(n: int, steps: int, repeats: int) -> dict:
         for p, g in zip(params, grads):
             p -= LR * g
         return float((diff * diff).sum() / BATCH)
+    return step
 
-    return {"chain": _best(chain, repeats), "independent": _best(independent, repeats),
-            **dict(zip(("mlp step", "final loss"), _timed_steps(step, steps, repeats)))}
+
+def paired_ratios(step_a, step_b, steps: int, blocks: int) -> list[float]:
+    """Per-block time ratios a/b, running blocks of ``steps`` of each in turn (same process,
+    adjacent in time, so drift of the machine's speed cancels)."""
+    for _ in range(3):
+        step_a(), step_b()
+    ratios = []
+    for _ in range(blocks):
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step_a()
+        t1 = time.perf_counter()
+        for _ in range(steps):
+            step_b()
+        ratios.append((t1 - t0) / (time.perf_counter() - t1))
+    return ratios
 
 
 def _timed_steps(step, steps: int, repeats: int) -> tuple[float, float]:
@@ -131,6 +156,17 @@ def run_mx(mx, n: int, steps: int, repeats: int) -> dict:
         del outs
         return dt / n
 
+    step = mx_step(mx)
+    result = {"chain": _best(chain, repeats), "independent": _best(independent, repeats),
+              **dict(zip(("mlp step", "final loss"), _timed_steps(step, steps, repeats)))}
+    if mx.__name__ == "mxnext":
+        result["paired"] = paired_ratios(step, numpy_step(), max(1, steps // 4), 4 * repeats)
+    return result
+
+
+def mx_step(mx):
+    """The MLP training step with ``mx.nd`` and ``mx.autograd`` (fresh weights per call)."""
+    autograd, nd = mx.autograd, mx.nd
     host, x_np, y_np = _init_params()
     params = [nd.array(p) for p in host]
     for p in params:
@@ -150,9 +186,7 @@ def run_mx(mx, n: int, steps: int, repeats: int) -> dict:
         for p in params:
             p -= LR * p.grad
         return float(loss.asnumpy().reshape(-1)[0])
-
-    return {"chain": _best(chain, repeats), "independent": _best(independent, repeats),
-            **dict(zip(("mlp step", "final loss"), _timed_steps(step, steps, repeats)))}
+    return step
 
 
 # ---------------------------------------------------------------------------- driver
@@ -195,12 +229,18 @@ def _ratio(a, b) -> str:
     return f"{a / b:.2f}x" if a is not None and b else "-"
 
 
+def _min_over(runs: list, key: str):
+    vals = [r[key] for r in runs if key in r]
+    return min(vals) if vals else None
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--side", choices=["mxnext", "mxnet", "numpy"])
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--mxnet-python", default=os.environ.get("MXNEXT_MXNET_PYTHON",
                                                              "/opt/mxnet-ref/bin/python"))
     args = ap.parse_args(argv)
@@ -208,29 +248,41 @@ def main(argv=None) -> None:
         side_main(args.side, args.n, args.steps, args.repeats)
         return
 
-    sides = {"mxnext": _run_side(sys.executable, "mxnext", args)}
+    cols = ["mxnext", "mxnet 1.9.1", "numpy"]
+    pythons = {"mxnext": (sys.executable, "mxnext"), "numpy": (sys.executable, "numpy")}
     if os.path.exists(args.mxnet_python):
-        sides["mxnet 1.9.1"] = _run_side(args.mxnet_python, "mxnet", args)
-    else:
-        sides["mxnet 1.9.1"] = {"error": f"{args.mxnet_python} is absent"}
-    sides["numpy"] = _run_side(sys.executable, "numpy", args)
+        pythons["mxnet 1.9.1"] = (args.mxnet_python, "mxnet")
+    runs = {c: [] for c in cols}
+    for r in range(args.rounds):
+        order = [c for c in cols if c in pythons]
+        order = order[r % len(order):] + order[:r % len(order)]
+        for c in order:
+            runs[c].append(_run_side(*pythons[c], args))
+    errors = {c: next((x["error"] for x in runs[c] if "error" in x), None) for c in cols}
+    if "mxnet 1.9.1" not in pythons:
+        errors["mxnet 1.9.1"] = f"{args.mxnet_python} is absent"
 
     env = {k: os.environ.get(k, "(unset)") for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
-    print(f"n={args.n} tiny ops, {args.steps} MLP steps, best of {args.repeats}; "
-          + ", ".join(f"{k}={v}" for k, v in env.items()))
-    cols = ["mxnext", "mxnet 1.9.1", "numpy"]
+    print(f"n={args.n} tiny ops, {args.steps} MLP steps, best of {args.repeats} per run, "
+          f"{args.rounds} rounds; " + ", ".join(f"{k}={v}" for k, v in env.items()))
     print(f"{'benchmark':<14}" + "".join(f"{c:>14}" for c in cols)
           + f"{'mxnext/mxnet':>14}{'mxnext/numpy':>14}")
     for bench in ("chain", "independent", "mlp step"):
-        vals = [sides[c].get(bench) for c in cols]
+        vals = [_min_over(runs[c], bench) for c in cols]
         print(f"{bench + (' /op' if bench != 'mlp step' else ''):<14}"
               + "".join(f"{_fmt_time(v):>14}" for v in vals)
               + f"{_ratio(vals[0], vals[1]):>14}{_ratio(vals[0], vals[2]):>14}")
-    print(f"{'final loss':<14}" + "".join(
-        f"{sides[c]['final loss']:>14.6g}" if "final loss" in sides[c] else f"{'-':>14}" for c in cols))
+    losses = [next((x["final loss"] for x in runs[c] if "final loss" in x), None) for c in cols]
+    print(f"{'final loss':<14}" + "".join(f"{v:>14.6g}" if v is not None else f"{'-':>14}"
+                                          for v in losses))
+    paired = sorted(q for x in runs["mxnext"] for q in x.get("paired", ()))
+    if paired:
+        print(f"mlp step, mxnext/numpy in one process, {len(paired)} alternating blocks of "
+              f"{max(1, args.steps // 4)} steps: median {paired[len(paired) // 2]:.2f}x "
+              f"(quartiles {paired[len(paired) // 4]:.2f}x-{paired[3 * len(paired) // 4]:.2f}x)")
     for c in cols:
-        print(f"  {c}: " + (f"ERROR {sides[c]['error']}" if "error" in sides[c]
-                            else f"BLAS {sides[c]['blas']}"))
+        blas = next((x["blas"] for x in runs[c] if "blas" in x), None)
+        print(f"  {c}: " + (f"ERROR {errors[c]}" if errors[c] else f"BLAS {blas}"))
 
 
 if __name__ == "__main__":

@@ -83,6 +83,7 @@ class ThreadedEngine(Engine):
         self._seq = itertools.count()
         self._pools = {}
         self._kept = {}       # thread id -> deque of ready heavy blocks it pushed, to run itself
+        self._queued = 0      # blocks in pool heaps (some perhaps taken by a waiting thread)
         self._blocked = 0     # threads blocked in a wait: nothing is kept meanwhile
         self._stopped = False
         self._nthreads = _env_int(("MXNEXT_CPU_WORKER_NTHREADS", "MXNET_CPU_WORKER_NTHREADS"),
@@ -116,6 +117,8 @@ class ThreadedEngine(Engine):
             self._check_pushable(opr)
             self._push_now(opr, ctx)   # after shutdown (interpreter exit): run it here, at once
             return
+        if opr.prop != _DELETE and (self._kept or self._queued):
+            self._drive_kept_before(opr.const_vars, opr.mutate_vars)
         blk = _Block(opr, ctx, priority)
         cheap = opr.cheap
         me = None
@@ -157,10 +160,10 @@ class ThreadedEngine(Engine):
                     return
                 wake = kept.popleft()
                 kept.append(blk)
-                heapq.heappush(wake.pool.heap, (-wake.priority, next(self._seq), wake))
+                self._enqueue(wake)
             else:
                 wake = blk
-                heapq.heappush(blk.pool.heap, (-priority, next(self._seq), blk))
+                self._enqueue(blk)
         if wake is not None:
             wake.pool.tokens.put(1)
         elif wait:
@@ -171,13 +174,11 @@ class ThreadedEngine(Engine):
     def _run_here(self, fn, ctx, const, mutate, name):
         if self._stopped:
             return False
+        if (self._kept or self._queued) and not self._drive_kept_before(const, mutate):
+            return False
         with self._lock:
-            for v in const:
-                if v.writer or v.queue:
-                    return False
-            for v in mutate:
-                if v.writer or v.readers or v.queue:
-                    return False
+            if not _free(const, mutate):
+                return False
             for v in const:
                 v.readers += 1
             for v in mutate:
@@ -185,6 +186,46 @@ class ThreadedEngine(Engine):
             self._pending += 1
         self._release(const, mutate, self._call_here(fn, ctx, const, mutate, name), None)
         return True
+
+    def _drive_kept_before(self, const, mutate) -> bool:
+        """A function this thread pushes must wait: run here, first, what it may wait for
+        and no thread has started: what this thread kept, else a queued block (e.g. one
+        sent to a worker that has not got the GIL yet) touching its vars. Whether the
+        function's vars may be free now."""
+        if getattr(_tls, "in_worker", False):
+            return True
+        ran = False
+        while True:
+            with self._lock:
+                if _free(const, mutate):
+                    return True
+                todo = self._kept.pop(threading.get_ident(), None)
+                if todo is None:
+                    blk = self._queued_on(const, mutate)
+                    if blk is None:
+                        return ran
+                    blk.taken = True
+                    todo = deque((blk,))
+            self._drive(todo)
+            ran = True
+
+    def _queued_on(self, const, mutate):
+        """The oldest not yet started block in a pool heap that touches one of these vars
+        (lock held)."""
+        best = None
+        for pool in self._pools.values():
+            for entry in pool.heap:
+                blk = entry[2]
+                if not blk.taken and (best is None or entry < best):
+                    o = blk.opr
+                    if any(v in const or v in mutate for v in (*o.const_vars, *o.mutate_vars)):
+                        best = entry
+        return None if best is None else best[2]
+
+    def _enqueue(self, blk):
+        """Put ready ``blk`` in its pool's heap (lock held; the caller wakes the pool)."""
+        heapq.heappush(blk.pool.heap, (-blk.priority, next(self._seq), blk))
+        self._queued += 1
 
     # -- run -----------------------------------------------------------------
     def _worker(self, pool):
@@ -195,6 +236,7 @@ class ThreadedEngine(Engine):
         while get() is not None:
             with lock:
                 blk = heapq.heappop(heap)[2]
+                self._queued -= 1
                 if blk.taken:
                     continue
             self._execute(blk, pool)
@@ -317,7 +359,7 @@ class ThreadedEngine(Engine):
                         pool.append(b)
                         heavy = heavy or not b.opr.cheap
                     else:
-                        heapq.heappush(b.pool.heap, (-b.priority, next(self._seq), b))
+                        self._enqueue(b)
                         wake.append(b.pool)
             else:
                 kept = self._kept
@@ -334,7 +376,7 @@ class ThreadedEngine(Engine):
                     elif mine is None and b.pool is pool and pool is not None:
                         mine = b
                     else:
-                        heapq.heappush(b.pool.heap, (-b.priority, next(self._seq), b))
+                        self._enqueue(b)
                         wake.append(b.pool)
         for p in wake:
             p.tokens.put(1)
@@ -342,24 +384,32 @@ class ThreadedEngine(Engine):
 
     # -- waits -------------------------------------------------------------
     def _block(self, var=None, write=False):
-        """This thread is about to block (on ``var``, or on everything): no thread keeps work
-        from now on. Of what threads kept, the functions this wait needs run here (one of
-        them when waiting for everything), the others go to workers."""
+        """This thread is about to block (on ``var``, or on everything): no thread keeps more
+        work from now on. What threads kept that this wait needs runs here (waiting for
+        everything: one block here, the rest on workers); the rest stays kept."""
         wake = []
         mine = deque()
         with self._lock:
             self._blocked += 1
             if not self._kept:
                 return
-            kept = [b for q in self._kept.values() for b in q]
-            self._kept.clear()
-            cone = None if var is None else _cone(var)
-            for b in kept:
-                if (not mine if cone is None else _needed(b, var, write, cone)):
-                    mine.append(b)
-                else:
-                    heapq.heappush(b.pool.heap, (-b.priority, next(self._seq), b))
+            if var is None:
+                kept = [b for q in self._kept.values() for b in q]
+                self._kept.clear()
+                mine.append(kept.pop(0))
+                for b in kept:
+                    self._enqueue(b)
                     wake.append(b.pool)
+            else:
+                cone = _cone(var)
+                for owner, q in list(self._kept.items()):
+                    rest = deque()
+                    for b in q:
+                        (mine if _needed(b, var, write, cone) else rest).append(b)
+                    if rest:
+                        self._kept[owner] = rest
+                    else:
+                        del self._kept[owner]
         for p in wake:
             p.tokens.put(1)
         self._drive(mine)
@@ -409,7 +459,7 @@ class ThreadedEngine(Engine):
                 with self._lock:
                     if _busy(var, write):
                         continue
-                    heapq.heappush(blk.pool.heap, (-blk.priority, next(self._seq), blk))
+                    self._enqueue(blk)
                 blk.pool.tokens.put(1)
                 return
         finally:
@@ -471,6 +521,17 @@ def _needed(blk, var, write, cone):
     if any(v in cone for v in blk.opr.mutate_vars):
         return True
     return any(v in cone and (write or v is not var) for v in blk.opr.const_vars)
+
+
+def _free(const, mutate):
+    """Whether a function reading ``const`` and writing ``mutate`` could start now."""
+    for v in const:
+        if v.writer or v.queue:
+            return False
+    for v in mutate:
+        if v.writer or v.readers or v.queue:
+            return False
+    return True
 
 
 def _busy(var, write):

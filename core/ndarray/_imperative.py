@@ -9,6 +9,8 @@ the op for autograd when recording.
 
 from __future__ import annotations
 
+from time import perf_counter
+
 from .. import engine as _engine
 from .. import registry as _registry
 from .. import resource as _resource
@@ -27,13 +29,24 @@ _plans: dict = {}
 _opdefs: dict = {}
 _PLANS_MAX = 8192
 _WRITE = OpReqType.WRITE_TO
+_TIMED_RUNS = 3            # kernel runs timed per plan before ``cheap`` is settled
+_INLINE_SECONDS = 1e-3     # kernels faster than this run inline on the pushing thread
 _wrap = NDArray._wrap
 
 
 class _Plan:
     __slots__ = ("op", "name", "params", "ctx", "out_specs", "n_vis", "fcompute", "req",
                  "mutate", "requested", "res_vars", "xp", "cheap", "n_in", "inplace", "alloc",
-                 "view", "octx")
+                 "view", "octx", "timed", "fastest")
+
+    def observe(self, seconds):
+        """Time of one kernel run. After the first few, ``cheap`` (run inline when ready,
+        never handed to a worker) follows the fastest: under the GIL a hand-off only pays
+        for kernels long enough to hide a thread switch."""
+        self.fastest = min(self.fastest, seconds)
+        self.timed += 1
+        if self.timed == _TIMED_RUNS:
+            self.cheap = self.fastest < _INLINE_SECONDS and not self.requested
 
 
 def invoke(opdef, inputs, kwargs, out=None, ctx=None):
@@ -134,7 +147,12 @@ class _Job:
         if octx is None or octx.run_ctx is not rctx:
             octx = plan.octx[self.is_train] = OpContext(self.is_train, rctx, plan.requested,
                                                         plan.xp)
+        if plan.timed >= _TIMED_RUNS:
+            call_compute(plan.fcompute, octx, self.ins, self.req, self.outs, plan.params)
+            return
+        t = perf_counter()
         call_compute(plan.fcompute, octx, self.ins, self.req, self.outs, plan.params)
+        plan.observe(perf_counter() - t)
 
 
 def _inplace_req(plan, inputs, outs):
@@ -215,7 +233,8 @@ def _make_plan(opdef, params, inputs, ctx, key):
     pool = _storage.pool(ctx)
     plan.alloc = [(s, t, pool, pool.size_class(t.itemsize * _prod(s))) for s, t in plan.out_specs]
     nbytes = sum(t.itemsize * _prod(s) for s, t in plan.out_specs)
-    plan.cheap = nbytes <= _CHEAP_BYTES and not plan.requested
+    plan.cheap = nbytes <= _CHEAP_BYTES and not plan.requested   # until timed
+    plan.timed, plan.fastest = 0, float("inf")
     if key is not None:
         if len(_plans) >= _PLANS_MAX:
             _plans.clear()
