@@ -42,9 +42,6 @@ class Ufunc:
     def __call__(self, xp, *inputs):
         return getattr(xp, self.name)(*self._args(inputs))
 
-    def into(self, xp, out, req, *inputs):
-        put_ufunc(out, req, getattr(xp, self.name), *self._args(inputs))
-
     def _args(self, inputs):
         return (inputs[::-1] if self.reverse else inputs) + self.consts
 
@@ -91,18 +88,33 @@ def backward_grad(bw_op, d2):
 def forward_compute(fwd, extra=None):
     """FCompute of a one-output table row: ``fwd(xp, *inputs, *extra)`` or a ``Ufunc``;
     ``extra(inputs, params)`` gives trailing arguments (the scalar of the scalar ops)."""
-    if extra is None:
-        def args(inputs, params):
-            return inputs
-    else:
-        def args(inputs, params):
-            return (*inputs, *extra(inputs, params))
     if isinstance(fwd, Ufunc):
+        return _ufunc_compute(fwd, extra)
+    if extra is None:
         def compute(ctx, inputs, req, outputs, params):
-            fwd.into(ctx.xp, outputs[0], req[0], *args(inputs, params))
+            put(outputs[0], req[0], fwd(ctx.xp, *inputs))
     else:
         def compute(ctx, inputs, req, outputs, params):
-            put(outputs[0], req[0], fwd(ctx.xp, *args(inputs, params)))
+            put(outputs[0], req[0], fwd(ctx.xp, *inputs, *extra(inputs, params)))
+    return compute
+
+
+def _ufunc_compute(fwd, extra):
+    """A ``Ufunc`` row's FCompute, one Python call deep: the hot path of elementwise ops."""
+    name, consts, reverse = fwd.name, fwd.consts, fwd.reverse
+    if extra is None and not consts and not reverse:
+        def compute(ctx, inputs, req, outputs, params):
+            r = req[0]
+            if r == 1 or r == 2:
+                getattr(ctx.xp, name)(*inputs, out=outputs[0], casting="unsafe")
+            elif r:
+                put(outputs[0], r, getattr(ctx.xp, name)(*inputs))
+        return compute
+
+    def compute(ctx, inputs, req, outputs, params):
+        args = (*inputs, *extra(inputs, params)) if extra is not None else tuple(inputs)
+        put_ufunc(outputs[0], req[0], getattr(ctx.xp, name),
+                  *(args[::-1] if reverse else args), *consts)
     return compute
 
 
