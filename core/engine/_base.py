@@ -9,12 +9,16 @@ from ._types import FnProperty, OprHandle, RunContext, Var, _ErrorBox, var_lists
 
 __all__ = ["Engine", "in_worker"]
 
-_tls = threading.local()
+class _ThreadState(threading.local):
+    in_worker = False         # running an engine function (waits would deadlock)
+
+
+_tls = _ThreadState()
 
 
 def in_worker() -> bool:
     """True while the current thread is running an engine function."""
-    return getattr(_tls, "in_worker", False)
+    return _tls.in_worker
 
 
 def _raise_box(box: _ErrorBox):
@@ -96,12 +100,12 @@ class Engine:
     def _call_here(self, fn, ctx, const, mutate, name):
         """Run ``fn`` on this thread with a pushed function's error rules (vars granted);
         the error box it leaves on ``mutate``, or None."""
-        box = _inherited(const, mutate)
+        box = _inherited(const, mutate) if self._errors else None
         if box is None:
-            prev = getattr(_tls, "in_worker", False)
+            prev = _tls.in_worker
             _tls.in_worker = True
             try:
-                fn(self._run_ctx(ctx))
+                fn(self._run_ctxs.get(ctx) or self._run_ctx(ctx))
             except BaseException as exc:  # stored and re-raised by the waits
                 box = _ErrorBox(exc, name or getattr(fn, "__name__", "<fn>"))
                 self._store_error(box)
@@ -142,7 +146,8 @@ class Engine:
     def _push_now(self, opr, ctx):
         """Run ``opr`` at once on this thread (its vars must be free), with the error rules
         of a pushed function: NaiveEngine's push, and any engine's after ``shutdown``."""
-        box = _inherited(opr.const_vars, opr.mutate_vars) if opr.skip_on_error else None
+        box = (_inherited(opr.const_vars, opr.mutate_vars)
+               if opr.skip_on_error and self._errors else None)
         if box is None:
             exc = _run_now(opr, self._run_ctx(ctx))
             if exc is not None:
@@ -191,14 +196,15 @@ class Engine:
 
     @staticmethod
     def _check_not_in_worker(what):
-        if getattr(_tls, "in_worker", False):
+        if _tls.in_worker:
             raise EngineError(f"{what} called from inside an engine function: it would "
                               "deadlock; push a dependent function instead")
 
 
 
 def _inherited(const, mutate):
-    """The error box a skipped function inherits from the vars it touches, if any."""
+    """The error box a skipped function inherits from the vars it touches, if any. Only
+    called while the engine has stored errors: every box is stored before it reaches a var."""
     for v in const:
         b = v.error
         if b is not None and b.exc is not None:
@@ -212,7 +218,7 @@ def _inherited(const, mutate):
 
 def _run_now(opr, rctx):
     """Run ``opr`` on this thread (waiting for an async one's completion); its exception or None."""
-    prev = getattr(_tls, "in_worker", False)
+    prev = _tls.in_worker
     _tls.in_worker = True
     try:
         if not opr.is_async:

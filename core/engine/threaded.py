@@ -124,7 +124,7 @@ class ThreadedEngine(Engine):
         me = None
         if not cheap:
             blk.pool = self._pool_for(ctx, opr.prop)
-            if opr.prop == _NORMAL and not getattr(_tls, "in_worker", False):
+            if opr.prop == _NORMAL and not _tls.in_worker:
                 me = blk.owner = threading.get_ident()
         wake = None
         with self._lock:
@@ -192,7 +192,7 @@ class ThreadedEngine(Engine):
         and no thread has started: what this thread kept, else a queued block (e.g. one
         sent to a worker that has not got the GIL yet) touching its vars. Whether the
         function's vars may be free now."""
-        if getattr(_tls, "in_worker", False):
+        if _tls.in_worker:
             return True
         ran = False
         while True:
@@ -243,7 +243,7 @@ class ThreadedEngine(Engine):
 
     def _execute(self, blk, pool):
         """Run ``blk``; then keep running successors that became ready on ``pool``."""
-        prev = getattr(_tls, "in_worker", False)
+        prev = _tls.in_worker
         _tls.in_worker = True
         try:
             while blk is not None:
@@ -255,7 +255,7 @@ class ThreadedEngine(Engine):
         """Run the ready blocks in ``todo`` on this (pushing or waiting) thread, with what they
         make ready: every cheap block and one heavy block at a time stay here, other heavy
         ones go to workers."""
-        prev = getattr(_tls, "in_worker", False)
+        prev = _tls.in_worker
         _tls.in_worker = True
         me = threading.get_ident()
         try:
@@ -270,7 +270,8 @@ class ThreadedEngine(Engine):
     def _run_one(self, blk, pool):
         """Run ``blk`` (or skip it, inheriting an error); a ready successor on ``pool``."""
         opr = blk.opr
-        box = _inherited(opr.const_vars, opr.mutate_vars) if opr.skip_on_error else None
+        box = (_inherited(opr.const_vars, opr.mutate_vars)
+               if opr.skip_on_error and self._errors else None)
         if box is not None:
             return self._complete(blk, box, pool)
         rctx = self._run_ctx(blk.ctx)
@@ -449,7 +450,7 @@ class ThreadedEngine(Engine):
     def _help(self, blk, var, write):
         """Run ``blk`` and its ready successors on this (waiting) thread until ``var`` is
         free; a successor left over goes back to its pool."""
-        prev = getattr(_tls, "in_worker", False)
+        prev = _tls.in_worker
         _tls.in_worker = True
         try:
             while True:
