@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 
 from .base import MXNetError
-from .graph import Node, NodeEntry
+from .graph import Node, NodeEntry, entry
 from .opctx import OpReqType, as_req
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
@@ -140,18 +140,20 @@ def _record(op, params, inputs, outputs) -> None:
             break
     else:
         return
-    entries = []
-    for a in inputs:
-        e = a._ag
-        if e is None:
-            node = Node(None, None, ())
-            node.info = _Info([a._view(a._shape)])
-            e = NodeEntry(node, 0, 0)
-        entries.append(e)
-    node = Node(op, params, entries)
-    node.info = _Info([o._view(o._shape) for o in outputs])
+    entries = [a._ag or _value_entry(a) for a in inputs]
+    node = Node._new(op, params, entries)
+    info = node.info = _Info.__new__(_Info)
+    info.outputs = [o._alias() for o in outputs]
+    info.grad, info.grad_req, info.is_value = None, "null", False
     for i, o in enumerate(outputs):
-        o._ag = NodeEntry(node, i, 0)
+        o._ag = entry(node, i)
+
+
+def _value_entry(a):
+    """A variable-like node standing for an input without history (a constant)."""
+    node = Node._new(None, None, [])
+    node.info = _Info([a._alias()])
+    return entry(node, 0)
 
 
 # -- backward ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["Node", "NodeEntry", "make_node", "variable", "outputs_of"]
+__all__ = ["Node", "NodeEntry", "entry", "make_node", "variable", "outputs_of"]
 
 
 class NodeEntry(NamedTuple):
@@ -19,10 +19,18 @@ class NodeEntry(NamedTuple):
     version: int = 0
 
 
+def entry(node, index=0) -> NodeEntry:
+    """``NodeEntry(node, index, 0)`` without the named tuple's Python-level ``__new__``."""
+    return _tuple_new(NodeEntry, (node, index, 0))
+
+
+_tuple_new = tuple.__new__
+
+
 class Node:
     """One operator application or a variable (``op is None``)."""
 
-    __slots__ = ("op", "params", "inputs", "name", "attrs", "control_deps", "info",
+    __slots__ = ("op", "params", "inputs", "name", "_attrs", "_control_deps", "info",
                  "__weakref__")
 
     def __init__(self, op, params, inputs, name=None, attrs=None):
@@ -30,9 +38,30 @@ class Node:
         self.params = params          # the op's parsed parameter model instance (or None)
         self.inputs = list(inputs)    # list[NodeEntry]
         self.name = name or ""
-        self.attrs = dict(attrs or {})  # free-form string attributes (``__shape__``, ``lr_mult`` ...)
-        self.control_deps = []
+        self._attrs = dict(attrs) if attrs else None
+        self._control_deps = None
         self.info = None              # per-frontend scratch (autograd keeps saved values here)
+
+    @classmethod
+    def _new(cls, op, params, inputs):
+        """A nameless node taking ownership of the list ``inputs`` (autograd's hot path)."""
+        n = object.__new__(cls)
+        n.op, n.params, n.inputs, n.name = op, params, inputs, ""
+        n._attrs = n._control_deps = n.info = None
+        return n
+
+    @property
+    def attrs(self) -> dict:
+        """Free-form string attributes (``__shape__``, ``lr_mult`` ...)."""
+        if self._attrs is None:
+            self._attrs = {}
+        return self._attrs
+
+    @property
+    def control_deps(self) -> list:
+        if self._control_deps is None:
+            self._control_deps = []
+        return self._control_deps
 
     @property
     def is_variable(self) -> bool:

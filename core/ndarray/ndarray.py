@@ -158,6 +158,13 @@ class NDArray:
         self._ag = None
         return self
 
+    def _alias(self) -> "NDArray":
+        """Another NDArray for the same data (shares the device view), without history."""
+        a = object.__new__(NDArray)
+        a._chunk, a._offset, a._shape, a._dtype = self._chunk, self._offset, self._shape, self._dtype
+        a._ctx, a._sig, a._v, a._ag = self._ctx, self._sig, self._v, None
+        return a
+
     def _view(self, shape, offset=None) -> "NDArray":
         """Another NDArray over the same chunk (no autograd history)."""
         return NDArray._wrap(self._chunk, shape, self._dtype,
