@@ -114,13 +114,6 @@ def mark_variables(variables, gradients, grad_reqs="write") -> None:
         v._ag = NodeEntry(node, 0, 0)
 
 
-def _grad_of(arr):
-    e = arr._ag
-    if e is None or e.node.op is not None:
-        return None
-    return e.node.info.grad
-
-
 def _check_assignable(arrays) -> None:
     """While recording, arrays already in a graph (variables included) must not be written."""
     for a in arrays:
@@ -332,22 +325,17 @@ class _Recipe:
     is ``("og", i)``, ``("in", j)``, ``("out", k)`` or ``(step, output)``; outputs nothing
     reads get ``OpReqType.NULL``."""
 
-    __slots__ = ("steps", "results")
+    __slots__ = ("steps", "results", "params")
 
 
 _recipes: dict = {}
 
 
 def _recipe(n, wanted):
-    try:
-        key = (n.op, n.params, wanted)
-        recipe = _recipes.get(key)
-    except TypeError:                 # unhashable params: compile every time
-        key = recipe = None
-    if recipe is None:
-        recipe = _compile(n, wanted)
-        if key is not None:
-            _recipes[key] = recipe
+    key = (n.op, id(n.params), wanted)   # the recipe keeps the params alive
+    recipe = _recipes.get(key)
+    if recipe is None or recipe.params is not n.params:
+        recipe = _recipes[key] = _compile(n, wanted)
     return recipe
 
 
@@ -391,6 +379,7 @@ def _compile(n, wanted):
                      [_WRITE if (k, i) in used else _NULL for i in range(node.num_outputs())])
                     for k, (node, refs) in enumerate(steps)]
     recipe.results = results
+    recipe.params = n.params
     return recipe
 
 

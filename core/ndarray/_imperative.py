@@ -37,7 +37,7 @@ _wrap = NDArray._wrap
 class _Plan:
     __slots__ = ("op", "name", "params", "ctx", "out_specs", "n_vis", "fcompute", "req",
                  "mutate", "requested", "res_vars", "xp", "cheap", "n_in", "inplace", "alloc",
-                 "view", "octx", "timed", "fastest")
+                 "view", "octx", "timed", "fastest", "out_sigs")
 
     def observe(self, seconds):
         """Time of one kernel run. After the first few, ``cheap`` (run inline when ready,
@@ -77,10 +77,10 @@ def invoke_params(opdef, params, inputs, out=None, ctx=None, all_outputs=False, 
     """``invoke`` with already parsed params (graph nodes built by gradient rules)."""
     if not inputs and ctx is None:
         ctx = current_context()
-    try:
-        key = (opdef, params, ctx, tuple([a._sig for a in inputs]))
+    try:   # by the params' identity: the plan keeps them alive, and hashing a model is slow
+        key = (opdef, id(params), ctx, tuple([a._sig for a in inputs]))
         plan = _plans.get(key)
-    except (TypeError, AttributeError):
+    except AttributeError:
         key = plan = None
     if plan is None:
         plan = _make_plan(opdef, params, inputs, ctx, key)
@@ -120,8 +120,13 @@ def _run(plan, inputs, out, all_outputs=False, req=None):
         mutate += [inputs[i]._chunk.var for i in plan.mutate]
     if plan.res_vars:
         mutate += plan.res_vars
-    if out is not None or plan.mutate or len(const) > 1:
+    if out is not None or plan.mutate:
         const, mutate = var_lists(const, mutate)
+    elif len(const) == 2:            # fresh outputs: only a repeated input to fold
+        if const[0] is const[1]:
+            del const[1]
+    elif len(const) > 2:
+        const = list(dict.fromkeys(const))
     job = _Job(plan, in_views, plan.req if req is None else req, out_views, _state.training)
     _engine.get()._push_lists(job.run, ctx, const, mutate, plan.name, plan.cheap)
     if _state.recording:
@@ -176,11 +181,12 @@ def _check_out(plan, out):
         else:
             raise MXNetError(f"Operator {plan.name!r}: out= expects {plan.n_vis} array(s), "
                              f"got {len(outs)}")
-    for i, (o, (s, t)) in enumerate(zip(outs, plan.out_specs)):
+    for i, (o, sig) in enumerate(zip(outs, plan.out_sigs)):
         if not isinstance(o, NDArray):
             raise MXNetError(f"Operator {plan.name!r}: out[{i}] must be an NDArray, got "
                              f"{type(o).__name__}")
-        if o._shape != s or o._dtype != t or o._ctx != plan.ctx:
+        if o._sig != sig:
+            s, t = plan.out_specs[i]
             raise ShapeError(f"Operator {plan.name!r}: out[{i}] is {o._shape} {o._dtype} on "
                              f"{o._ctx}, but the op produces {s} {t} on {plan.ctx}")
     return outs
@@ -218,6 +224,7 @@ def _make_plan(opdef, params, inputs, ctx, key):
     plan = _Plan()
     plan.op, plan.name, plan.params, plan.ctx, plan.n_in = opdef, name, params, ctx, n_in
     plan.out_specs = list(zip(shapes, types))
+    plan.out_sigs = [(s, t, ctx.device_type, ctx.device_id) for s, t in plan.out_specs]
     plan.n_vis = opdef.num_visible_outputs(params)
     plan.fcompute = fcompute
     plan.req = [_WRITE] * n_out

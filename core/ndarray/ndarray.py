@@ -304,8 +304,8 @@ class NDArray:
 
     @property
     def grad(self):
-        from .. import autograd
-        return autograd._grad_of(self)
+        e = self._ag                  # a variable's node keeps its gradient buffer
+        return e.node.info.grad if e is not None and e.node.op is None else None
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True) -> None:
         from .. import autograd
