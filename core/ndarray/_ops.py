@@ -49,7 +49,9 @@ def _binary(lhs, rhs, names, out=None, reflected=False):
 def _make(names, reflected=False, inplace=False):
     if inplace:
         def method(self, other):
-            if not isinstance(other, (NDArray, numbers.Number, np.generic, np.ndarray)):
+            t = type(other)
+            if t is not NDArray and t is not float and t is not int and not isinstance(
+                    other, (NDArray, numbers.Number, np.generic, np.ndarray)):
                 return NotImplemented
             return _binary(self, other, names, out=self)
     else:
