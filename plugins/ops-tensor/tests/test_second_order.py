@@ -55,6 +55,10 @@ CASES = {
                      lambda x: 2 / (x + 1) ** 3),
     "chain": (lambda x: nd.exp(nd.sin(x)), X, lambda x: np.cos(x) * np.exp(np.sin(x)),
               lambda x: (np.cos(x) ** 2 - np.sin(x)) * np.exp(np.sin(x))),
+    "power_scalar": (lambda x: x ** 3, X, lambda x: 3 * x ** 2, lambda x: 6 * x),
+    "power_scalar_half": (lambda x: x ** 0.5, POS, lambda x: 0.5 * x ** -0.5,
+                          lambda x: -0.25 * x ** -1.5),
+    "sqrt": (nd.sqrt, POS, lambda x: 0.5 / np.sqrt(x), lambda x: -0.25 * x ** -1.5),
 }
 
 
@@ -157,9 +161,33 @@ def test_first_order_only_op_names_its_backward_op():
     x = nd.array(POS)
     x.attach_grad()
     with ag.record():
-        dx = ag.grad(nd.sqrt(x) * x, [x], create_graph=True)[0]
-    with pytest.raises(mx.base.MXNetError, match="_backward_sqrt"):
+        dx = ag.grad(nd.arctan(x) * x, [x], create_graph=True)[0]
+    with pytest.raises(mx.base.MXNetError, match="_backward_arctan"):
         dx.backward()
+
+
+@pytest.mark.parametrize("reduce, scale", [(nd.sum, 1.0), (nd.mean, 1 / X.size)])
+def test_loss_reduced_by_sum_or_mean_is_twice_differentiable(reduce, scale):
+    x = nd.array(X)
+    x.attach_grad()
+    with ag.record():
+        dx = ag.grad(reduce(x * x * x), [x], create_graph=True)[0]
+    dx.backward()
+    np.testing.assert_allclose(dx.asnumpy(), 3 * X ** 2 * scale, rtol=1e-5)
+    np.testing.assert_allclose(x.grad.asnumpy(), 6 * X * scale, rtol=1e-5)
+
+
+@pytest.mark.parametrize("op, ins, params", [
+    ("_backward_sum", [(3,), (2, 3)], {"axis": 0}),
+    ("_backward_sum", [(1,), (2, 3)], None),
+    ("_backward_mean", [(2, 1), (2, 3)], {"axis": 1, "keepdims": True}),
+    ("_backward_power_scalar", [(2, 3), (2, 3)], {"scalar": 3}),
+    ("_backward_power_scalar", [(2, 3), (2, 3)], {"scalar": 0.5}),
+    ("_backward_sqrt", [(2, 3), (2, 3)], None)])
+def test_reduction_power_sqrt_backward_gradients_match_numeric(op, ins, params):
+    rng = np.random.default_rng(7)
+    arrays = [rng.uniform(-1, 1, ins[0]), rng.uniform(0.5, 2.0, ins[1])]
+    check_numeric_gradient(op, arrays, params, rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.parametrize("op, params", [

@@ -16,7 +16,7 @@ import numpy as np
 from opsdk import (ElemwiseGradUseIn, ElemwiseGradUseInOut, ElemwiseType, Field,
                    MakeZeroGradNodes, Param, ShapeError, TypeInferError, register_op)
 
-from ._common import IN, check_outs, dtype_field, put
+from ._common import IN, OpsGrad, call, check_outs, dtype_field, put
 
 
 class ReduceAxesParam(Param):
@@ -155,9 +155,21 @@ def _register_reducer(name, param, fwd, bwd, uses, aliases, doc, out_type=None):
          .add_argument("data", "NDArray-or-Symbol", "The input"))
     for alias in aliases:
         b.add_alias(alias)
-    (register_op(bw).set_attr_parser(param).set_num_inputs(2 if uses == IN else 3)
-     .set_num_outputs(1).set_attr("FInferShape", _grad_shape(bw))
-     .set_attr("FInferType", _grad_type).set_attr("FCompute<cpu>", _backward(name, bwd)))
+    b = (register_op(bw).set_attr_parser(param).set_num_inputs(2 if uses == IN else 3)
+         .set_num_outputs(1).set_attr("FInferShape", _grad_shape(bw))
+         .set_attr("FInferType", _grad_type).set_attr("FCompute<cpu>", _backward(name, bwd)))
+    if name in _LINEAR:
+        b.set_attr("FGradient", _LINEAR[name])
+
+
+def _reduce_again(op):
+    """FGradient of the backward of a linear reduction (``_backward_sum`` broadcasts the output
+    gradient back): the head gradient reduced by ``op`` with the same axes; none for the input,
+    which only lends its shape. This makes losses built with sum/mean twice differentiable."""
+    return OpsGrad(lambda p, h, og, x, out: (call(op, h, params=p), None))
+
+
+_LINEAR = {"sum": _reduce_again("sum"), "mean": _reduce_again("mean")}
 
 
 for _name, (_fwd, _bwd, _uses, _aliases) in _REDUCERS.items():

@@ -46,6 +46,13 @@ def _rdiv_d2(p, u, x):
                        params={"scalar": 2 * p.scalar, "is_int": p.is_int}))
 
 
+def _power_d2(p, u, x):
+    """``u * s (s - 1) x**(s - 2)``, the derivative of ``s x**(s - 1)``."""
+    s = p.scalar
+    return mul(u, call("_mul_scalar", call("_power_scalar", x, params={"scalar": s - 2}),
+                       params={"scalar": s * (s - 1)}))
+
+
 _OPS = {
     "_plus_scalar": (Ufunc("add"), _via("_copy")),
     "_minus_scalar": (Ufunc("subtract"), _via("_copy")),
@@ -57,7 +64,7 @@ _OPS = {
     "_mod_scalar": (Ufunc("mod"), (IN, lambda xp, x, s: 1)),
     "_rmod_scalar": (Ufunc("mod", reverse=True), (IN, lambda xp, x, s: -xp.floor(s / x))),
     "_power_scalar": (lambda xp, x, s: _pow(xp, x, s),
-                      (IN, lambda xp, x, s: s * _pow(xp, x, s - 1))),
+                      (IN, lambda xp, x, s: s * _pow(xp, x, s - 1), _power_d2)),
     "_rpower_scalar": (lambda xp, x, s: _pow(xp, s, x),
                        (IN, lambda xp, x, s: _pow(xp, s, x) * np.log(s))),
     "_maximum_scalar": (Ufunc("maximum"), (IN, lambda xp, x, s: x >= s)),
