@@ -281,6 +281,33 @@ def test_a_chain_runs_on_the_thread_that_pushes_it(threaded):
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.parametrize("engine_cls", THREADED, ids=lambda c: c.__name__)
+def test_pusher_runs_queued_work_its_new_function_waits_for(engine_cls, monkeypatch):
+    """A function handed to a busy pool is run by the pushing thread when that thread next
+    pushes something waiting for it, instead of stalling behind the pool."""
+    monkeypatch.setenv("MXNEXT_CPU_WORKER_NTHREADS", "1")
+    e = engine_cls()
+    try:
+        gate = threading.Event()
+        e.push_sync(lambda r: gate.wait(WAIT), mx.cpu(), (), (e.new_var(),))
+        e.push_sync(lambda r: None, mx.cpu(), (), (e.new_var(),))   # kept; the next one
+        v, ran_on = e.new_var(), {}                                # sends it to the pool
+        e.push_sync(lambda r: ran_on.setdefault("a", threading.current_thread()), mx.cpu(),
+                    (), (v,))
+        e.push_sync(lambda r: ran_on.setdefault("b", threading.current_thread()), mx.cpu(),
+                    (), (e.new_var(),))
+        e.push_sync(lambda r: ran_on.setdefault("c", threading.current_thread()), mx.cpu(),
+                    (v,), (e.new_var(),))
+        assert ran_on.get("a") is threading.current_thread()       # before the gate opens
+        gate.set()
+        e.wait_for_all()
+        assert set(ran_on) == {"a", "b", "c"}
+    finally:
+        gate.set()
+        e.shutdown()
+
+
+@pytest.mark.timeout(60)
 def test_work_a_thread_keeps_does_not_stall_another_threads_wait(threaded):
     """A thread that pushed a ready function and then blocks on something else must not
     hold up a wait in another thread: the waiting thread runs the kept function."""

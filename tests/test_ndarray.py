@@ -238,6 +238,50 @@ def test_engine_orders_writes_and_reads():
     assert b.asnumpy()[0, 0] == 100 and a.asnumpy()[0, 0] == 1050
 
 
+@pytest.mark.timeout(60)
+def test_long_kernels_overlap_and_short_ones_run_on_the_pushing_thread():
+    """An op's first runs are timed: one with a long kernel is then handed to workers, so
+    two independent applications run at once (a 2-party barrier inside passes); a short
+    one runs where it is pushed, whatever its output size."""
+    import threading
+    import time
+
+    from opsdk import ElemwiseShape, ElemwiseType, assign, register_op
+    barrier = threading.Barrier(2, timeout=20)
+    mode, ran_on = ["sleep"], []
+
+    def slow(ctx, i, req, o, p):
+        if mode[0] == "sleep":
+            time.sleep(0.01)              # 10x the inline threshold
+        else:
+            barrier.wait()                # needs another application running at once
+        assign(o[0], req[0], i[0] + 1)
+
+    def fast(ctx, i, req, o, p):
+        ran_on.append(threading.current_thread())
+        assign(o[0], req[0], i[0] + 1)
+    for name, fn in (("_test_ndarray_slow", slow), ("_test_ndarray_fast", fast)):
+        (register_op(name).set_num_inputs(1).set_attr("FInferShape", ElemwiseShape(1, 1))
+         .set_attr("FInferType", ElemwiseType(1, 1)).set_attr("FCompute<cpu>", fn)
+         .add_argument("data", "NDArray-or-Symbol", "x"))
+    e = mx.engine.ThreadedEnginePerDevice()
+    try:
+        with mx.engine.use_engine(e):
+            x = mx.nd.zeros((2,))
+            for _ in range(3):
+                mx.nd._internal._test_ndarray_slow(x).wait_to_read()
+            mode[0] = "barrier"
+            a = mx.nd._internal._test_ndarray_slow(x)
+            b = mx.nd._internal._test_ndarray_slow(x)
+            assert (a + b).asnumpy().tolist() == [2, 2]
+            big = mx.nd.zeros((512, 512))               # 1 MB output, microseconds of work
+            for _ in range(5):
+                mx.nd._internal._test_ndarray_fast(big).wait_to_read()
+            assert set(ran_on) == {threading.current_thread()}
+    finally:
+        e.shutdown()
+
+
 def test_req_passed_to_kernels():
     from opsdk import ElemwiseShape, ElemwiseType, OpReqType, assign, register_op
     seen = []
