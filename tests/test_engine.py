@@ -308,6 +308,30 @@ def test_pusher_runs_queued_work_its_new_function_waits_for(engine_cls, monkeypa
 
 
 @pytest.mark.timeout(60)
+def test_wait_on_a_function_queued_behind_kept_work_does_not_hang(threaded):
+    """Thread B's function holds the awaited var and waits in the queue of a var that a
+    function kept by thread A holds, while A is busy elsewhere: the wait must finish."""
+    x, v = threaded.new_var(), threaded.new_var()
+    log, kept, release = [], threading.Event(), threading.Event()
+
+    def a():
+        threaded.push_sync(lambda r: log.append("kept"), mx.cpu(), (), (x,))
+        kept.set()
+        release.wait(WAIT)                     # busy with anything but the engine
+    ta = threading.Thread(target=a)
+    ta.start()
+    assert kept.wait(WAIT)
+    tb = threading.Thread(target=lambda: threaded.push_sync(lambda r: log.append("q"),
+                                                            mx.cpu(), (x,), (v,)))
+    tb.start()
+    tb.join()
+    threaded.wait_for_var(v)
+    assert log == ["kept", "q"]
+    release.set()
+    ta.join()
+
+
+@pytest.mark.timeout(60)
 def test_work_a_thread_keeps_does_not_stall_another_threads_wait(threaded):
     """A thread that pushed a ready function and then blocks on something else must not
     hold up a wait in another thread: the waiting thread runs the kept function."""

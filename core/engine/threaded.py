@@ -439,6 +439,7 @@ class ThreadedEngine(Engine):
                     break
                 blk.taken = True
             self._help(blk, var, write)
+        self._release_kept()      # it may wait for them in ways the queues do not show
         done = threading.Lock()
         done.acquire()
         marker = OprHandle(lambda rctx: done.release(), False, () if write else (var,),
@@ -446,6 +447,18 @@ class ThreadedEngine(Engine):
                            skip_on_error=False, cheap=True)
         self.push(marker, None)
         done.acquire()
+
+    def _release_kept(self):
+        """Before a thread sleeps, send every kept block to its pool: a function the wait
+        depends on may hold one var and wait in the queue of another that a kept block
+        holds, which the cone of the awaited var does not reach."""
+        with self._lock:
+            kept = [b for q in self._kept.values() for b in q]
+            self._kept.clear()
+            for b in kept:
+                self._enqueue(b)
+        for b in kept:
+            b.pool.tokens.put(1)
 
     def _help(self, blk, var, write):
         """Run ``blk`` and its ready successors on this (waiting) thread until ``var`` is
