@@ -205,6 +205,37 @@ def test_random_programs_follow_push_order(engine_cls):
         e.shutdown()
 
 
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("engine_cls", THREADED, ids=lambda c: c.__name__)
+def test_random_programs_from_several_threads_at_once(engine_cls):
+    """Three threads push their own random programs to one engine at the same time (work
+    kept per thread, handed back, waits that block): each follows its push order, and
+    nothing hangs."""
+    e = engine_cls()
+    try:
+        @settings(max_examples=200, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(st.lists(program_st, min_size=3, max_size=3))
+        def check(programs):
+            errors = []
+
+            def run(program):
+                try:
+                    run_program(e, *program)
+                except BaseException as exc:  # reported by the main thread
+                    errors.append(exc)
+            threads = [threading.Thread(target=run, args=(p,)) for p in programs]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if errors:
+                raise errors[0]
+        check()
+    finally:
+        e.shutdown()
+
+
 # ---------------------------------------------------------------------------
 # Operators, priorities, deletes
 # ---------------------------------------------------------------------------
