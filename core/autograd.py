@@ -259,11 +259,11 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
             return result
         totals = [(n, _sum(grads[id(n)][0], fresh)) for n in order
                   if n.op is None and id(n) in grads and id(n) in needs]
-        uses: dict = {}
+        uses: dict = {}           # by memory: one chunk may stand behind several totals
         for _, t in totals:
-            uses[id(t)] = uses.get(id(t), 0) + 1
+            uses[t._chunk.var] = uses.get(t._chunk.var, 0) + 1
         for n, t in totals:
-            owned = not create_graph and uses[id(t)] == 1 and t._chunk.var in fresh
+            owned = not create_graph and uses[t._chunk.var] == 1 and t._chunk.var in fresh
             _write_grad(n.info, t, owned)
         return []
     finally:

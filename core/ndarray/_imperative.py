@@ -28,7 +28,7 @@ __all__ = ["invoke", "invoke_params", "invoke_name"]
 _plans: dict = {}
 _opdefs: dict = {}
 _PLANS_MAX = 8192
-_WRITE = OpReqType.WRITE_TO
+_WRITE, _NULL = OpReqType.WRITE_TO, OpReqType.NULL
 _TIMED_RUNS = 3            # kernel runs timed per plan before ``cheap`` is settled
 _INLINE_SECONDS = 1e-3     # kernels faster than this run inline on the pushing thread
 _wrap = NDArray._wrap
@@ -37,7 +37,7 @@ _wrap = NDArray._wrap
 class _Plan:
     __slots__ = ("op", "name", "params", "ctx", "out_specs", "n_vis", "fcompute", "req",
                  "mutate", "requested", "res_vars", "xp", "cheap", "n_in", "inplace", "alloc",
-                 "view", "octx", "timed", "fastest", "out_sigs")
+                 "view", "octx", "timed", "fastest", "out_sigs", "alias")
 
     def observe(self, seconds):
         """Time of one kernel run. After the first few, ``cheap`` (run inline when ready,
@@ -101,6 +101,8 @@ def _run(plan, inputs, out, all_outputs=False, req=None):
             outs.append(o)
             out_views.append(v)
             mutate.append(o._chunk.var)
+        if plan.alias:
+            req = _aliased(plan, inputs, outs, out_views, mutate, req)
     else:
         outs = _check_out(plan, out)
         if _state.recording:
@@ -158,6 +160,20 @@ class _Job:
         t = perf_counter()
         call_compute(plan.fcompute, octx, self.ins, self.req, self.outs, plan.params)
         plan.observe(perf_counter() - t)
+
+
+def _aliased(plan, inputs, outs, out_views, mutate, req):
+    """Outputs the op declares identical to an input (``FInplaceIdentity``, shapes equal)
+    become that input's data instead of a copy; the kernel gets req NULL for them."""
+    req = list(plan.req if req is None else req)
+    for o, i in plan.alias:
+        a = inputs[i]._alias()
+        outs[o] = a
+        out_views[o] = a._data()
+        req[o] = _NULL
+    alias_vars = [outs[o]._chunk.var for o, _ in plan.alias]
+    mutate[:] = [v for v in mutate if v not in alias_vars]
+    return req
 
 
 def _inplace_req(plan, inputs, outs):
@@ -228,6 +244,7 @@ def _make_plan(opdef, params, inputs, ctx, key):
     plan.n_vis = opdef.num_visible_outputs(params)
     plan.fcompute = fcompute
     plan.req = [_WRITE] * n_out
+    plan.alias = _identity_pairs(opdef, params, inputs, plan.out_specs)
     plan.mutate = opdef.mutate_inputs(params)
     ipo = opdef.get_attr("FInplaceOption")
     plan.inplace = [tuple(p) for p in ipo(params)] if ipo is not None else []
@@ -247,6 +264,20 @@ def _make_plan(opdef, params, inputs, ctx, key):
             _plans.clear()
         _plans[key] = plan
     return plan
+
+
+def _identity_pairs(opdef, params, inputs, out_specs):
+    """(output, input) pairs that ``FInplaceIdentity`` declares equal, where shape and dtype
+    match; the first claim for an output wins."""
+    ident = opdef.get_attr("FInplaceIdentity")
+    if ident is None:
+        return []
+    pairs, seen = [], set()
+    for (i, o), same in zip(opdef.get_attr("FInplaceOption")(params), ident(params)):
+        if same and o not in seen and (inputs[i]._shape, inputs[i]._dtype) == out_specs[o]:
+            pairs.append((o, i))
+            seen.add(o)
+    return pairs
 
 
 def _infer(opdef, attr, params, known, n_out, err):

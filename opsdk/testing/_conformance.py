@@ -121,15 +121,21 @@ def check_req(op_name, example):
 
 
 def check_inplace(op_name, example):
-    """Each ``FInplaceOption`` claim holds: output aliasing the input gives the same result."""
+    """Each ``FInplaceOption`` claim holds: output aliasing the input gives the same result;
+    and where ``FInplaceIdentity`` says so, the output is the input itself (same shape)."""
     opdef, p, inputs = _setup(op_name, example)
     fn = opdef.get_attr("FInplaceOption")
     claims = fn(p) if fn is not None else []
     if not claims:
         pytest.skip("no FInplaceOption claims")
+    ident = opdef.get_attr("FInplaceIdentity")
+    ident = ident(p) if ident is not None else [False] * len(claims)
     ref = _run(opdef, p, inputs)
     tried = 0
-    for i, o in claims:
+    for (i, o), same in zip(claims, ident):
+        if same and inputs[i].shape == ref[o].shape and inputs[i].dtype == ref[o].dtype:
+            np.testing.assert_array_equal(ref[o], inputs[i], err_msg=f"{opdef.name}: output "
+                                          f"{o} is claimed identical to input {i}")
         if inputs[i].size != ref[o].size or inputs[i].dtype != ref[o].dtype:
             continue
         ins = [a.copy() for a in inputs]

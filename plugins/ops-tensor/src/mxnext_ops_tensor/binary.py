@@ -42,6 +42,7 @@ _MATH = {
     "hypot": (Ufunc("hypot"), lambda xp, a, b: a / xp.hypot(a, b),
               lambda xp, a, b: b / xp.hypot(a, b)),
 }
+_IDENTITY = {"add": (0, 1), "sub": (0,)}   # backward outputs equal to the output gradient
 _LOGIC = {
     "equal": lambda xp, a, b: a == b,
     "not_equal": lambda xp, a, b: a != b,
@@ -163,12 +164,18 @@ def _binary(name, compute, shape, grad, doc, aliases=()):
         b.add_alias(alias)
 
 
-def _register_backward(name, dl, dr, grad=None):
+def _register_backward(name, dl, dr, grad=None, identity=()):
+    """``identity``: the outputs that are the output gradient itself when their shape is
+    the output's (add's both, sub's lhs); the frontend then aliases it, with no copy."""
     b = (register_op(name).set_num_inputs(3).set_num_outputs(2)
          .set_attr("FInferShape", _backward_shape(name)).set_attr("FInferType", _backward_type)
          .set_attr("FCompute<cpu>", _backward(dl, dr)))
     if grad is not None:
         b.set_attr("FGradient", grad)
+    if identity:
+        pairs = [(0, o) for o in identity]
+        b.set_attr("FInplaceOption", lambda p: pairs)
+        b.set_attr("FInplaceIdentity", lambda p: [True] * len(pairs))
 
 
 for _row, (_fwd, _dl, _dr) in _MATH.items():
@@ -177,7 +184,7 @@ for _row, (_fwd, _dl, _dr) in _MATH.items():
             (f"broadcast_{_row}", f"_backward_broadcast_{_row}", None,
              _BROADCAST_ALIASES.get(_row, ())),
             (_eq_name, f"_backward_{_row}", ElemwiseShape(2, 1), _eq_aliases)):
-        _register_backward(_bw, _dl, _dr, _GRAD2.get(_row))
+        _register_backward(_bw, _dl, _dr, _GRAD2.get(_row), _IDENTITY.get(_row, ()))
         _binary(_name, forward_compute(_fwd), _shape or _broadcast_infer(_name),
                 ElemwiseGradUseIn(_bw), f"Elementwise {_row} of lhs and rhs"
                 + (" with broadcasting." if _shape is None else " (equal shapes)."), _aliases)
