@@ -282,6 +282,18 @@ def test_long_kernels_overlap_and_short_ones_run_on_the_pushing_thread():
         e.shutdown()
 
 
+def test_outputs_declared_identical_to_an_input_share_its_memory():
+    """``FInplaceIdentity``: the lhs gradient of an add is the output gradient itself when
+    the shapes match, so the frontend hands back that data instead of a copy."""
+    og, a, b = mx.nd.ones((2, 3)) * 5, mx.nd.zeros((2, 3)), mx.nd.zeros((1, 3))
+    ga, gb = mx.nd._internal._backward_broadcast_add(og, a, b)
+    assert ga._chunk is og._chunk and ga is not og
+    assert gb._chunk is not og._chunk
+    assert ga.asnumpy().tolist() == [[5] * 3] * 2 and gb.asnumpy().tolist() == [[10] * 3]
+    gx, gy = mx.nd._internal._backward_broadcast_add(og, mx.nd.zeros((1, 3)), b)
+    assert gx._chunk is not og._chunk and gx.asnumpy().tolist() == [[10] * 3]
+
+
 def test_req_passed_to_kernels():
     from opsdk import ElemwiseShape, ElemwiseType, OpReqType, assign, register_op
     seen = []
