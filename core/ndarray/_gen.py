@@ -31,9 +31,15 @@ _Null = _NullType()
 
 
 def input_names(opdef) -> list[str]:
-    """Names of the op's tensor arguments, in order."""
-    return [a.name for a in opdef.arguments
-            if "NDArray" in a.type or "Symbol" in a.type]
+    """Names of the op's tensor arguments, in order; for an op that declares none (backward
+    ops), its default input names when its input count does not depend on parameters."""
+    names = [a.name for a in opdef.arguments if "NDArray" in a.type or "Symbol" in a.type]
+    if names or opdef.get_attr("key_var_num_args") is not None:
+        return names
+    try:
+        return opdef.list_input_names(opdef.parse_params({}))
+    except Exception:  # required parameters: the count is unknown until called
+        return []
 
 
 def make_op_function(opdef, call, name=None):
