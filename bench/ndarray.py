@@ -104,18 +104,24 @@ def numpy_step():
 
 def paired_ratios(step_a, step_b, steps: int, blocks: int) -> list[float]:
     """Per-block time ratios a/b, running blocks of ``steps`` of each in turn (same process,
-    adjacent in time, so drift of the machine's speed cancels)."""
+    adjacent in time, so drift of the machine's speed cancels; which goes first alternates)."""
     for _ in range(3):
         step_a(), step_b()
+
+    def block(step):
+        t = time.perf_counter()
+        for _ in range(steps):
+            step()
+        return time.perf_counter() - t
     ratios = []
-    for _ in range(blocks):
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            step_a()
-        t1 = time.perf_counter()
-        for _ in range(steps):
-            step_b()
-        ratios.append((t1 - t0) / (time.perf_counter() - t1))
+    for k in range(blocks):
+        if k % 2:
+            b = block(step_b)
+            a = block(step_a)
+        else:
+            a = block(step_a)
+            b = block(step_b)
+        ratios.append(a / b)
     return ratios
 
 

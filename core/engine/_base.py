@@ -84,15 +84,16 @@ class Engine:
                          priority)
 
     def _push_lists(self, fn, ctx, const, mutate, name, cheap, prop=FnProperty.NORMAL,
-                    priority=0):
+                    priority=0, fresh=False):
         """``push_sync`` with var tuples already free of repeats, a var both read and
-        written only in ``mutate`` (the imperative hot path builds them so)."""
-        if cheap and self._run_here(fn, ctx, const, mutate, name):
+        written only in ``mutate`` (the imperative hot path builds them so). ``fresh``: the
+        ``mutate`` vars are new, unknown to any other thread until this returns."""
+        if cheap and self._run_here(fn, ctx, const, mutate, name, fresh):
             return
         self.push(OprHandle(fn, False, None, None, prop, name, cheap=cheap,
                             _lists=(const, mutate)), ctx, priority)
 
-    def _run_here(self, fn, ctx, const, mutate, name) -> bool:
+    def _run_here(self, fn, ctx, const, mutate, name, fresh=False) -> bool:
         """Run a cheap sync function on this thread now if its vars allow; whether it ran.
         No operator is built for it (the imperative hot path)."""
         return False

@@ -171,20 +171,25 @@ class ThreadedEngine(Engine):
         else:
             self._execute(blk, None)
 
-    def _run_here(self, fn, ctx, const, mutate, name):
+    def _run_here(self, fn, ctx, const, mutate, name, fresh=False):
         if self._stopped:
             return False
         if (self._kept or self._queued) and not self._drive_kept_before(const, mutate):
             return False
+        held = () if fresh else mutate      # fresh vars: nobody else can wait on them yet
         with self._lock:
-            if not _free(const, mutate):
+            if not _free(const, held):
                 return False
             for v in const:
                 v.readers += 1
-            for v in mutate:
+            for v in held:
                 v.writer = True
             self._pending += 1
-        self._release(const, mutate, self._call_here(fn, ctx, const, mutate, name), None)
+        box = self._call_here(fn, ctx, const, mutate, name)
+        if box is not None and fresh:
+            for v in mutate:
+                v.error = box
+        self._release(const, held, box, None)
         return True
 
     def _drive_kept_before(self, const, mutate) -> bool:

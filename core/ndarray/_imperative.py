@@ -130,7 +130,8 @@ def _run(plan, inputs, out, all_outputs=False, req=None):
     elif len(const) > 2:
         const = list(dict.fromkeys(const))
     job = _Job(plan, in_views, plan.req if req is None else req, out_views, _state.training)
-    _engine.get()._push_lists(job.run, ctx, const, mutate, plan.name, plan.cheap)
+    _engine.get()._push_lists(job.run, ctx, const, mutate, plan.name, plan.cheap,
+                              fresh=out is None and not plan.mutate and not plan.res_vars)
     if _state.recording:
         _record(plan.op, plan.params, inputs, outs)
     if all_outputs:
