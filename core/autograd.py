@@ -1,7 +1,9 @@
 """Imperative automatic differentiation (MXNet's ``mx.autograd``).
 
 While recording, every op whose inputs have history becomes a ``graph.Node``
-(``Node.info`` keeps the values backward needs). ``backward``/``grad`` walk
+whose ``info`` keeps only the inputs and outputs its gradient rule reads (as
+MXNet's ``save_inputs``/``save_outputs``), so other activations are freed as soon
+as the program drops them. ``backward``/``grad`` walk
 the recorded graph in reverse, ask each op's ``FGradient`` rule for gradient
 nodes (the same rules the symbolic executor uses) and run them through
 ``invoke``; with ``create_graph`` those runs are recorded too, so gradients
@@ -27,18 +29,20 @@ class _State(threading.local):
 
 _state = _State()
 _WRITE, _NULL = OpReqType.WRITE_TO, OpReqType.NULL
+_CACHE_MAX = 8192          # entries in the per-(op, params) rule caches
 
 
 class _Info:
     """Saved values of a recorded node; for variables also the gradient buffer and req."""
 
-    __slots__ = ("outputs", "grad", "grad_req", "is_value")
+    __slots__ = ("outputs", "inputs", "specs", "grad", "grad_req")
 
-    def __init__(self, outputs, grad=None, grad_req="null", is_value=False):
-        self.outputs = outputs      # list of NDArray (None once freed after backward)
+    def __init__(self, outputs, grad=None, grad_req="null"):
+        self.outputs = outputs      # saved outputs (None where not read); None once freed
+        self.inputs = None          # saved inputs, the same way
+        self.specs = None           # (shape, dtype, ctx) of each output
         self.grad = grad
         self.grad_req = grad_req
-        self.is_value = is_value    # a transient node standing for a computed NDArray
 
 
 # -- scopes ---------------------------------------------------------------------------
@@ -133,20 +137,49 @@ def _record(op, params, inputs, outputs) -> None:
             break
     else:
         return
-    entries = [a._ag or _value_entry(a) for a in inputs]
+    entries = [a._ag or _leaf() for a in inputs]
     node = Node._new(op, params, entries)
+    save_in, save_out = _saves(op, params, len(inputs))
     info = node.info = _Info.__new__(_Info)
-    info.outputs = [o._alias() for o in outputs]
-    info.grad, info.grad_req, info.is_value = None, "null", False
+    info.inputs = [a._alias() if s else None for a, s in zip(inputs, save_in)]
+    info.outputs = [o._alias() if s else None for o, s in zip(outputs, save_out)]
+    info.specs = [(o._shape, o._dtype, o._ctx) for o in outputs]
+    info.grad, info.grad_req = None, "null"
     for i, o in enumerate(outputs):
         o._ag = entry(node, i)
 
 
-def _value_entry(a):
-    """A variable-like node standing for an input without history (a constant)."""
+def _leaf():
+    """The graph entry of an input without history (a constant)."""
     node = Node._new(None, None, [])
-    node.info = _Info([a._alias()])
+    node.info = _Info(None)
     return entry(node, 0)
+
+
+_saves_cache: dict = {}
+
+
+def _saves(op, params, n_in):
+    """(inputs, outputs) the op's gradient rule reads, as two tuples of bools; nothing for
+    an op without a usable rule (differentiating it raises later, naming the op)."""
+    n_out = op.num_outputs(params)
+    if isinstance(op, _FunctionOp):          # its backward reads what it saved itself
+        return (False,) * n_in, (False,) * n_out
+    hit = _saves_cache.get((op, id(params)))
+    if hit is not None and hit[0] is params:
+        return hit[1]
+    try:
+        recipe = _compile(op, params, n_in, (True,) * n_in)
+    except Exception:
+        ins, outs = (False,) * n_in, (False,) * n_out
+    else:
+        refs = [r for step in recipe.steps for r in step[2]] + [r for r in recipe.results if r]
+        ins = tuple(("in", j) in refs for j in range(n_in))
+        outs = tuple(("out", k) in refs for k in range(n_out))
+    if len(_saves_cache) >= _CACHE_MAX:
+        _saves_cache.clear()
+    _saves_cache[(op, id(params))] = (params, (ins, outs))   # keeps the params alive
+    return ins, outs
 
 
 # -- backward ---------------------------------------------------------------------------
@@ -237,10 +270,10 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
         for n in reversed(order):
             if n.op is None or id(n) not in needs:
                 continue
-            outs = n.info.outputs
+            specs = n.info.specs
             slots = grads.pop(id(n), None) or ()
             ogs = [_sum(slots[i], fresh) if i < len(slots) and slots[i]
-                   else _filled_like(outs[i], 0) for i in range(len(outs))]
+                   else _zeros(*specs[i]) for i in range(len(specs))]
             if isinstance(n.op, _FunctionOp):
                 in_grads = n.op.run_backward(ogs)
             else:
@@ -250,7 +283,7 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
                 if g is not None and id(e.node) in needs:
                     _add_part(grads, e.node, e.index, g)
             if not retain_graph:
-                n.info.outputs = None
+                n.info.outputs = n.info.inputs = None
         if variables is not None:
             result = []
             for v in variables:
@@ -304,18 +337,17 @@ def _resolve(ref, n, ogs, vals, create_graph):
     if kind == "og":
         return ogs[i]
     if kind == "in":
-        e = n.inputs[i]
-        src, i = e.node, e.index
+        saved, e = n.info.inputs, n.inputs[i]
     elif kind == "out":
-        src = n
+        saved, e = n.info.outputs, entry(n, i)
     else:
         return vals[kind][i]
-    if src.info is None or src.info.outputs is None:
+    if saved is None:
         raise MXNetError(_NOT_IN_GRAPH)
-    v = src.info.outputs[i]
-    if create_graph and not src.info.is_value:
-        v = v._view(v._shape)
-        v._ag = NodeEntry(src, i, 0)
+    v = saved[i]
+    if create_graph:
+        v = v._alias()
+        v._ag = e
     return v
 
 
@@ -335,23 +367,24 @@ def _recipe(n, wanted):
     key = (n.op, id(n.params), wanted)   # the recipe keeps the params alive
     recipe = _recipes.get(key)
     if recipe is None or recipe.params is not n.params:
-        recipe = _recipes[key] = _compile(n, wanted)
+        if len(_recipes) >= _CACHE_MAX:
+            _recipes.clear()
+        recipe = _recipes[key] = _compile(n.op, n.params, len(n.inputs), wanted)
     return recipe
 
 
-def _compile(n, wanted):
-    op = n.op
+def _compile(op, params, n_in, wanted):
     rule = op.get_attr("FGradient")
     if rule is None:
         raise MXNetError(f"Operator {op.name!r} is not differentiable: it has no FGradient "
                          f"rule (provided by {op.provider!r})")
-    ins = [Node(None, None, ()) for _ in n.inputs]
-    t = Node(op, n.params, [NodeEntry(v, 0, 0) for v in ins], n.name)
+    ins = [Node(None, None, ()) for _ in range(n_in)]
+    t = Node(op, params, [NodeEntry(v, 0, 0) for v in ins])
     ogs = [Node(None, None, ()) for _ in range(t.num_outputs())]
     entries = rule(t, [NodeEntry(v, 0, 0) for v in ogs])
-    if len(entries) != len(n.inputs):
+    if len(entries) != n_in:
         raise MXNetError(f"Operator {op.name!r}: FGradient returned {len(entries)} entries for "
-                         f"{len(n.inputs)} inputs")
+                         f"{n_in} inputs")
     leaves = {id(v): ("in", j) for j, v in enumerate(ins)}
     leaves.update((id(v), ("og", i)) for i, v in enumerate(ogs))
     steps, index, used = [], {}, set()
@@ -379,7 +412,7 @@ def _compile(n, wanted):
                      [_WRITE if (k, i) in used else _NULL for i in range(node.num_outputs())])
                     for k, (node, refs) in enumerate(steps)]
     recipe.results = results
-    recipe.params = n.params
+    recipe.params = params
     return recipe
 
 
@@ -463,4 +496,4 @@ class Function:
 # The NDArray layer imports this module's recording state; bind it back last (circular import).
 from .ndarray import NDArray  # noqa: E402
 from .ndarray._imperative import invoke_name as _invoke_name, invoke_params  # noqa: E402
-from .ndarray.ndarray import _filled_like, _push_add, _push_copy  # noqa: E402
+from .ndarray.ndarray import _filled_like, _push_add, _push_copy, _zeros  # noqa: E402

@@ -305,3 +305,37 @@ def test_inplace_on_recorded_arrays_is_refused():
     y.backward()
     y += 1                             # graph freed by backward: allowed again
     assert y.asnumpy().tolist() == [3, 5] and free.asnumpy().tolist() == [2, 2]
+
+
+def test_recording_keeps_only_what_gradient_rules_read():
+    """As MXNet's save_inputs/save_outputs: an activation no gradient rule reads is freed
+    once the program drops it; one a rule reads lives until backward has used it."""
+    import gc
+    import weakref
+    x = mx.nd.ones((64, 64))
+    x.attach_grad()
+    with ag.record():
+        z = x * 2                      # _mul_scalar's gradient reads no value
+        y = mx.nd.relu(z)              # relu's gradient reads its output, not its input
+        z_chunk, y_chunk = weakref.ref(z._chunk), weakref.ref(y._chunk)
+        del z
+        gc.collect()
+        assert z_chunk() is None
+        out = (y * 3).sum()
+        del y
+    gc.collect()
+    assert y_chunk() is not None       # saved for relu's backward
+    out.backward()
+    gc.collect()
+    assert y_chunk() is None           # freed once backward used it
+    np.testing.assert_allclose(x.grad.asnumpy(), np.full((64, 64), 6.0))
+
+
+def test_backward_twice_without_retain_graph_is_an_error():
+    x = mx.nd.ones((3,))
+    x.attach_grad()
+    with ag.record():
+        y = (x * x).sum()
+    y.backward()
+    with pytest.raises(MXNetError, match="retain_graph"):
+        y.backward()

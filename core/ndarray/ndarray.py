@@ -38,7 +38,7 @@ class _Chunk:
     """A block of memory and its engine var; a pooled block goes back to its pool through the
     engine when the chunk is dropped (after every function pushed on the var)."""
 
-    __slots__ = ("raw", "var", "ctx", "pool", "cap")
+    __slots__ = ("raw", "var", "ctx", "pool", "cap", "__weakref__")
 
     def __init__(self, raw, var, ctx, pool=None, cap=0):
         self.raw = raw
@@ -118,6 +118,12 @@ def _push_copy(src: "NDArray", dst: "NDArray") -> None:
 def _filled_like(a: "NDArray", value) -> "NDArray":
     out = _alloc(a._shape, a._dtype, a._ctx)
     _push_fill(out, value)
+    return out
+
+
+def _zeros(shape, dtype, ctx) -> "NDArray":
+    out = _alloc(shape, dtype, ctx)
+    _push_fill(out, 0)
     return out
 
 
