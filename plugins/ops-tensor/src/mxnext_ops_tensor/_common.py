@@ -16,8 +16,8 @@ def put(out, req, value) -> None:
     """``assign`` after casting ``value`` to ``out``'s dtype (MXNet keeps the input dtype,
     so float math on integer inputs is truncated back, comparisons become 0/1)."""
     if req:
-        if hasattr(value, "astype"):
-            value = value.astype(out.dtype, copy=False)
+        if getattr(value, "dtype", out.dtype) != out.dtype:
+            value = value.astype(out.dtype)
         assign(out, req, value)
 
 

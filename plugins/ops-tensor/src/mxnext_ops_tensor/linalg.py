@@ -53,12 +53,24 @@ def _matmul_into(xp, out, req, A, B):
 
 
 def _dot(ctx, inputs, req, outputs, params):
-    A, B = _as_matrices(params, *inputs)
+    a, b = inputs
+    if a.ndim == 2 == b.ndim and not (params.transpose_a or params.transpose_b) \
+            and (req[0] == 1 or req[0] == 2):          # the common case, checked by inference
+        ctx.xp.matmul(a, b, out=outputs[0])
+        return
+    A, B = _as_matrices(params, a, b)
     _matmul_into(ctx.xp, outputs[0], req[0], A, B)
 
 
 def _dot_backward(ctx, inputs, req, outputs, params):
     og, a, b = inputs
+    if a.ndim == 2 == b.ndim and not (params.transpose_a or params.transpose_b):
+        xp = ctx.xp                                  # the common case: no reshapes
+        if req[0]:
+            _matmul_into(xp, outputs[0], req[0], og, b.T)
+        if req[1]:
+            _matmul_into(xp, outputs[1], req[1], a.T, og)
+        return
     A, B = _as_matrices(params, a, b)
     G = og.reshape(A.shape[0], B.shape[1])
     if req[0] and not params.transpose_a:
