@@ -230,12 +230,12 @@ def _topo(entries):
         if done:
             order.append(n)
             continue
-        if id(n) in seen:
+        if n in seen:
             continue
-        seen.add(id(n))
+        seen.add(n)
         stack.append((n, True))
         for e in n.inputs:
-            if id(e.node) not in seen:
+            if e.node not in seen:
                 stack.append((e.node, False))
     return order
 
@@ -246,21 +246,21 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
             raise MXNetError(_NOT_IN_GRAPH)
     order = _topo([h._ag for h in heads])
     if variables is not None:
-        wanted = {id(v._ag.node) for v in variables}
+        wanted = {v._ag.node for v in variables}
     else:
-        wanted = {id(n) for n in order
+        wanted = {n for n in order
                   if n.op is None and n.info.grad_req != "null" and n.info.grad is not None}
     needs = set()
     for n in order:
         if n.op is None:
-            if id(n) in wanted:
-                needs.add(id(n))
-        elif any(id(e.node) in needs for e in n.inputs):
+            if n in wanted:
+                needs.add(n)
+        elif any(e.node in needs for e in n.inputs):
             if n.info is None or n.info.outputs is None:
                 raise MXNetError(_NOT_IN_GRAPH)
-            needs.add(id(n))
+            needs.add(n)
 
-    grads: dict = {}          # id(node) -> per output: list of gradient parts, or None
+    grads: dict = {}          # node -> per output: list of gradient parts, or None
     for h, g in zip(heads, head_grads):
         _add_part(grads, h._ag.node, h._ag.index, _filled_like(h, 1) if g is None else g)
     prev = (_state.recording, _state.training)
@@ -268,30 +268,30 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
     try:
         fresh: set = set()        # vars of the chunks this backward's ops created
         for n in reversed(order):
-            if n.op is None or id(n) not in needs:
+            if n.op is None or n not in needs:
                 continue
             specs = n.info.specs
-            slots = grads.pop(id(n), None) or ()
+            slots = grads.pop(n, None) or ()
             ogs = [_sum(slots[i], fresh) if i < len(slots) and slots[i]
                    else _zeros(*specs[i]) for i in range(len(specs))]
             if isinstance(n.op, _FunctionOp):
                 in_grads = n.op.run_backward(ogs)
             else:
-                wanted = tuple([id(e.node) in needs for e in n.inputs])
+                wanted = tuple([e.node in needs for e in n.inputs])
                 in_grads = _apply_rule(n, ogs, wanted, fresh, create_graph)
             for e, g in zip(n.inputs, in_grads):
-                if g is not None and id(e.node) in needs:
+                if g is not None and e.node in needs:
                     _add_part(grads, e.node, e.index, g)
             if not retain_graph:
                 n.info.outputs = n.info.inputs = None
         if variables is not None:
             result = []
             for v in variables:
-                slots = grads.get(id(v._ag.node))
+                slots = grads.get(v._ag.node)
                 result.append(_sum(slots[0], fresh) if slots else _filled_like(v, 0))
             return result
-        totals = [(n, _sum(grads[id(n)][0], fresh)) for n in order
-                  if n.op is None and id(n) in grads and id(n) in needs]
+        totals = [(n, _sum(grads[n][0], fresh)) for n in order
+                  if n.op is None and n in grads and n in needs]
         uses: dict = {}           # by memory: one chunk may stand behind several totals
         for _, t in totals:
             uses[t._chunk.var] = uses.get(t._chunk.var, 0) + 1
@@ -304,9 +304,9 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
 
 
 def _add_part(grads, node, index, g):
-    slots = grads.get(id(node))
+    slots = grads.get(node)
     if slots is None:
-        slots = grads[id(node)] = [None] * (index + 1)
+        slots = grads[node] = [None] * (index + 1)
     elif len(slots) <= index:
         slots.extend([None] * (index + 1 - len(slots)))
     parts = slots[index]
