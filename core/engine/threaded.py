@@ -13,61 +13,18 @@ import itertools
 import os
 import threading
 from collections import deque
-from queue import SimpleQueue
 
 from ._base import Engine, _inherited, _tls
-from ._types import FnProperty, OprHandle, RunContext, _ErrorBox
+from ._blocks import _Block, _env_int, _free, _grant, _Pool
+from ._types import FnProperty, _ErrorBox
+from ._waits import WaitMixin
 
 __all__ = ["ThreadedEngine", "ThreadedEnginePerDevice"]
 
 _NORMAL, _DELETE = FnProperty.NORMAL, FnProperty.DELETE_VAR
 
 
-class _Block:
-    """One push of an operator: counts the vars not yet granted to it."""
-
-    __slots__ = ("opr", "ctx", "priority", "wait", "pool", "taken", "owner")
-
-    def __init__(self, opr, ctx, priority):
-        self.opr = opr
-        self.ctx = ctx
-        self.priority = priority
-        self.wait = 0
-        self.pool = None
-        self.taken = False        # run by a waiting thread while still in a heap
-        self.owner = None         # id of the pushing thread that would rather run it itself
-
-
-class _Pool:
-    """Worker threads fed from a priority heap (FIFO within a priority)."""
-
-    def __init__(self, engine, name, nthreads):
-        self.engine = engine
-        self.name = name
-        self.heap = []
-        self.tokens = SimpleQueue()
-        self.threads = [threading.Thread(target=engine._worker, args=(self,), daemon=True,
-                                         name=f"mxnext-{name}-{i}") for i in range(nthreads)]
-        for t in self.threads:
-            t.start()
-
-    def stop(self):
-        for _ in self.threads:
-            self.tokens.put(None)
-        for t in self.threads:
-            if t is not threading.current_thread():
-                t.join(timeout=5)
-
-
-def _env_int(names, default):
-    for n in names:
-        v = os.environ.get(n)
-        if v:
-            return max(1, int(v))
-    return default
-
-
-class ThreadedEngine(Engine):
+class ThreadedEngine(WaitMixin, Engine):
     """All functions share one worker pool."""
 
     name = "ThreadedEngine"
@@ -388,129 +345,6 @@ class ThreadedEngine(Engine):
             p.tokens.put(1)
         return mine
 
-    # -- waits -------------------------------------------------------------
-    def _block(self, var=None, write=False):
-        """This thread is about to block (on ``var``, or on everything): no thread keeps more
-        work from now on. What threads kept that this wait needs runs here (waiting for
-        everything: one block here, the rest on workers); the rest stays kept."""
-        wake = []
-        mine = deque()
-        with self._lock:
-            self._blocked += 1
-            if not self._kept:
-                return
-            if var is None:
-                kept = [b for q in self._kept.values() for b in q]
-                self._kept.clear()
-                mine.append(kept.pop(0))
-                for b in kept:
-                    self._enqueue(b)
-                    wake.append(b.pool)
-            else:
-                cone = _cone(var)
-                for owner, q in list(self._kept.items()):
-                    rest = deque()
-                    for b in q:
-                        (mine if _needed(b, var, write, cone) else rest).append(b)
-                    if rest:
-                        self._kept[owner] = rest
-                    else:
-                        del self._kept[owner]
-        for p in wake:
-            p.tokens.put(1)
-        self._drive(mine)
-
-    def _unblock(self):
-        with self._lock:
-            self._blocked -= 1
-
-    def _wait_var(self, var, write):
-        try:
-            self._block(var, write)
-            self._wait_var_blocked(var, write)
-        finally:
-            self._unblock()
-
-    def _wait_var_blocked(self, var, write):
-        # The waiting thread runs ready functions itself, oldest first, rather than wake a
-        # worker and then be woken by it: a worker could not run Python while this thread
-        # does anyway (the GIL), and each thread hand-off costs more than a small op.
-        while True:
-            with self._lock:
-                if not _busy(var, write):
-                    return
-                blk = self._oldest_ready(var)
-                if blk is None:
-                    break
-                blk.taken = True
-            self._help(blk, var, write)
-        self._release_kept()      # it may wait for them in ways the queues do not show
-        done = threading.Lock()
-        done.acquire()
-        marker = OprHandle(lambda rctx: done.release(), False, () if write else (var,),
-                           (var,) if write else (), FnProperty.NORMAL, "wait_for_var",
-                           skip_on_error=False, cheap=True)
-        self.push(marker, None)
-        done.acquire()
-
-    def _release_kept(self):
-        """Before a thread sleeps, send every kept block to its pool: a function the wait
-        depends on may hold one var and wait in the queue of another that a kept block
-        holds, which the cone of the awaited var does not reach."""
-        with self._lock:
-            kept = [b for q in self._kept.values() for b in q]
-            self._kept.clear()
-            for b in kept:
-                self._enqueue(b)
-        for b in kept:
-            b.pool.tokens.put(1)
-
-    def _help(self, blk, var, write):
-        """Run ``blk`` and its ready successors on this (waiting) thread until ``var`` is
-        free; a successor left over goes back to its pool."""
-        prev = _tls.in_worker
-        _tls.in_worker = True
-        try:
-            while True:
-                blk = self._run_one(blk, blk.pool)
-                if blk is None:
-                    return
-                with self._lock:
-                    if _busy(var, write):
-                        continue
-                    self._enqueue(blk)
-                blk.pool.tokens.put(1)
-                return
-        finally:
-            _tls.in_worker = prev
-
-    def _oldest_ready(self, var):
-        """The oldest ready, not yet started block that ``var`` waits on, directly or
-        through queued functions (caller holds the lock): running anything else could
-        block this thread on unrelated work."""
-        cone = _cone(var)
-        best = None
-        for pool in self._pools.values():
-            for entry in pool.heap:
-                blk = entry[2]
-                if not blk.taken and (best is None or entry < best) and any(
-                        v in cone for v in (*blk.opr.const_vars, *blk.opr.mutate_vars)):
-                    best = entry
-        return None if best is None else best[2]
-
-    def _wait_all(self):
-        try:
-            self._block()
-            with self._idle:
-                self._all_waiters += 1
-                try:
-                    while self._pending:
-                        self._idle.wait()
-                finally:
-                    self._all_waiters -= 1
-        finally:
-            self._unblock()
-
     def shutdown(self):
         if self._stopped:
             return
@@ -521,64 +355,6 @@ class ThreadedEngine(Engine):
             for p in list(self._pools.values()):
                 p.stop()
             self._pools.clear()
-
-
-def _cone(var):
-    """``var`` and every var of the functions queued on it, transitively (lock held)."""
-    cone, todo = {var}, [var]
-    while todo:
-        for blk, _ in todo.pop().queue:
-            for v in (*blk.opr.const_vars, *blk.opr.mutate_vars):
-                if v not in cone:
-                    cone.add(v)
-                    todo.append(v)
-    return cone
-
-
-def _needed(blk, var, write, cone):
-    """Whether a wait on ``var`` must see running ``blk`` (granted its vars) finish."""
-    if any(v in cone for v in blk.opr.mutate_vars):
-        return True
-    return any(v in cone and (write or v is not var) for v in blk.opr.const_vars)
-
-
-def _free(const, mutate):
-    """Whether a function reading ``const`` and writing ``mutate`` could start now."""
-    for v in const:
-        if v.writer or v.queue:
-            return False
-    for v in mutate:
-        if v.writer or v.readers or v.queue:
-            return False
-    return True
-
-
-def _busy(var, write):
-    return var.writer or var.queue or (write and var.readers)
-
-
-def _grant(v, ready):
-    """Grant ``v`` to the head of its queue: one writer, or every leading reader. A flag is
-    set before its entry leaves the queue (see ``_idle_var``)."""
-    q = v.queue
-    if v.writer:
-        return
-    blk, is_write = q[0]
-    if is_write:
-        if v.readers:
-            return
-        v.writer = True
-        q.popleft()
-        blk.wait -= 1
-        if not blk.wait:
-            ready.append(blk)
-        return
-    while q and not q[0][1]:
-        v.readers += 1
-        blk = q.popleft()[0]
-        blk.wait -= 1
-        if not blk.wait:
-            ready.append(blk)
 
 
 class ThreadedEnginePerDevice(ThreadedEngine):
