@@ -292,6 +292,9 @@ def test_outputs_declared_identical_to_an_input_share_its_memory():
     assert ga.asnumpy().tolist() == [[5] * 3] * 2 and gb.asnumpy().tolist() == [[10] * 3]
     gx, gy = mx.nd._internal._backward_broadcast_add(og, mx.nd.zeros((1, 3)), b)
     assert gx._chunk is not og._chunk and gx.asnumpy().tolist() == [[10] * 3]
+    given = [mx.nd.zeros((2, 3)), mx.nd.zeros((1, 3))]          # out= is written, not aliased
+    mx.nd._internal._backward_broadcast_add(og, a, b, out=given)
+    assert given[0].asnumpy().tolist() == [[5] * 3] * 2 and given[1].asnumpy().tolist() == [[10] * 3]
 
 
 def test_req_passed_to_kernels():

@@ -94,19 +94,29 @@ def _run(plan, inputs, out, all_outputs=False, req=None):
         out_views = []
         mutate = []
         view = plan.view
-        for shape, dtype, pool, cap in plan.alloc:
+        for spec in plan.alloc:
+            if type(spec) is int:            # FInplaceIdentity: input ``spec``'s data itself
+                o = inputs[spec]._alias()
+                outs.append(o)
+                out_views.append(o._data())
+                continue
+            shape, dtype, pool, cap = spec
             raw = pool.take(cap)
             o = _wrap(_Chunk(raw, Var(), ctx, pool, cap), shape, dtype, 0)
             o._v = v = view(raw, dtype, shape, 0)
             outs.append(o)
             out_views.append(v)
             mutate.append(o._chunk.var)
-        if plan.alias:
-            req = _aliased(plan, inputs, outs, out_views, mutate, req)
+        if plan.alias and req is not None:
+            req = list(req)
+            for o, _ in plan.alias:
+                req[o] = _NULL
     else:
         outs = _check_out(plan, out)
         if _state.recording:
             _check_assignable(outs)
+        if plan.alias and req is None:           # given outputs are written, never aliased
+            req = [_WRITE] * len(outs)
         if plan.inplace and req is None:
             req = _inplace_req(plan, inputs, outs)
         out_views = [o._data() for o in outs]
@@ -129,9 +139,12 @@ def _run(plan, inputs, out, all_outputs=False, req=None):
             del const[1]
     elif len(const) > 2:
         const = list(dict.fromkeys(const))
-    job = _Job(plan, in_views, plan.req if req is None else req, out_views, _state.training)
-    _engine.get()._push_lists(job.run, ctx, const, mutate, plan.name, plan.cheap,
-                              fresh=out is None and not plan.mutate and not plan.res_vars)
+    if req is None:
+        req = plan.req
+    if any(req) or plan.mutate or plan.res_vars:     # else every output is aliased or unused
+        job = _Job(plan, in_views, req, out_views, _state.training)
+        _engine.get()._push_lists(job.run, ctx, const, mutate, plan.name, plan.cheap,
+                                  fresh=out is None and not plan.mutate and not plan.res_vars)
     if _state.recording:
         _record(plan.op, plan.params, inputs, outs)
     if all_outputs:
@@ -161,20 +174,6 @@ class _Job:
         t = perf_counter()
         call_compute(plan.fcompute, octx, self.ins, self.req, self.outs, plan.params)
         plan.observe(perf_counter() - t)
-
-
-def _aliased(plan, inputs, outs, out_views, mutate, req):
-    """Outputs the op declares identical to an input (``FInplaceIdentity``, shapes equal)
-    become that input's data instead of a copy; the kernel gets req NULL for them."""
-    req = list(plan.req if req is None else req)
-    for o, i in plan.alias:
-        a = inputs[i]._alias()
-        outs[o] = a
-        out_views[o] = a._data()
-        req[o] = _NULL
-    alias_vars = [outs[o]._chunk.var for o, _ in plan.alias]
-    mutate[:] = [v for v in mutate if v not in alias_vars]
-    return req
 
 
 def _inplace_req(plan, inputs, outs):
@@ -244,8 +243,10 @@ def _make_plan(opdef, params, inputs, ctx, key):
     plan.out_sigs = [(s, t, ctx.device_type, ctx.device_id) for s, t in plan.out_specs]
     plan.n_vis = opdef.num_visible_outputs(params)
     plan.fcompute = fcompute
-    plan.req = [_WRITE] * n_out
     plan.alias = _identity_pairs(opdef, params, inputs, plan.out_specs)
+    plan.req = [_WRITE] * n_out
+    for o, _ in plan.alias:
+        plan.req[o] = _NULL
     plan.mutate = opdef.mutate_inputs(params)
     ipo = opdef.get_attr("FInplaceOption")
     plan.inplace = [tuple(p) for p in ipo(params)] if ipo is not None else []
@@ -257,6 +258,8 @@ def _make_plan(opdef, params, inputs, ctx, key):
     plan.octx = [None, None]          # OpContext by is_train, made on first run
     pool = _storage.pool(ctx)
     plan.alloc = [(s, t, pool, pool.size_class(t.itemsize * _prod(s))) for s, t in plan.out_specs]
+    for o, i in plan.alias:
+        plan.alloc[o] = i
     nbytes = sum(t.itemsize * _prod(s) for s, t in plan.out_specs)
     plan.cheap = nbytes <= _CHEAP_BYTES and not plan.requested   # until timed
     plan.timed, plan.fastest = 0, float("inf")
