@@ -282,6 +282,44 @@ def test_long_kernels_overlap_and_short_ones_run_on_the_pushing_thread():
         e.shutdown()
 
 
+@pytest.mark.timeout(60)
+def test_a_second_thread_waits_for_the_first_threads_unbooked_kernel():
+    """While one thread has the engine to itself its short kernels run with no var
+    bookkeeping; a second thread arriving meanwhile must still see a write to an input of
+    the running kernel wait for it."""
+    import threading
+
+    from opsdk import ElemwiseShape, ElemwiseType, assign, register_op
+    started, log = threading.Event(), []
+
+    def kernel(ctx, i, req, o, p):
+        started.set()
+        threading.Event().wait(0.3)       # a window for the other thread to push
+        log.append("kernel end")
+        assign(o[0], req[0], i[0] + 1)
+    (register_op("_test_ndarray_hold").set_num_inputs(1)
+     .set_attr("FInferShape", ElemwiseShape(1, 1)).set_attr("FInferType", ElemwiseType(1, 1))
+     .set_attr("FCompute<cpu>", kernel).add_argument("data", "NDArray-or-Symbol", "x"))
+    e = mx.engine.ThreadedEnginePerDevice()
+    try:
+        with mx.engine.use_engine(e):
+            x = mx.nd.zeros((2,))
+            x.wait_to_read()
+
+            def other():
+                started.wait(20)
+                e.push_sync(lambda r: log.append("write"), mx.cpu(), (), (x._chunk.var,),
+                            cheap=True)
+            t = threading.Thread(target=other)
+            t.start()
+            y = mx.nd._internal._test_ndarray_hold(x)
+            t.join()
+            e.wait_for_all()
+            assert log == ["kernel end", "write"] and y.asnumpy().tolist() == [1, 1]
+    finally:
+        e.shutdown()
+
+
 def test_outputs_declared_identical_to_an_input_share_its_memory():
     """``FInplaceIdentity``: the lhs gradient of an add is the output gradient itself when
     the shapes match, so the frontend hands back that data instead of a copy."""

@@ -84,16 +84,17 @@ class Engine:
                          priority)
 
     def _push_lists(self, fn, ctx, const, mutate, name, cheap, prop=FnProperty.NORMAL,
-                    priority=0, fresh=False):
+                    priority=0, fresh=False, leaf=False):
         """``push_sync`` with var tuples already free of repeats, a var both read and
         written only in ``mutate`` (the imperative hot path builds them so). ``fresh``: the
-        ``mutate`` vars are new, unknown to any other thread until this returns."""
-        if cheap and self._run_here(fn, ctx, const, mutate, name, fresh):
+        ``mutate`` vars are new, unknown to any other thread until this returns; ``leaf``:
+        ``fn`` pushes and waits for nothing (a kernel)."""
+        if cheap and self._run_here(fn, ctx, const, mutate, name, fresh, leaf):
             return
         self.push(OprHandle(fn, False, None, None, prop, name, cheap=cheap,
                             _lists=(const, mutate)), ctx, priority)
 
-    def _run_here(self, fn, ctx, const, mutate, name, fresh=False) -> bool:
+    def _run_here(self, fn, ctx, const, mutate, name, fresh=False, leaf=False) -> bool:
         """Run a cheap sync function on this thread now if its vars allow; whether it ran.
         No operator is built for it (the imperative hot path)."""
         return False

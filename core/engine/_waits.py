@@ -54,6 +54,9 @@ class WaitMixin:
             self._blocked -= 1
 
     def _wait_var(self, var, write):
+        me = threading.get_ident()
+        if self._solo != me:
+            self._enter(me)
         try:
             self._block(var, write)
             self._wait_var_blocked(var, write)
@@ -128,6 +131,9 @@ class WaitMixin:
         return None if best is None else best[2]
 
     def _wait_all(self):
+        me = threading.get_ident()
+        if self._solo != me:
+            self._enter(me)
         try:
             self._block()
             with self._idle:

@@ -14,7 +14,7 @@ class NaiveEngine(Engine):
         self._check_pushable(opr)
         self._push_now(opr, ctx)
 
-    def _run_here(self, fn, ctx, const, mutate, name, fresh=False):
+    def _run_here(self, fn, ctx, const, mutate, name, fresh=False, leaf=False):
         box = self._call_here(fn, ctx, const, mutate, name)
         if box is not None:
             for v in mutate:

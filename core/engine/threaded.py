@@ -12,6 +12,7 @@ import heapq
 import itertools
 import os
 import threading
+import time
 from collections import deque
 
 from ._base import Engine, _inherited, _tls
@@ -22,6 +23,7 @@ from ._waits import WaitMixin
 __all__ = ["ThreadedEngine", "ThreadedEnginePerDevice"]
 
 _NORMAL, _DELETE = FnProperty.NORMAL, FnProperty.DELETE_VAR
+_MULTI = -1                   # ``_solo`` once two threads have used the engine
 
 
 class ThreadedEngine(WaitMixin, Engine):
@@ -42,6 +44,8 @@ class ThreadedEngine(WaitMixin, Engine):
         self._kept = {}       # thread id -> deque of ready heavy blocks it pushed, to run itself
         self._queued = 0      # blocks in pool heaps (some perhaps taken by a waiting thread)
         self._blocked = 0     # threads blocked in a wait: nothing is kept meanwhile
+        self._solo = None     # the only thread using the engine so far, or _MULTI
+        self._solo_running = False
         self._stopped = False
         self._nthreads = _env_int(("MXNEXT_CPU_WORKER_NTHREADS", "MXNET_CPU_WORKER_NTHREADS"),
                                   max(2, min(os.cpu_count() or 2, 8)))
@@ -74,8 +78,12 @@ class ThreadedEngine(WaitMixin, Engine):
             self._check_pushable(opr)
             self._push_now(opr, ctx)   # after shutdown (interpreter exit): run it here, at once
             return
-        if opr.prop != _DELETE and (self._kept or self._queued):
-            self._drive_kept_before(opr.const_vars, opr.mutate_vars)
+        if opr.prop != _DELETE:
+            me = threading.get_ident()
+            if self._solo != me:
+                self._enter(me)
+            if self._kept or self._queued:
+                self._drive_kept_before(opr.const_vars, opr.mutate_vars)
         blk = _Block(opr, ctx, priority)
         cheap = opr.cheap
         me = None
@@ -128,9 +136,25 @@ class ThreadedEngine(WaitMixin, Engine):
         else:
             self._execute(blk, None)
 
-    def _run_here(self, fn, ctx, const, mutate, name, fresh=False):
+    def _run_here(self, fn, ctx, const, mutate, name, fresh=False, leaf=False):
         if self._stopped:
             return False
+        me = threading.get_ident()
+        if self._solo != me:
+            self._enter(me)
+        elif leaf and not self._pending and not _tls.in_worker:
+            # Only this thread has used the engine and nothing is pending: no function can
+            # touch these vars while this one runs, so it runs without any var bookkeeping.
+            self._solo_running = True          # first (see _enter), then check again
+            try:
+                if self._solo == me and not self._pending:
+                    box = self._call_here(fn, ctx, const, mutate, name)
+                    if box is not None:
+                        for v in mutate:
+                            v.error = box
+                    return True
+            finally:
+                self._solo_running = False
         if (self._kept or self._queued) and not self._drive_kept_before(const, mutate):
             return False
         held = () if fresh else mutate      # fresh vars: nobody else can wait on them yet
@@ -148,6 +172,22 @@ class ThreadedEngine(WaitMixin, Engine):
                 v.error = box
         self._release(const, held, box, None)
         return True
+
+    def _enter(self, me):
+        """Thread ``me`` uses the engine: the first thread to do so has it *solo* until
+        another one comes; from then on every function's vars are tracked. A lock-free run
+        of the solo thread still in flight finishes before the newcomer goes on."""
+        if self._solo == _MULTI or _tls.in_worker:
+            return
+        with self._lock:
+            if self._solo is None:
+                self._solo = me
+                return
+            if self._solo in (me, _MULTI):
+                return
+            self._solo = _MULTI
+        while self._solo_running:
+            time.sleep(0)                      # lets the solo thread finish its function
 
     def _drive_kept_before(self, const, mutate) -> bool:
         """A function this thread pushes must wait: run here, first, what it may wait for

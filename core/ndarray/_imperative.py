@@ -144,7 +144,8 @@ def _run(plan, inputs, out, all_outputs=False, req=None):
     if any(req) or plan.mutate or plan.res_vars:     # else every output is aliased or unused
         job = _Job(plan, in_views, req, out_views, _state.training)
         _engine.get()._push_lists(job.run, ctx, const, mutate, plan.name, plan.cheap,
-                                  fresh=out is None and not plan.mutate and not plan.res_vars)
+                                  fresh=out is None and not plan.mutate and not plan.res_vars,
+                                  leaf=True)
     if _state.recording:
         _record(plan.op, plan.params, inputs, outs)
     if all_outputs:
