@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import deque
 from queue import SimpleQueue
 
 __all__ = []
@@ -59,7 +60,7 @@ def _cone(var):
     """``var`` and every var of the functions queued on it, transitively (lock held)."""
     cone, todo = {var}, [var]
     while todo:
-        for blk, _ in todo.pop().queue:
+        for blk, _ in todo.pop().queue or ():
             for v in (*blk.opr.const_vars, *blk.opr.mutate_vars):
                 if v not in cone:
                     cone.add(v)
@@ -87,6 +88,14 @@ def _free(const, mutate):
 
 def _busy(var, write):
     return var.writer or var.queue or (write and var.readers)
+
+
+def _queue(v):
+    """``v``'s queue, made on first use (most vars never need one: a deque is 760 bytes)."""
+    q = v.queue
+    if q is None:
+        q = v.queue = deque()
+    return q
 
 
 def _grant(v, ready):

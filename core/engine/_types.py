@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-from collections import deque
 
 __all__ = ["FnProperty", "RunContext", "Var", "OprHandle"]
 
@@ -54,7 +53,7 @@ class Var:
     def __init__(self, name=None):
         self.readers = 0          # granted (running or ready) reads
         self.writer = False       # a granted write
-        self.queue = deque()      # pending (block, is_write) in push order
+        self.queue = None         # pending (block, is_write) in push order: a deque once needed
         self.error = None         # _ErrorBox of a failed writer, until waited on
         self.name = name
 

@@ -16,7 +16,7 @@ import time
 from collections import deque
 
 from ._base import Engine, _inherited, _tls
-from ._blocks import _Block, _env_int, _free, _grant, _Pool
+from ._blocks import _Block, _env_int, _free, _grant, _Pool, _queue
 from ._types import FnProperty, _ErrorBox
 from ._waits import WaitMixin
 
@@ -97,13 +97,13 @@ class ThreadedEngine(WaitMixin, Engine):
             wait = 0
             for v in opr.const_vars:
                 if v.writer or v.queue:
-                    v.queue.append((blk, False))
+                    _queue(v).append((blk, False))
                     wait += 1
                 else:
                     v.readers += 1
             for v in opr.mutate_vars:
                 if v.writer or v.readers or v.queue:
-                    v.queue.append((blk, True))
+                    _queue(v).append((blk, True))
                     wait += 1
                 else:
                     v.writer = True
