@@ -203,7 +203,6 @@ class Engine:
                               "deadlock; push a dependent function instead")
 
 
-
 def _inherited(const, mutate):
     """The error box a skipped function inherits from the vars it touches, if any. Only
     called while the engine has stored errors: every box is stored before it reaches a var."""

@@ -22,19 +22,16 @@ class WaitMixin:
         """This thread is about to block (on ``var``, or on everything): no thread keeps more
         work from now on. What threads kept that this wait needs runs here (waiting for
         everything: one block here, the rest on workers); the rest stays kept."""
-        wake = []
         mine = deque()
         with self._lock:
             self._blocked += 1
             if not self._kept:
                 return
-            if var is None:
-                kept = [b for q in self._kept.values() for b in q]
-                self._kept.clear()
-                mine.append(kept.pop(0))
-                for b in kept:
-                    self._enqueue(b)
-                    wake.append(b.pool)
+            if var is None:                       # this thread runs one, workers the rest
+                owner, first = next(iter(self._kept.items()))
+                mine.append(first.popleft())
+                if not first:
+                    del self._kept[owner]
             else:
                 cone = _cone(var)
                 for owner, q in list(self._kept.items()):
@@ -45,8 +42,8 @@ class WaitMixin:
                         self._kept[owner] = rest
                     else:
                         del self._kept[owner]
-        for p in wake:
-            p.tokens.put(1)
+        if var is None:
+            self._release_kept()
         self._drive(mine)
 
     def _unblock(self):
@@ -54,9 +51,7 @@ class WaitMixin:
             self._blocked -= 1
 
     def _wait_var(self, var, write):
-        me = threading.get_ident()
-        if self._solo != me:
-            self._enter(me)
+        self._enter(threading.get_ident())
         try:
             self._block(var, write)
             self._wait_var_blocked(var, write)
@@ -71,7 +66,7 @@ class WaitMixin:
             with self._lock:
                 if not _busy(var, write):
                     return
-                blk = self._oldest_ready(var)
+                blk = self._oldest_queued(_cone(var))   # what var waits for, directly or not
                 if blk is None:
                     break
                 blk.taken = True
@@ -116,24 +111,8 @@ class WaitMixin:
         finally:
             _tls.in_worker = prev
 
-    def _oldest_ready(self, var):
-        """The oldest ready, not yet started block that ``var`` waits on, directly or
-        through queued functions (caller holds the lock): running anything else could
-        block this thread on unrelated work."""
-        cone = _cone(var)
-        best = None
-        for pool in self._pools.values():
-            for entry in pool.heap:
-                blk = entry[2]
-                if not blk.taken and (best is None or entry < best) and any(
-                        v in cone for v in (*blk.opr.const_vars, *blk.opr.mutate_vars)):
-                    best = entry
-        return None if best is None else best[2]
-
     def _wait_all(self):
-        me = threading.get_ident()
-        if self._solo != me:
-            self._enter(me)
+        self._enter(threading.get_ident())
         try:
             self._block()
             with self._idle:

@@ -78,19 +78,18 @@ class ThreadedEngine(WaitMixin, Engine):
             self._check_pushable(opr)
             self._push_now(opr, ctx)   # after shutdown (interpreter exit): run it here, at once
             return
+        me = threading.get_ident()
         if opr.prop != _DELETE:
-            me = threading.get_ident()
-            if self._solo != me:
-                self._enter(me)
+            self._enter(me)
             if self._kept or self._queued:
                 self._drive_kept_before(opr.const_vars, opr.mutate_vars)
         blk = _Block(opr, ctx, priority)
         cheap = opr.cheap
-        me = None
+        keeper = None                   # the pushing thread, when it keeps ready heavy work
         if not cheap:
             blk.pool = self._pool_for(ctx, opr.prop)
             if opr.prop == _NORMAL and not _tls.in_worker:
-                me = blk.owner = threading.get_ident()
+                keeper = blk.owner = me
         wake = None
         with self._lock:
             self._pending += 1
@@ -113,15 +112,15 @@ class ThreadedEngine(WaitMixin, Engine):
                     blk.pool = self._pool_for(ctx, opr.prop)
                 if not self._kept or opr.prop == _DELETE:
                     return
-                kept = self._kept.pop(threading.get_ident(), None)
+                kept = self._kept.pop(me, None)
                 if kept is None:
                     return
             elif cheap:
                 pass
-            elif me is not None and not self._blocked:
-                kept = self._kept.get(me)
+            elif keeper is not None and not self._blocked:
+                kept = self._kept.get(keeper)
                 if kept is None:
-                    self._kept[me] = deque((blk,))
+                    self._kept[keeper] = deque((blk,))
                     return
                 wake = kept.popleft()
                 kept.append(blk)
@@ -177,7 +176,7 @@ class ThreadedEngine(WaitMixin, Engine):
         """Thread ``me`` uses the engine: the first thread to do so has it *solo* until
         another one comes; from then on every function's vars are tracked. A lock-free run
         of the solo thread still in flight finishes before the newcomer goes on."""
-        if self._solo == _MULTI or _tls.in_worker:
+        if self._solo == me or self._solo == _MULTI or _tls.in_worker:
             return
         with self._lock:
             if self._solo is None:
@@ -203,7 +202,7 @@ class ThreadedEngine(WaitMixin, Engine):
                     return True
                 todo = self._kept.pop(threading.get_ident(), None)
                 if todo is None:
-                    blk = self._queued_on(const, mutate)
+                    blk = self._oldest_queued({*const, *mutate})
                     if blk is None:
                         return ran
                     blk.taken = True
@@ -211,17 +210,16 @@ class ThreadedEngine(WaitMixin, Engine):
             self._drive(todo)
             ran = True
 
-    def _queued_on(self, const, mutate):
-        """The oldest not yet started block in a pool heap that touches one of these vars
-        (lock held)."""
+    def _oldest_queued(self, touching):
+        """The oldest not yet started block in a pool heap with a var in ``touching`` (lock
+        held): running anything else could block this thread on unrelated work."""
         best = None
         for pool in self._pools.values():
             for entry in pool.heap:
                 blk = entry[2]
-                if not blk.taken and (best is None or entry < best):
-                    o = blk.opr
-                    if any(v in const or v in mutate for v in (*o.const_vars, *o.mutate_vars)):
-                        best = entry
+                if not blk.taken and (best is None or entry < best) and any(
+                        v in touching for v in (*blk.opr.const_vars, *blk.opr.mutate_vars)):
+                    best = entry
         return None if best is None else best[2]
 
     def _enqueue(self, blk):
