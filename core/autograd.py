@@ -29,7 +29,7 @@ class _State(threading.local):
 
 _state = _State()
 _WRITE, _NULL = OpReqType.WRITE_TO, OpReqType.NULL
-_CACHE_MAX = 8192          # entries in the per-(op, params) rule caches
+_CACHE_MAX = 8192          # entries in the compiled-rule cache
 
 
 class _Info:
@@ -156,30 +156,15 @@ def _leaf():
     return entry(node, 0)
 
 
-_saves_cache: dict = {}
-
-
 def _saves(op, params, n_in):
     """(inputs, outputs) the op's gradient rule reads, as two tuples of bools; nothing for
     an op without a usable rule (differentiating it raises later, naming the op)."""
-    n_out = op.num_outputs(params)
-    if isinstance(op, _FunctionOp):          # its backward reads what it saved itself
-        return (False,) * n_in, (False,) * n_out
-    hit = _saves_cache.get((op, id(params)))
-    if hit is not None and hit[0] is params:
-        return hit[1]
-    try:
-        recipe = _compile(op, params, n_in, (True,) * n_in)
-    except Exception:
-        ins, outs = (False,) * n_in, (False,) * n_out
-    else:
-        refs = [r for step in recipe.steps for r in step[2]] + [r for r in recipe.results if r]
-        ins = tuple(("in", j) in refs for j in range(n_in))
-        outs = tuple(("out", k) in refs for k in range(n_out))
-    if len(_saves_cache) >= _CACHE_MAX:
-        _saves_cache.clear()
-    _saves_cache[(op, id(params))] = (params, (ins, outs))   # keeps the params alive
-    return ins, outs
+    if not isinstance(op, _FunctionOp):      # a Function's backward reads what it saved
+        try:
+            return _recipe(op, params, n_in, (True,) * n_in).reads
+        except Exception:
+            pass
+    return (False,) * n_in, (False,) * op.num_outputs(params)
 
 
 # -- backward ---------------------------------------------------------------------------
@@ -273,7 +258,7 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
             specs = n.info.specs
             slots = grads.pop(n, None) or ()
             ogs = [_sum(slots[i], fresh) if i < len(slots) and slots[i]
-                   else _zeros(*specs[i]) for i in range(len(specs))]
+                   else _filled(*specs[i], 0) for i in range(len(specs))]
             if isinstance(n.op, _FunctionOp):
                 in_grads = n.op.run_backward(ogs)
             else:
@@ -319,7 +304,7 @@ def _add_part(grads, node, index, g):
 def _apply_rule(n, ogs, wanted, fresh, create_graph):
     """Input gradients of node ``n`` (None where not ``wanted``) from its ``FGradient``
     rule, run through invoke; the rule's nodes are compiled once per (op, params, wanted)."""
-    recipe = _recipe(n, wanted)
+    recipe = _recipe(n.op, n.params, len(n.inputs), wanted)
     vals = []
     for op, params, refs, req in recipe.steps:
         ins = [_resolve(r, n, ogs, vals, create_graph) for r in refs]
@@ -355,21 +340,21 @@ class _Recipe:
     """What a gradient rule builds for one (op, params, wanted inputs): ``steps`` of
     ``(op, params, input refs, req)`` in run order and one ``results`` ref per input. A ref
     is ``("og", i)``, ``("in", j)``, ``("out", k)`` or ``(step, output)``; outputs nothing
-    reads get ``OpReqType.NULL``."""
+    reads get ``OpReqType.NULL``. ``reads``: which inputs and outputs of the node it uses."""
 
-    __slots__ = ("steps", "results", "params")
+    __slots__ = ("steps", "results", "params", "reads")
 
 
 _recipes: dict = {}
 
 
-def _recipe(n, wanted):
-    key = (n.op, id(n.params), wanted)   # the recipe keeps the params alive
+def _recipe(op, params, n_in, wanted):
+    key = (op, id(params), wanted)       # the recipe keeps the params alive
     recipe = _recipes.get(key)
-    if recipe is None or recipe.params is not n.params:
+    if recipe is None or recipe.params is not params:
         if len(_recipes) >= _CACHE_MAX:
             _recipes.clear()
-        recipe = _recipes[key] = _compile(n.op, n.params, len(n.inputs), wanted)
+        recipe = _recipes[key] = _compile(op, params, n_in, wanted)
     return recipe
 
 
@@ -413,6 +398,9 @@ def _compile(op, params, n_in, wanted):
                     for k, (node, refs) in enumerate(steps)]
     recipe.results = results
     recipe.params = params
+    refs = [r for step in recipe.steps for r in step[2]] + [r for r in results if r]
+    recipe.reads = (tuple(("in", j) in refs for j in range(n_in)),
+                    tuple(("out", k) in refs for k in range(t.num_outputs())))
     return recipe
 
 
@@ -496,4 +484,4 @@ class Function:
 # The NDArray layer imports this module's recording state; bind it back last (circular import).
 from .ndarray import NDArray  # noqa: E402
 from .ndarray._imperative import invoke_name as _invoke_name, invoke_params  # noqa: E402
-from .ndarray.ndarray import _filled_like, _push_add, _push_copy, _zeros  # noqa: E402
+from .ndarray.ndarray import _filled, _filled_like, _push_add, _push_copy  # noqa: E402

@@ -115,16 +115,14 @@ def _push_copy(src: "NDArray", dst: "NDArray") -> None:
     _push(fn, gpu, (src._chunk.var,), (dst._chunk.var,), "_copyto", d.nbytes, prop)
 
 
-def _filled_like(a: "NDArray", value) -> "NDArray":
-    out = _alloc(a._shape, a._dtype, a._ctx)
+def _filled(shape, dtype, ctx, value) -> "NDArray":
+    out = _alloc(shape, dtype, ctx)
     _push_fill(out, value)
     return out
 
 
-def _zeros(shape, dtype, ctx) -> "NDArray":
-    out = _alloc(shape, dtype, ctx)
-    _push_fill(out, 0)
-    return out
+def _filled_like(a: "NDArray", value) -> "NDArray":
+    return _filled(a._shape, a._dtype, a._ctx, value)
 
 
 def _push_add(src: "NDArray", dst: "NDArray") -> None:
