@@ -179,8 +179,7 @@ class StorageManager:
 
     def alloc(self, nbytes: int, ctx) -> Handle:
         """A block of at least ``nbytes`` bytes on ``ctx``."""
-        pool = self._pools.get(ctx) or self._pool(ctx)
-        return pool.alloc(nbytes)
+        return self.pool(ctx).alloc(nbytes)
 
     def pool(self, ctx):
         """``ctx``'s pool, for callers that allocate with ``size_class``/``take``/``give``."""

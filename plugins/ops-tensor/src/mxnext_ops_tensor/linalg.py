@@ -35,6 +35,8 @@ def _dot_shape(p, s):
 
 def _as_matrices(p, a, b):
     """lhs as (m, k) and rhs as (k, n) views of MXNet's N-d dot operands."""
+    if a.ndim == 2 == b.ndim and not (p.transpose_a or p.transpose_b):
+        return a, b                 # the common case, its shapes checked by inference
     keep_a, k, keep_b = _dot_parts(p, a.shape, b.shape)
     m, n = prod(keep_a), prod(keep_b)
     A = a.reshape(k, m).T if p.transpose_a else a.reshape(m, k)
@@ -53,24 +55,12 @@ def _matmul_into(xp, out, req, A, B):
 
 
 def _dot(ctx, inputs, req, outputs, params):
-    a, b = inputs
-    if a.ndim == 2 == b.ndim and not (params.transpose_a or params.transpose_b) \
-            and (req[0] == 1 or req[0] == 2):          # the common case, checked by inference
-        ctx.xp.matmul(a, b, out=outputs[0])
-        return
-    A, B = _as_matrices(params, a, b)
+    A, B = _as_matrices(params, *inputs)
     _matmul_into(ctx.xp, outputs[0], req[0], A, B)
 
 
 def _dot_backward(ctx, inputs, req, outputs, params):
     og, a, b = inputs
-    if a.ndim == 2 == b.ndim and not (params.transpose_a or params.transpose_b):
-        xp = ctx.xp                                  # the common case: no reshapes
-        if req[0]:
-            _matmul_into(xp, outputs[0], req[0], og, b.T)
-        if req[1]:
-            _matmul_into(xp, outputs[1], req[1], a.T, og)
-        return
     A, B = _as_matrices(params, a, b)
     G = og.reshape(A.shape[0], B.shape[1])
     if req[0] and not params.transpose_a:
