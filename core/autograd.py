@@ -130,8 +130,9 @@ def _check_assignable(arrays) -> None:
                              "like +=, *=, relu(x, out=x), y[idx]=x, etc inside a record section.")
 
 
-def _record(op, params, inputs, outputs) -> None:
-    """Add an op application to the tape if any input has history."""
+def _record(op, params, inputs, outputs, saves=None) -> None:
+    """Add an op application to the tape if any input has history. ``saves``: what
+    ``_saves`` returns plus the outputs' specs, when the caller has them cached."""
     for a in inputs:
         if a._ag is not None:
             break
@@ -139,11 +140,13 @@ def _record(op, params, inputs, outputs) -> None:
         return
     entries = [a._ag or _leaf() for a in inputs]
     node = Node._new(op, params, entries)
-    save_in, save_out = _saves(op, params, len(inputs))
+    if saves is None:
+        saves = (*_saves(op, params, len(inputs)), [(o._shape, o._dtype, o._ctx) for o in outputs])
+    save_in, save_out, specs = saves
     info = node.info = _Info.__new__(_Info)
     info.inputs = [a._alias() if s else None for a, s in zip(inputs, save_in)]
     info.outputs = [o._alias() if s else None for o, s in zip(outputs, save_out)]
-    info.specs = [(o._shape, o._dtype, o._ctx) for o in outputs]
+    info.specs = specs
     info.grad, info.grad_req = None, "null"
     for i, o in enumerate(outputs):
         o._ag = entry(node, i)
@@ -255,10 +258,13 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
         for n in reversed(order):
             if n.op is None or n not in needs:
                 continue
-            specs = n.info.specs
             slots = grads.pop(n, None) or ()
-            ogs = [_sum(slots[i], fresh) if i < len(slots) and slots[i]
-                   else _filled(*specs[i], 0) for i in range(len(specs))]
+            if len(slots) == 1 and len(slots[0]) == 1 and len(n.info.specs) == 1:
+                ogs = slots[0]                       # the usual case: one gradient part
+            else:
+                specs = n.info.specs
+                ogs = [_sum(slots[i], fresh) if i < len(slots) and slots[i]
+                       else _filled(*specs[i], 0) for i in range(len(specs))]
             if isinstance(n.op, _FunctionOp):
                 in_grads = n.op.run_backward(ogs)
             else:
@@ -305,42 +311,38 @@ def _apply_rule(n, ogs, wanted, fresh, create_graph):
     """Input gradients of node ``n`` (None where not ``wanted``) from its ``FGradient``
     rule, run through invoke; the rule's nodes are compiled once per (op, params, wanted)."""
     recipe = _recipe(n.op, n.params, len(n.inputs), wanted)
-    vals = []
-    for op, params, refs, req in recipe.steps:
-        ins = [_resolve(r, n, ogs, vals, create_graph) for r in refs]
-        outs = invoke_params(op, params, ins, all_outputs=True, req=req)
-        for o in outs:
-            fresh.add(o._chunk.var)
-        vals.append(outs)
-    return [None if r is None else _resolve(r, n, ogs, vals, create_graph)
-            for r in recipe.results]
-
-
-def _resolve(ref, n, ogs, vals, create_graph):
-    """The NDArray a recipe reference stands for in node ``n``'s backward."""
-    kind, i = ref
-    if kind == "og":
-        return ogs[i]
-    if kind == "in":
-        saved, e = n.info.inputs, n.inputs[i]
-    elif kind == "out":
-        saved, e = n.info.outputs, entry(n, i)
-    else:
-        return vals[kind][i]
-    if saved is None:
+    info = n.info
+    if info.inputs is None:
         raise MXNetError(_NOT_IN_GRAPH)
-    v = saved[i]
-    if create_graph:
-        v = v._alias()
-        v._ag = e
-    return v
+    if create_graph:        # saved values read with their history, so the run is recorded
+        env = [*ogs, *_with_history(info.inputs, n.inputs),
+               *_with_history(info.outputs, [entry(n, k) for k in range(len(info.outputs))])]
+    else:
+        env = [*ogs, *info.inputs, *info.outputs]
+    for op, params, refs, req in recipe.steps:
+        outs = invoke_params(op, params, [env[r] for r in refs], all_outputs=True, req=req)
+        fresh.update([o._chunk.var for o in outs])
+        env += outs
+    return [None if r is None else env[r] for r in recipe.results]
+
+
+def _with_history(saved, entries):
+    out = []
+    for v, e in zip(saved, entries):
+        if v is not None:
+            v = v._alias()
+            v._ag = e
+        out.append(v)
+    return out
 
 
 class _Recipe:
     """What a gradient rule builds for one (op, params, wanted inputs): ``steps`` of
-    ``(op, params, input refs, req)`` in run order and one ``results`` ref per input. A ref
-    is ``("og", i)``, ``("in", j)``, ``("out", k)`` or ``(step, output)``; outputs nothing
-    reads get ``OpReqType.NULL``. ``reads``: which inputs and outputs of the node it uses."""
+    ``(op, params, input refs, req)`` in run order and one ``results`` ref per input
+    (None where not wanted). A ref indexes the node's backward values in the order: output
+    gradients, saved inputs, saved outputs, then each step's outputs as they are made.
+    Outputs nothing reads get ``OpReqType.NULL``. ``reads``: which inputs and outputs of the
+    node it uses (the ones recording must save)."""
 
     __slots__ = ("steps", "results", "params", "reads")
 
@@ -370,14 +372,15 @@ def _compile(op, params, n_in, wanted):
     if len(entries) != n_in:
         raise MXNetError(f"Operator {op.name!r}: FGradient returned {len(entries)} entries for "
                          f"{n_in} inputs")
-    leaves = {id(v): ("in", j) for j, v in enumerate(ins)}
-    leaves.update((id(v), ("og", i)) for i, v in enumerate(ogs))
+    n_og, n_out = len(ogs), t.num_outputs()
+    leaves = {id(v): n_og + j for j, v in enumerate(ins)}
+    leaves.update((id(v), i) for i, v in enumerate(ogs))
     steps, index, used = [], {}, set()
 
-    def ref(e):
+    def ref(e):                 # (step, output) for step outputs, else the env index
         node = e.node
         if node is t:
-            return ("out", e.index)
+            return n_og + n_in + e.index
         if id(node) in leaves:
             return leaves[id(node)]
         if node.op is None:
@@ -392,15 +395,22 @@ def _compile(op, params, n_in, wanted):
         return (k, e.index)
 
     results = [ref(e) if (e is not None and w) else None for e, w in zip(entries, wanted)]
+    base, start = n_og + n_in + n_out, []      # env index of each step's first output
+    for node, _ in steps:
+        start.append(base)
+        base += node.num_outputs()
+
+    def at(r):
+        return start[r[0]] + r[1] if type(r) is tuple else r
     recipe = _Recipe()
-    recipe.steps = [(node.op, node.params, refs,
+    recipe.steps = [(node.op, node.params, [at(r) for r in refs],
                      [_WRITE if (k, i) in used else _NULL for i in range(node.num_outputs())])
                     for k, (node, refs) in enumerate(steps)]
-    recipe.results = results
+    recipe.results = [None if r is None else at(r) for r in results]
     recipe.params = params
-    refs = [r for step in recipe.steps for r in step[2]] + [r for r in results if r]
-    recipe.reads = (tuple(("in", j) in refs for j in range(n_in)),
-                    tuple(("out", k) in refs for k in range(t.num_outputs())))
+    read = {r for step in recipe.steps for r in step[2]} | set(recipe.results)
+    recipe.reads = (tuple(n_og + j in read for j in range(n_in)),
+                    tuple(n_og + n_in + k in read for k in range(n_out)))
     return recipe
 
 

@@ -15,7 +15,7 @@ from .. import engine as _engine
 from .. import registry as _registry
 from .. import resource as _resource
 from .. import storage as _storage
-from ..autograd import _check_assignable, _record, _state
+from ..autograd import _check_assignable, _record, _saves, _state
 from ..base import MXNetError, ShapeError, TypeInferError
 from ..context import current_context
 from ..opctx import OpContext, OpReqType, call_compute
@@ -31,13 +31,13 @@ _PLANS_MAX = 8192
 _WRITE, _NULL = OpReqType.WRITE_TO, OpReqType.NULL
 _TIMED_RUNS = 3            # kernel runs timed per plan before ``cheap`` is settled
 _INLINE_SECONDS = 1e-3     # kernels faster than this run inline on the pushing thread
-_wrap = NDArray._wrap
+_new = object.__new__
 
 
 class _Plan:
     __slots__ = ("op", "name", "params", "ctx", "out_specs", "n_vis", "fcompute", "req",
                  "mutate", "requested", "res_vars", "xp", "cheap", "n_in", "inplace", "alloc",
-                 "view", "octx", "timed", "fastest", "out_sigs", "alias")
+                 "view", "octx", "timed", "fastest", "out_sigs", "alias", "saves")
 
     def observe(self, seconds):
         """Time of one kernel run. After the first few, ``cheap`` (run inline when ready,
@@ -100,13 +100,16 @@ def _run(plan, inputs, out, all_outputs=False, req=None):
                 outs.append(o)
                 out_views.append(o._data())
                 continue
-            shape, dtype, pool, cap = spec
+            shape, dtype, pool, cap, sig = spec
             raw = pool.take(cap)
-            o = _wrap(_Chunk(raw, Var(), ctx, pool, cap), shape, dtype, 0)
+            var = Var()
+            o = _new(NDArray)                # NDArray._wrap, inlined: the hot path
+            o._chunk = _Chunk(raw, var, ctx, pool, cap)
+            o._offset, o._shape, o._dtype, o._ctx, o._sig, o._ag = 0, shape, dtype, ctx, sig, None
             o._v = v = view(raw, dtype, shape, 0)
             outs.append(o)
             out_views.append(v)
-            mutate.append(o._chunk.var)
+            mutate.append(var)
         if plan.alias and req is not None:
             req = list(req)
             for o, _ in plan.alias:
@@ -147,7 +150,11 @@ def _run(plan, inputs, out, all_outputs=False, req=None):
                                   fresh=out is None and not plan.mutate and not plan.res_vars,
                                   leaf=True)
     if _state.recording:
-        _record(plan.op, plan.params, inputs, outs)
+        saves = plan.saves
+        if saves is None:
+            saves = plan.saves = (*_saves(plan.op, plan.params, plan.n_in),
+                                  [(s, t, plan.ctx) for s, t in plan.out_specs])
+        _record(plan.op, plan.params, inputs, outs, saves)
     if all_outputs:
         return outs
     if plan.n_vis == 1:
@@ -258,12 +265,14 @@ def _make_plan(opdef, params, inputs, ctx, key):
     plan.xp, plan.view = dev.xp, dev.view
     plan.octx = [None, None]          # OpContext by is_train, made on first run
     pool = _storage.pool(ctx)
-    plan.alloc = [(s, t, pool, pool.size_class(t.itemsize * _prod(s))) for s, t in plan.out_specs]
+    plan.alloc = [(s, t, pool, pool.size_class(t.itemsize * _prod(s)), sig)
+                  for (s, t), sig in zip(plan.out_specs, plan.out_sigs)]
     for o, i in plan.alias:
         plan.alloc[o] = i
     nbytes = sum(t.itemsize * _prod(s) for s, t in plan.out_specs)
     plan.cheap = nbytes <= _CHEAP_BYTES and not plan.requested   # until timed
     plan.timed, plan.fastest = 0, float("inf")
+    plan.saves = None                 # what recording keeps (autograd), found on first use
     if key is not None:
         if len(_plans) >= _PLANS_MAX:
             _plans.clear()
