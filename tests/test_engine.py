@@ -339,6 +339,29 @@ def test_pusher_runs_queued_work_its_new_function_waits_for(engine_cls, monkeypa
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.parametrize("engine_cls", THREADED, ids=lambda c: c.__name__)
+def test_pusher_of_independent_heavy_work_does_not_run_far_ahead(engine_cls, monkeypatch):
+    """With the workers busy, a thread pushing independent heavy functions runs its own
+    queued ones instead of queueing without bound (their outputs would all be alive)."""
+    monkeypatch.setenv("MXNEXT_CPU_WORKER_NTHREADS", "1")
+    e = engine_cls()
+    gate = threading.Event()
+    try:
+        e.push_sync(lambda r: gate.wait(WAIT), mx.cpu(), (), (e.new_var(),))
+        started, ahead = [], []
+        for i in range(200):
+            e.push_sync(lambda r, i=i: started.append(i), mx.cpu(), (), (e.new_var(),))
+            ahead.append(i + 1 - len(started))
+        assert not gate.is_set() and max(ahead) <= 20, max(ahead)
+        gate.set()
+        e.wait_for_all()
+        assert sorted(started) == list(range(200))
+    finally:
+        gate.set()
+        e.shutdown()
+
+
+@pytest.mark.timeout(60)
 def test_wait_on_a_function_queued_behind_kept_work_does_not_hang(threaded):
     """Thread B's function holds the awaited var and waits in the queue of a var that a
     function kept by thread A holds, while A is busy elsewhere: the wait must finish."""

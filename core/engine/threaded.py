@@ -24,6 +24,7 @@ __all__ = ["ThreadedEngine", "ThreadedEnginePerDevice"]
 
 _NORMAL, _DELETE = FnProperty.NORMAL, FnProperty.DELETE_VAR
 _MULTI = -1                   # ``_solo`` once two threads have used the engine
+_AHEAD = 16                   # ready heavy blocks queued before their pushing thread runs some
 
 
 class ThreadedEngine(WaitMixin, Engine):
@@ -130,6 +131,8 @@ class ThreadedEngine(WaitMixin, Engine):
                 self._enqueue(blk)
         if wake is not None:
             wake.pool.tokens.put(1)
+            if self._queued > _AHEAD and keeper is not None:
+                self._catch_up(me)
         elif wait:
             self._drive(kept)   # the new function probably waits for what this thread kept
         else:
@@ -210,17 +213,32 @@ class ThreadedEngine(WaitMixin, Engine):
             self._drive(todo)
             ran = True
 
-    def _oldest_queued(self, touching):
-        """The oldest not yet started block in a pool heap with a var in ``touching`` (lock
-        held): running anything else could block this thread on unrelated work."""
+    def _oldest_queued(self, touching=None, owner=None):
+        """The oldest not yet started block in a pool heap with a var in ``touching`` or, with
+        ``owner``, pushed by that thread (lock held): running anything else could block this
+        thread on unrelated work."""
         best = None
         for pool in self._pools.values():
             for entry in pool.heap:
                 blk = entry[2]
-                if not blk.taken and (best is None or entry < best) and any(
-                        v in touching for v in (*blk.opr.const_vars, *blk.opr.mutate_vars)):
+                if not blk.taken and (best is None or entry < best) and (
+                        blk.owner == owner if touching is None else any(
+                            v in touching for v in (*blk.opr.const_vars, *blk.opr.mutate_vars))):
                     best = entry
         return None if best is None else best[2]
+
+    def _catch_up(self, me):
+        """Thread ``me`` has pushed ready heavy work far faster than the workers run it
+        (under the GIL they run only when it lets go): it runs its own oldest queued blocks
+        until at most half of ``_AHEAD`` wait, so pending work, and the memory its outputs
+        hold, stays bounded."""
+        for _ in range(self._queued - _AHEAD // 2):
+            with self._lock:
+                blk = self._oldest_queued(owner=me)
+                if blk is None:
+                    return
+                blk.taken = True
+            self._drive(deque((blk,)))
 
     def _enqueue(self, blk):
         """Put ready ``blk`` in its pool's heap (lock held; the caller wakes the pool)."""
