@@ -179,10 +179,10 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True) -> Non
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
          train_mode=True):
-    """Gradients of ``heads`` with respect to ``variables``, returned (not written to
-    ``.grad``). With ``create_graph`` the result is recorded and can be differentiated."""
-    single = isinstance(variables, NDArray)
-    variables = [variables] if single else list(variables)
+    """Gradients of ``heads`` with respect to ``variables``, returned as a list (also for a
+    single variable, as MXNet does) and not written to ``.grad``. With ``create_graph`` the
+    result is recorded and can be differentiated."""
+    variables = [variables] if isinstance(variables, NDArray) else list(variables)
     for i, v in enumerate(variables):
         if v._ag is None or v._ag.node.op is not None:
             raise MXNetError(f"autograd.grad: variables[{i}] is not a marked variable; call "
@@ -190,8 +190,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     heads, head_grads = _as_lists(heads, head_grads)
     if retain_graph is None:
         retain_graph = create_graph
-    res = _run_backward(heads, head_grads, variables, retain_graph, create_graph, train_mode)
-    return res[0] if single else res
+    return _run_backward(heads, head_grads, variables, retain_graph, create_graph, train_mode)
 
 
 def _as_lists(heads, head_grads):
@@ -201,6 +200,10 @@ def _as_lists(heads, head_grads):
         head_grads = [head_grads] * len(heads) if head_grads is None else [head_grads]
     if len(heads) != len(head_grads):
         raise MXNetError(f"autograd.backward: {len(heads)} heads but {len(head_grads)} head_grads")
+    for i, (h, g) in enumerate(zip(heads, head_grads)):
+        if g is not None and (g.shape != h.shape or g.context != h.context):
+            raise MXNetError(f"autograd.backward: head_grads[{i}] is {g.shape} on {g.context} "
+                             f"but heads[{i}] is {h.shape} on {h.context}; they must match")
     return list(heads), list(head_grads)
 
 
@@ -238,6 +241,10 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
     else:
         wanted = {n for n in order
                   if n.op is None and n.info.grad_req != "null" and n.info.grad is not None}
+        if not wanted:
+            raise MXNetError("There are no inputs in computation graph that require gradients "
+                             "(attach_grad() with grad_req 'write' or 'add' on an input used "
+                             "while recording)")
     needs = set()
     for n in order:
         if n.op is None:
@@ -247,6 +254,11 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
             if n.info is None or n.info.outputs is None:
                 raise MXNetError(_NOT_IN_GRAPH)
             needs.add(n)
+    if variables is not None:
+        for i, v in enumerate(variables):
+            if v._ag.node not in needs:
+                raise MXNetError(f"Cannot differentiate with respect to variables[{i}] because "
+                                 f"it is unreachable from the heads")
 
     grads: dict = {}          # node -> per output: list of gradient parts, or None
     for h, g in zip(heads, head_grads):
@@ -278,8 +290,7 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
         if variables is not None:
             result = []
             for v in variables:
-                slots = grads.get(v._ag.node)
-                result.append(_sum(slots[0], fresh) if slots else _filled_like(v, 0))
+                result.append(_sum(grads[v._ag.node][0], fresh))
             return result
         totals = [(n, _sum(grads[n][0], fresh)) for n in order
                   if n.op is None and n in grads and n in needs]

@@ -91,9 +91,32 @@ def test_grad_req_add_and_null():
     np.testing.assert_allclose(x.grad.asnumpy(), [6, 6])
     z = mx.nd.array([1.0])
     z.attach_grad(grad_req="null")
+    w = mx.nd.array([2.0])
+    w.attach_grad()
     with ag.record():
-        (z * 5).backward()
-    assert z.grad.asnumpy().tolist() == [0]
+        y = z * w
+    y.backward(retain_graph=True)
+    assert z.grad.asnumpy().tolist() == [0] and w.grad.asnumpy().tolist() == [1]
+    with ag.record():
+        y = z * 5
+    with pytest.raises(MXNetError, match="no inputs in computation graph that require grad"):
+        y.backward()                  # as MXNet: nothing to differentiate is an error
+    with pytest.raises(MXNetError, match="no inputs"):
+        ag.backward([])
+
+
+def test_grad_errors_name_the_bad_argument():
+    x = mx.nd.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    u = mx.nd.array([1.0])
+    u.attach_grad()
+    with ag.record():
+        y = x * x
+    with pytest.raises(MXNetError, match=r"head_grads\[0\] is \(2,\).*heads\[0\] is \(3,\)"):
+        y.backward(mx.nd.array([1.0, 1.0]))
+    with pytest.raises(MXNetError, match=r"variables\[1\] because it is unreachable"):
+        ag.grad(y, [x, u])
+    assert isinstance(ag.grad(y, x), list)      # a list even for one variable, as MXNet
 
 
 def test_grad_write_overwrites():
@@ -158,7 +181,7 @@ def test_grad_function_and_second_order():
     x.attach_grad()
     with ag.record():
         y = op(x)
-        dx = ag.grad(y, x, create_graph=True)
+        (dx,) = ag.grad(y, x, create_graph=True)     # a list, as in MXNet
     np.testing.assert_allclose(dx.asnumpy(), [2, 4, 6])
     dx.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), [2, 2, 2])
