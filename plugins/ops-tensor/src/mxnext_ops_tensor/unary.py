@@ -44,48 +44,92 @@ def _sigmoid(xp, x):
     return xp.exp(-xp.logaddexp(0, -x))
 
 
+# -- second order: ``u * d'(v)`` for a first derivative ``d(v)``, built from forward ops
+def _sc(op, x, s):
+    return call(op, x, params={"scalar": s})
+
+
+def _pow_of(base, s):
+    return _sc("_power_scalar", base, s)
+
+
+def _inv_sqrt_d2(sign, shift):
+    """For ``d = (sign x**2 + shift) ** -1/2``: ``d' = -sign x (sign x**2 + shift) ** -3/2``."""
+    def d2(p, u, x):
+        inner = _sc("_plus_scalar", scale(call("square", x), sign), shift)
+        return mul(u, mul(scale(x, -sign), _pow_of(inner, -1.5)))
+    return d2
+
+
+def _inv_quad_d2(sign, shift):
+    """For ``d = 1 / (sign x**2 + shift)``: ``d' = -2 sign x / (sign x**2 + shift)**2``."""
+    def d2(p, u, x):
+        inner = _sc("_plus_scalar", scale(call("square", x), sign), shift)
+        return mul(u, mul(scale(x, -2 * sign), _pow_of(inner, -2)))
+    return d2
+
+
+def _log_d2(k):
+    """For ``d = 1 / (k x)``: ``d' = -1 / (k x**2)``."""
+    return lambda p, u, x: mul(u, _sc("_rdiv_scalar", call("square", x), -1 / k))
+
+
 _OPS = {
     "abs": (Ufunc("abs"), (IN, lambda xp, x: xp.sign(x), lambda p, u, x: None),
             "Absolute value"),
     "sign": (Ufunc("sign"), ZERO, "Sign (-1, 0 or 1)"),
     "negative": (Ufunc("negative"), _negate_grad, "Numerical negative"),
-    "reciprocal": (lambda xp, x: 1 / x, (IN, lambda xp, x: -1 / (x * x)), "1 / x"),
+    "reciprocal": (lambda xp, x: 1 / x, (IN, lambda xp, x: -1 / (x * x),
+                                         lambda p, u, x: mul(u, _sc("_rdiv_scalar",
+                                                                    _pow_of(x, 3), 2))),
+                   "1 / x"),
     "square": (Ufunc("square"), (IN, lambda xp, x: 2 * x, lambda p, u, x: scale(u, 2)),
                "x * x"),
     "sqrt": (Ufunc("sqrt"), (OUT, lambda xp, y: 0.5 / y,
                              lambda p, u, y: mul(u, call("_rdiv_scalar", call("square", y),
                                                          params={"scalar": -0.5}))),
              "Square root"),
-    "rsqrt": (lambda xp, x: 1 / xp.sqrt(x), (IN, lambda xp, x: -0.5 / (x * xp.sqrt(x))),
+    "rsqrt": (lambda xp, x: 1 / xp.sqrt(x), (IN, lambda xp, x: -0.5 / (x * xp.sqrt(x)),
+                                             lambda p, u, x: mul(u, scale(_pow_of(x, -2.5),
+                                                                          0.75))),
               "1 / sqrt(x)"),
-    "cbrt": (Ufunc("cbrt"), (OUT, lambda xp, y: 1 / (3 * y * y)), "Cube root"),
+    "cbrt": (Ufunc("cbrt"), (OUT, lambda xp, y: 1 / (3 * y * y),
+                             lambda p, u, y: mul(u, _sc("_rdiv_scalar", _pow_of(y, 3), -2 / 3))),
+             "Cube root"),
     "exp": (Ufunc("exp"), OpsGrad(lambda p, g, x, y: mul(g, y)), "e ** x"),
-    "expm1": (Ufunc("expm1"), (OUT, lambda xp, y: y + 1), "exp(x) - 1"),
+    "expm1": (Ufunc("expm1"), (OUT, lambda xp, y: y + 1, lambda p, u, y: u), "exp(x) - 1"),
     "log": (Ufunc("log"), OpsGrad(lambda p, g, x, y: call("elemwise_div", g, x)),
             "Natural logarithm"),
-    "log1p": (Ufunc("log1p"), (IN, lambda xp, x: 1 / (1 + x)), "log(1 + x)"),
-    "log2": (Ufunc("log2"), (IN, lambda xp, x: 1 / (x * _LN2)), "Base-2 logarithm"),
-    "log10": (Ufunc("log10"), (IN, lambda xp, x: 1 / (x * _LN10)),
+    "log1p": (Ufunc("log1p"), (IN, lambda xp, x: 1 / (1 + x), lambda p, u, x: mul(
+        u, _sc("_rdiv_scalar", call("square", _sc("_plus_scalar", x, 1)), -1))), "log(1 + x)"),
+    "log2": (Ufunc("log2"), (IN, lambda xp, x: 1 / (x * _LN2), _log_d2(_LN2)),
+             "Base-2 logarithm"),
+    "log10": (Ufunc("log10"), (IN, lambda xp, x: 1 / (x * _LN10), _log_d2(_LN10)),
               "Base-10 logarithm"),
     "sin": (Ufunc("sin"), (IN, lambda xp, x: xp.cos(x),
                            lambda p, u, x: call("negative", mul(u, call("sin", x)))), "Sine"),
     "cos": (Ufunc("cos"), (IN, lambda xp, x: -xp.sin(x),
                            lambda p, u, x: call("negative", mul(u, call("cos", x)))), "Cosine"),
-    "tan": (Ufunc("tan"), (OUT, lambda xp, y: 1 + y * y), "Tangent"),
-    "arcsin": (Ufunc("arcsin"), (IN, lambda xp, x: 1 / xp.sqrt(1 - x * x)),
-               "Inverse sine"),
-    "arccos": (Ufunc("arccos"), (IN, lambda xp, x: -1 / xp.sqrt(1 - x * x)),
+    "tan": (Ufunc("tan"), (OUT, lambda xp, y: 1 + y * y, lambda p, u, y: mul(u, scale(y, 2))),
+            "Tangent"),
+    "arcsin": (Ufunc("arcsin"), (IN, lambda xp, x: 1 / xp.sqrt(1 - x * x),
+                                 _inv_sqrt_d2(-1, 1)), "Inverse sine"),
+    "arccos": (Ufunc("arccos"), (IN, lambda xp, x: -1 / xp.sqrt(1 - x * x),
+                                 lambda p, u, x: _inv_sqrt_d2(-1, 1)(p, scale(u, -1), x)),
                "Inverse cosine"),
-    "arctan": (Ufunc("arctan"), (IN, lambda xp, x: 1 / (1 + x * x)), "Inverse tangent"),
-    "sinh": (Ufunc("sinh"), (IN, lambda xp, x: xp.cosh(x)), "Hyperbolic sine"),
-    "cosh": (Ufunc("cosh"), (IN, lambda xp, x: xp.sinh(x)), "Hyperbolic cosine"),
+    "arctan": (Ufunc("arctan"), (IN, lambda xp, x: 1 / (1 + x * x), _inv_quad_d2(1, 1)),
+               "Inverse tangent"),
+    "sinh": (Ufunc("sinh"), (IN, lambda xp, x: xp.cosh(x),
+                             lambda p, u, x: mul(u, call("sinh", x))), "Hyperbolic sine"),
+    "cosh": (Ufunc("cosh"), (IN, lambda xp, x: xp.sinh(x),
+                             lambda p, u, x: mul(u, call("cosh", x))), "Hyperbolic cosine"),
     "tanh": (Ufunc("tanh"), (OUT, lambda xp, y: 1 - y * y, lambda p, u, y: mul(u, scale(y, -2))),
              "Hyperbolic tangent"),
-    "arcsinh": (Ufunc("arcsinh"), (IN, lambda xp, x: 1 / xp.sqrt(x * x + 1)),
+    "arcsinh": (Ufunc("arcsinh"), (IN, lambda xp, x: 1 / xp.sqrt(x * x + 1), _inv_sqrt_d2(1, 1)),
                 "Inverse hyperbolic sine"),
-    "arccosh": (Ufunc("arccosh"), (IN, lambda xp, x: 1 / xp.sqrt(x * x - 1)),
-                "Inverse hyperbolic cosine"),
-    "arctanh": (Ufunc("arctanh"), (IN, lambda xp, x: 1 / (1 - x * x)),
+    "arccosh": (Ufunc("arccosh"), (IN, lambda xp, x: 1 / xp.sqrt(x * x - 1),
+                                   _inv_sqrt_d2(1, -1)), "Inverse hyperbolic cosine"),
+    "arctanh": (Ufunc("arctanh"), (IN, lambda xp, x: 1 / (1 - x * x), _inv_quad_d2(-1, 1)),
                 "Inverse hyperbolic tangent"),
     "sigmoid": (_sigmoid, (OUT, lambda xp, y: y * (1 - y), lambda p, u, y: mul(
         u, call("_rminus_scalar", scale(y, 2), params={"scalar": 1}))), "1 / (1 + exp(-x))"),
@@ -105,10 +149,10 @@ _OPS = {
     "ceil": (Ufunc("ceil"), ZERO, "Smallest integer >= x"),
     "trunc": (Ufunc("trunc"), ZERO, "Integer part, toward zero"),
     "fix": (Ufunc("trunc"), ZERO, "Round toward zero"),
-    "degrees": (lambda xp, x: x * (180 / math.pi), (IN, lambda xp, x: 180 / math.pi),
-                "Radians to degrees"),
-    "radians": (lambda xp, x: x * (math.pi / 180), (IN, lambda xp, x: math.pi / 180),
-                "Degrees to radians"),
+    "degrees": (lambda xp, x: x * (180 / math.pi), (IN, lambda xp, x: 180 / math.pi,
+                                                    lambda p, u, x: None), "Radians to degrees"),
+    "radians": (lambda xp, x: x * (math.pi / 180), (IN, lambda xp, x: math.pi / 180,
+                                                    lambda p, u, x: None), "Degrees to radians"),
     "logical_not": (lambda xp, x: x == 0, ZERO, "1 where x is zero, else 0"),
     "BlockGrad": (lambda xp, x: x, ZERO, "Passes data on and stops the gradient"),
     "_copy": (lambda xp, x: x, ElemwiseGradUseNone("_copy"), "Returns a copy of the input"),
