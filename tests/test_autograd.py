@@ -209,6 +209,26 @@ def test_indexing_and_reshape_are_recorded():
     np.testing.assert_allclose(x.grad.asnumpy(), [[4, 3], [4, 3]])
 
 
+@pytest.mark.parametrize("key", [
+    (slice(None), slice(None, None, 2)), slice(None, None, -1), (slice(3, 0, -1), slice(1, None, 3)),
+    (1, slice(None, None, -2)), (Ellipsis, slice(None, None, -3)), (slice(0, 3, -1),),
+    (None, slice(1, 4, 2))], ids=str)
+def test_slices_with_any_step_are_recorded(key):
+    x0 = np.arange(24, dtype=np.float32).reshape(4, 6)
+    x = mx.nd.array(x0)
+    x.attach_grad()
+    want = x0[key]
+    w = np.random.default_rng(0).random(want.shape).astype(np.float32)
+    with ag.record():
+        y = x[key]
+        z = (y * mx.nd.array(w)).sum() if w.size else y.sum()
+    z.backward()
+    np.testing.assert_array_equal(y.asnumpy(), want)
+    expect = np.zeros_like(x0)
+    expect[key] += w                        # the keys select each element at most once
+    np.testing.assert_allclose(x.grad.asnumpy(), expect)
+
+
 def test_training_flag_reaches_ops():
     seen = []
     from opsdk import ElemwiseShape, ElemwiseType, assign, register_op

@@ -5,7 +5,7 @@ sharing memory, as MXNet does; everything else copies. A result with no axes
 left has shape ``(1,)`` (MXNet 1.x has no 0-d arrays here). Copies and writes
 run through the engine with numpy's indexing rules; index arrays (NDArray,
 list, numpy) select along axes. While recording, indexing becomes the
-differentiable ops ``slice_axis``/``slice``/``Reshape``/``take``.
+differentiable ops ``slice_axis``/``slice`` (any step)/``Reshape``/``take``.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def _recorded(self, key):
         idx = key if isinstance(key, NDArray) else _from_host(self, np.asarray(key))
         return invoke_name("take", [self, idx], {"axis": 0})
     key = _expand(key, len(self._shape))
-    begin, end, out_shape, axis = [], [], [], 0
+    begin, end, step, out_shape, axis = [], [], [], [], 0
     for k in key:
         if k is None:
             out_shape.append(1)
@@ -118,20 +118,27 @@ def _recorded(self, key):
         if axis >= len(self._shape):
             raise IndexError(f"too many indices for an NDArray of shape {self._shape}")
         n = self._shape[axis]
+        st = 1
         if isinstance(k, _INT):
             b, e = _int_range(int(k), n)
-        elif isinstance(k, slice) and k.step in (None, 1):
-            b, e, _ = k.indices(n)
-            e = max(b, e)
-            out_shape.append(e - b)
+        elif isinstance(k, slice):
+            b, e, st = k.indices(n)
+            length = len(range(b, e, st))
+            if not length:
+                e, st = b, 1
+            elif st < 0 and e < 0:
+                e = None                       # down to index 0 (-1 would mean the last)
+            out_shape.append(length)
         else:
             raise MXNetError(f"indexing with {key!r} is not supported while recording for "
-                             f"autograd; use basic slices with step 1, ints or one index array")
+                             f"autograd; use slices, ints, None, ... or one index array")
         begin.append(b)
         end.append(e)
+        step.append(st)
         axis += 1
     out_shape += self._shape[axis:]
-    r = invoke_name("slice", [self], {"begin": tuple(begin), "end": tuple(end)})
+    r = invoke_name("slice", [self], {"begin": tuple(begin), "end": tuple(end),
+                                       "step": tuple(step)})
     return invoke_name("Reshape", [r], {"shape": tuple(out_shape) or (1,)})
 
 
