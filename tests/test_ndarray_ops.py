@@ -93,3 +93,30 @@ def test_incompatible_shapes_raise():
 def test_unsupported_operand_type():
     with pytest.raises(TypeError):
         mx.nd.ones((2,)) + "x"
+
+
+NP_FUNCTIONS = {
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+    "true_divide": np.true_divide, "modulo": np.mod, "power": np.power,
+    "maximum": np.maximum, "minimum": np.minimum, "hypot": np.hypot,
+    "equal": np.equal, "not_equal": np.not_equal, "greater": np.greater,
+    "greater_equal": np.greater_equal, "lesser": np.less, "lesser_equal": np.less_equal,
+    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
+}
+
+
+@pytest.mark.parametrize("name", list(NP_FUNCTIONS))
+def test_module_functions_take_arrays_or_scalars_on_either_side(name):
+    a0 = np.array([[1.0, 2.5, 0.0], [4.0, 0.5, 3.0]], dtype=np.float32)
+    b0 = np.array([2.0, 1.0, 3.0], dtype=np.float32)
+    fn, ref = getattr(mx.nd, name), NP_FUNCTIONS[name]
+    a, b = mx.nd.array(a0), mx.nd.array(b0)
+    with np.errstate(all="ignore"):          # 2 / 0 and 2 % 0 in the reference
+        cases = [(a, b, ref(a0, b0)), (a, 2.0, ref(a0, 2.0)), (2.0, a, ref(2.0, a0))]
+    for lhs, rhs, want in cases:
+        got = fn(lhs, rhs)
+        assert isinstance(got, mx.nd.NDArray) and got.dtype == np.float32
+        np.testing.assert_allclose(got.asnumpy(), want.astype(np.float32), rtol=1e-6)
+    assert fn(3, 2) == pytest.approx(float(ref(3, 2)))       # two scalars: a plain number
+    with pytest.raises(TypeError, match=f"mx.nd.{name}"):
+        fn("x", a)

@@ -128,6 +128,9 @@ def Custom(*inputs, op_type=None, **kwargs):
     return _custom(*inputs, op_type=op_type, **kwargs)
 
 
+globals().update(_ops.functions)     # add, maximum, greater, ... (array or scalar operands)
+__all__ += list(_ops.functions)
+
 # -- generated op functions -----------------------------------------------------------------
 _HAND_WRITTEN = set(globals())
 _functions: dict = {}

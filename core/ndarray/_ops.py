@@ -4,7 +4,9 @@ forms write into the left operand through the engine."""
 
 from __future__ import annotations
 
+import math
 import numbers
+import operator
 
 import numpy as np
 
@@ -28,6 +30,57 @@ _BINARY = {
     "lt": ("broadcast_lesser", "_lesser_scalar", "_greater_scalar"),
     "le": ("broadcast_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar"),
 }
+
+
+# mx.nd function: (ops as in _BINARY, result for two scalars)
+_FUNCTIONS = {
+    "add": (_BINARY["add"], operator.add),
+    "subtract": (_BINARY["sub"], operator.sub),
+    "multiply": (_BINARY["mul"], operator.mul),
+    "divide": (_BINARY["truediv"], operator.truediv),
+    "true_divide": (_BINARY["truediv"], operator.truediv),
+    "modulo": (_BINARY["mod"], operator.mod),
+    "power": (_BINARY["pow"], operator.pow),
+    "maximum": (("broadcast_maximum", "_maximum_scalar", "_maximum_scalar"), max),
+    "minimum": (("broadcast_minimum", "_minimum_scalar", "_minimum_scalar"), min),
+    "hypot": (("broadcast_hypot", "_hypot_scalar", "_hypot_scalar"), math.hypot),
+    "equal": (_BINARY["eq"], lambda a, b: float(a == b)),
+    "not_equal": (_BINARY["ne"], lambda a, b: float(a != b)),
+    "greater": (_BINARY["gt"], lambda a, b: float(a > b)),
+    "greater_equal": (_BINARY["ge"], lambda a, b: float(a >= b)),
+    "lesser": (_BINARY["lt"], lambda a, b: float(a < b)),
+    "lesser_equal": (_BINARY["le"], lambda a, b: float(a <= b)),
+    "logical_and": (("broadcast_logical_and", "_logical_and_scalar", "_logical_and_scalar"),
+                    lambda a, b: float(bool(a) and bool(b))),
+    "logical_or": (("broadcast_logical_or", "_logical_or_scalar", "_logical_or_scalar"),
+                   lambda a, b: float(bool(a) or bool(b))),
+    "logical_xor": (("broadcast_logical_xor", "_logical_xor_scalar", "_logical_xor_scalar"),
+                    lambda a, b: float(bool(a) != bool(b))),
+}
+
+
+def _function(name, names, on_scalars):
+    def fn(lhs, rhs):
+        if isinstance(lhs, NDArray):
+            res = _binary(lhs, rhs, names)
+        elif isinstance(rhs, NDArray):
+            res = _binary(rhs, lhs, names, reflected=True)
+        elif isinstance(lhs, (numbers.Number, np.generic)) and isinstance(
+                rhs, (numbers.Number, np.generic)):
+            return on_scalars(lhs, rhs)
+        else:
+            res = NotImplemented
+        if res is NotImplemented:
+            raise TypeError(f"mx.nd.{name}: expected NDArrays or scalars, got "
+                            f"{type(lhs).__name__} and {type(rhs).__name__}")
+        return res
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Elementwise ``{name}`` of ``lhs`` and ``rhs``, each an NDArray or a scalar "
+                  f"(arrays broadcast: ``{names[0]}``; with a scalar: ``{names[1]}``).")
+    return fn
+
+
+functions = {name: _function(name, names, f) for name, (names, f) in _FUNCTIONS.items()}
 
 
 def _binary(lhs, rhs, names, out=None, reflected=False):
