@@ -144,7 +144,7 @@ def _timed_steps(step, steps: int, repeats: int) -> tuple[float, float]:
 
 def run_mx(mx, n: int, steps: int, repeats: int) -> dict:
     """The same code for ``import mxnext as mx`` and ``import mxnet as mx``."""
-    autograd, nd = mx.autograd, mx.nd
+    nd = mx.nd
 
     def chain():
         a = nd.ones((1,))

@@ -169,7 +169,10 @@ class Param(BaseModel):
             return cls(**kwargs)
         except ValidationError as exc:
             err = exc.errors()[0]
-            field = str(err["loc"][0]) if err["loc"] else "?"
+            if not err["loc"]:             # a check across fields (a model validator)
+                msg = err["msg"].removeprefix("Value error, ")
+                raise ParamError(f"Operator {op!r}: {msg}") from None
+            field = str(err["loc"][0])
             info = fields.get(field)
             allowed = _describe_allowed(info) if info is not None else "a valid value"
             if err["type"] == "missing":

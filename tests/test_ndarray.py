@@ -390,3 +390,17 @@ def test_a_loop_of_independent_large_ops_keeps_memory_bounded():
     mx.nd.waitall()
     assert pool.peak - base < 64 * 2**20, (pool.peak - base) >> 20
     assert r.asnumpy()[0, 0] == 0.5
+
+
+def test_method_forms_as_in_mxnet():
+    a = mx.nd.array([1.0, 2.0])
+    assert a.broadcast_to((3, 2)).asnumpy().tolist() == [[1, 2]] * 3   # leading axes added
+    with pytest.raises(mx.base.ShapeError, match="fewer axes"):
+        mx.nd.ones((2, 3)).broadcast_to((3,))
+    z = mx.nd.zeros((2, 3, 4))
+    assert z.transpose(axes=(2, 0, 1)).shape == z.transpose(2, 0, 1).shape == (4, 2, 3)
+    assert z.transpose((1, 0, 2)).shape == (3, 2, 4) and z.transpose().shape == (4, 3, 2)
+    for name in ("sinh", "cosh", "arcsin", "arccos", "arctan", "arcsinh", "arctanh", "degrees",
+                 "radians", "cbrt"):
+        np.testing.assert_allclose(getattr(a * 0.2, name)().asnumpy(),
+                                   getattr(np, name)(np.array([0.2, 0.4], np.float32)), rtol=1e-6)

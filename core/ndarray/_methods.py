@@ -27,7 +27,10 @@ _DELEGATES = {
     "slice_axis": "slice_axis", "slice_like": "slice_like", "take": "take",
     "pick": "pick", "one_hot": "one_hot", "zeros_like": "zeros_like",
     "ones_like": "ones_like", "broadcast_like": "broadcast_like",
-    "reshape_like": "reshape_like", "diag": "diag", "dot": "dot",
+    "reshape_like": "reshape_like", "diag": "diag", "dot": "dot", "sinh": "sinh",
+    "cosh": "cosh", "arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan",
+    "arcsinh": "arcsinh", "arccosh": "arccosh", "arctanh": "arctanh", "degrees": "degrees",
+    "radians": "radians", "cbrt": "cbrt", "broadcast_axes": "broadcast_axes",
 }
 
 
@@ -58,17 +61,27 @@ def reshape(self, *shape, **kwargs):
     return out
 
 
-def transpose(self, *axes):
+def transpose(self, *axes, **kwargs):
+    """``a.transpose(1, 0)``, ``a.transpose((1, 0))`` or ``a.transpose(axes=(1, 0))``."""
     from . import _op_function
     if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
         axes = axes[0]
-    return _op_function("transpose")(self, axes=tuple(axes)) if axes else \
-        _op_function("transpose")(self)
+    if axes:
+        kwargs["axes"] = tuple(axes)
+    return _op_function("transpose")(self, **kwargs)
 
 
 def broadcast_to(self, shape):
+    """Broadcast to ``shape``, which may have more (leading) axes than the array, as in
+    MXNet's method (the ``broadcast_to`` op itself needs equal ranks)."""
     from . import _op_function
-    return _op_function("broadcast_to")(self, shape=tuple(shape))
+    shape = tuple(shape)
+    if len(shape) < self.ndim:
+        raise ShapeError(f"broadcast_to: cannot broadcast {self._shape} to {shape}, which has "
+                         f"fewer axes")
+    src = self if len(shape) == self.ndim else self.reshape((1,) * (len(shape) - self.ndim)
+                                                            + self._shape)
+    return _op_function("broadcast_to")(src, shape=shape)
 
 
 def _size(shape):

@@ -46,8 +46,11 @@ def test_distributions():
 
 
 def test_bad_sampler_params():
-    with pytest.raises(ParamError, match="low"):
+    with pytest.raises(ParamError, match="low=2.0 must be less than or equal to high=1.0"):
         draw("uniform", low=2, high=1, shape=(2,))
+    with pytest.raises(ParamError, match="'_random_randint': low=3 must be less than high=3"):
+        draw("_random_randint", low=3, high=3, shape=(2,))
+    assert (draw("uniform", low=2, high=2, shape=(3,)) == 2).all()      # as MXNet
     with pytest.raises(ParamError, match="scale"):
         draw("normal", scale=-1, shape=(2,))
     with pytest.raises(ParamError, match="lam"):

@@ -111,6 +111,9 @@ def test_clip():
                   {"a_min": 0.5, "a_max": 2.5})
     with pytest.raises(ParamError, match="a_max"):
         registry.get("clip").parse_params({"a_min": 0})
+    # a_min > a_max: MXNet tests the upper bound first (numpy's clip would give all a_max)
+    check_forward("clip", [np.array([0, 1, 2, 3], np.float32)], np.array([2, 2, 1, 1], np.float32),
+                  {"a_min": 2, "a_max": 1})
 
 
 def test_cast():

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from opsdk import (DType, Field, NodeEntry, Param, ParamError, ResourceRequest, assign,
+from opsdk import (DType, Field, NodeEntry, Param, ResourceRequest, assign,
                    make_node, register_op)
+
+from pydantic import model_validator
 
 from ._layout import backward_shape, fail, fixed_type, merge, same_type, zeros_entry
 
@@ -23,6 +25,12 @@ class UniformParam(_SampleParam):
     low: float = Field(0.0, description="Lower bound")
     high: float = Field(1.0, description="Upper bound (exclusive)")
 
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.low > self.high:                   # MXNet allows low == high
+            raise ValueError(f"low={self.low} must be less than or equal to high={self.high}")
+        return self
+
 
 class NormalParam(_SampleParam):
     loc: float = Field(0.0, description="Mean")
@@ -32,6 +40,12 @@ class NormalParam(_SampleParam):
 class RandintParam(_SampleParam):
     low: int = Field(description="Lower bound (inclusive)")
     high: int = Field(description="Upper bound (exclusive)")
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.low >= self.high:
+            raise ValueError(f"low={self.low} must be less than high={self.high}")
+        return self
 
 
 class ExponentialParam(_SampleParam):
@@ -47,28 +61,17 @@ class PoissonParam(_SampleParam):
     lam: float = Field(1.0, ge=0, description="Mean")
 
 
-def _check_range(op, p):
-    if p.low >= p.high:
-        raise ParamError(f"Operator {op!r}: low={p.low} must be less than high={p.high}")
-
-
-def _uniform(gen, p):
-    _check_range("_random_uniform", p)
-    return gen.uniform(p.low, p.high, p.shape)
-
-
-def _randint(gen, p):
-    _check_range("_random_randint", p)
-    return gen.integers(p.low, p.high, p.shape)
 
 
 _SAMPLERS = [
-    ("_random_uniform", ("random_uniform", "uniform"), UniformParam, "float32", _uniform,
+    ("_random_uniform", ("random_uniform", "uniform"), UniformParam, "float32",
+     lambda gen, p: gen.uniform(p.low, p.high, p.shape),
      "Uniform samples in [low, high).", {"low": -2, "high": "3.5"}),
     ("_random_normal", ("random_normal", "normal"), NormalParam, "float32",
      lambda gen, p: gen.normal(p.loc, p.scale, p.shape), "Normal (Gaussian) samples.",
      {"loc": 1, "scale": 2}),
-    ("_random_randint", ("random_randint",), RandintParam, "int32", _randint,
+    ("_random_randint", ("random_randint",), RandintParam, "int32",
+     lambda gen, p: gen.integers(p.low, p.high, p.shape),
      "Integer samples in [low, high).", {"low": -3, "high": 9}),
     ("_random_exponential", ("random_exponential",), ExponentialParam, "float32",
      lambda gen, p: gen.exponential(1.0 / p.lam, p.shape), "Exponential samples.", {"lam": 4}),

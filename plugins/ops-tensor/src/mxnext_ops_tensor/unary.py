@@ -213,7 +213,11 @@ class ClipParam(Param):
 
 
 def _clip(ctx, inputs, req, outputs, params):
-    put(outputs[0], req[0], ctx.xp.clip(inputs[0], params.a_min, params.a_max))
+    x, lo, hi = inputs[0], params.a_min, params.a_max
+    if lo <= hi:
+        put(outputs[0], req[0], ctx.xp.clip(x, lo, hi))
+    else:               # MXNet tests the upper bound first: a_min > a_max gives a_max above it
+        put(outputs[0], req[0], ctx.xp.where(x > hi, hi, ctx.xp.where(x < lo, lo, x)))
 
 
 def _clip_backward(ctx, inputs, req, outputs, params):
