@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import mxnext as mx
+from mxnext.base import ShapeError
 
 X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 
@@ -98,3 +99,24 @@ def test_setitem_from_other_context():
     a = mx.nd.zeros((2,), ctx=mx.cpu(0))
     a[:] = mx.nd.array([1, 2], ctx=mx.cpu(2))
     assert a.asnumpy().tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("key, value, error", [
+    (0, [1.0, 2.0, 3.0], ShapeError),                      # (3,) into a row of 4
+    ((slice(None), slice(None, None, 2)), np.ones((3, 3)), ShapeError),
+    (3, 1.0, IndexError),                                 # out of range
+    ((0, 5), 1.0, IndexError)])
+def test_bad_assignment_raises_at_once_and_changes_nothing(key, value, error):
+    a = mx.nd.arange(12).reshape((3, 4))
+    v = mx.nd.array(value) if isinstance(value, (list, np.ndarray)) else value
+    with pytest.raises(error):
+        a[key] = v
+    np.testing.assert_array_equal(a.asnumpy(), np.arange(12).reshape(3, 4))
+
+
+def test_assignment_accepts_what_numpy_broadcasts():
+    a = mx.nd.zeros((3, 4))
+    a[0] = mx.nd.ones((1, 4))                      # leading unit axes are dropped
+    a[1:] = mx.nd.array([1.0, 2.0, 3.0, 4.0])
+    a[:, 0] = np.array([7.0, 8.0, 9.0])
+    np.testing.assert_array_equal(a.asnumpy(), [[7, 1, 1, 1], [8, 2, 3, 4], [9, 2, 3, 4]])

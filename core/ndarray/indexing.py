@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from ..autograd import _check_assignable, _record, _state
-from ..base import MXNetError
+from ..base import MXNetError, ShapeError
 from ._imperative import invoke_name
 from .ndarray import NDArray, _alloc, _push
 
@@ -50,11 +50,30 @@ def setitem(self, key, value):
     else:
         const, v = [], np.array(value, dtype=self._dtype)
     key, key_vars = _resolvable(key)
+    if not key_vars:                # index values known now: bad keys and values fail here
+        _check_assignment(self, key, getattr(v, "shape", ()))
     d = self._data()
 
     def fn(rctx):
         d[_resolve(key)] = v
     _push(fn, self._ctx, const + key_vars, (self._chunk.var,), "_set_item", d.nbytes)
+
+
+def _check_assignment(self, key, vshape):
+    """Raise at the assignment, as MXNet does, if ``key`` is out of range for the array
+    (IndexError) or the value cannot be broadcast to the selection (ShapeError)."""
+    probe = np.broadcast_to(np.empty((), self._dtype), self._shape)   # no memory touched
+    target = probe[key].shape
+    vshape = tuple(vshape)
+    while len(vshape) > len(target) and vshape[0] == 1:
+        vshape = vshape[1:]                       # numpy drops leading unit axes of values
+    try:
+        ok = np.broadcast_shapes(vshape, target) == target
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ShapeError(f"__setitem__: cannot assign a value of shape {tuple(vshape)} to the "
+                         f"selection {key!r} of shape {target} (array shape {self._shape})")
 
 
 def _int_range(i, n):
