@@ -1,6 +1,6 @@
-"""MXNet's ``mx.nd.random``: samplers over the ``_random_*`` ops (scalar parameters) and the
-``_sample_*`` ops (NDArray parameters, one draw set per element), drawing from the device's
-RANDOM resource."""
+"""MXNet's ``mx.nd.random``: samplers over the ``_random_*`` ops (scalar parameters), the
+``_sample_*`` ops (NDArray parameters, one draw set per element) and the ``_random_*_like``
+ops (the shape and dtype of an array), drawing from the device's RANDOM resource."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from ._gen import _Null
 from .ndarray import NDArray
 
 __all__ = ["uniform", "normal", "randn", "randint", "poisson", "exponential", "gamma",
-           "negative_binomial", "generalized_negative_binomial", "multinomial", "shuffle"]
+           "negative_binomial", "generalized_negative_binomial", "multinomial", "shuffle",
+           "uniform_like", "normal_like", "exponential_like", "gamma_like", "poisson_like",
+           "negative_binomial_like", "generalized_negative_binomial_like"]
 
 
 def _sample(kind, params, shape, dtype, ctx, out, kwargs):
@@ -76,6 +78,40 @@ def multinomial(data, shape=_Null, get_prob=False, out=None, dtype="int32", **kw
     if shape is not _Null:
         extra["shape"] = shape
     return _op_function("_sample_multinomial")(data, out=out, **extra)
+
+
+def _like(kind, data, params, out, kwargs):
+    from . import _op_function
+    return _op_function(f"_random_{kind}_like")(data, out=out, **params, **kwargs)
+
+
+def uniform_like(data, low=0, high=1, out=None, **kwargs):
+    """Uniform samples on [low, high) with the shape and dtype of ``data``."""
+    return _like("uniform", data, {"low": low, "high": high}, out, kwargs)
+
+
+def normal_like(data, loc=0, scale=1, out=None, **kwargs):
+    return _like("normal", data, {"loc": loc, "scale": scale}, out, kwargs)
+
+
+def exponential_like(data, scale=1, out=None, **kwargs):
+    return _like("exponential", data, {"lam": 1.0 / scale}, out, kwargs)
+
+
+def gamma_like(data, alpha=1, beta=1, out=None, **kwargs):
+    return _like("gamma", data, {"alpha": alpha, "beta": beta}, out, kwargs)
+
+
+def poisson_like(data, lam=1, out=None, **kwargs):
+    return _like("poisson", data, {"lam": lam}, out, kwargs)
+
+
+def negative_binomial_like(data, k=1, p=1, out=None, **kwargs):
+    return _like("negative_binomial", data, {"k": k, "p": p}, out, kwargs)
+
+
+def generalized_negative_binomial_like(data, mu=1, alpha=1, out=None, **kwargs):
+    return _like("generalized_negative_binomial", data, {"mu": mu, "alpha": alpha}, out, kwargs)
 
 
 def shuffle(data, **kwargs):

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import mxnext as mx
 from mxnext import registry
 from opsdk import ParamError, ResourceRequest
 from opsdk.testing import run_op
@@ -72,3 +73,35 @@ def test_shuffle_permutes_rows():
     assert not np.array_equal(x, y)
     np.testing.assert_array_equal(np.sort(y[:, 0]), x[:, 0])
     np.testing.assert_array_equal(y[:, 1], y[:, 0] + 1)
+
+
+@pytest.mark.parametrize("kind, params", [
+    ("uniform", {"low": 2.0, "high": 3.0}), ("normal", {"loc": 5.0, "scale": 0.1}),
+    ("gamma", {"alpha": 4.0, "beta": 0.5}), ("exponential", {"scale": 0.5}),
+    ("poisson", {"lam": 3.0}), ("negative_binomial", {"k": 3, "p": 0.4}),
+    ("generalized_negative_binomial", {"mu": 2.0, "alpha": 0.3})])
+def test_frontend_samplers_scalar_array_and_like_forms(kind, params):
+    """Scalar parameters, per-element NDArray parameters (MXNet's _sample_* ops) and the
+    *_like forms, checked by their sample means."""
+    nd = mx.nd
+    mean = {"uniform": 2.5, "normal": 5.0, "gamma": 2.0, "exponential": 0.5, "poisson": 3.0,
+            "negative_binomial": 3 * 0.6 / 0.4, "generalized_negative_binomial": 2.0}[kind]
+    fn, like = getattr(nd.random, kind), getattr(nd.random, f"{kind}_like")
+    a = fn(**params, shape=(20000,)).asnumpy()
+    assert a.shape == (20000,) and a.dtype == np.float32 and abs(a.mean() - mean) < 0.1 * mean
+    arrays = {k: nd.array([v, v]) for k, v in params.items()}
+    if kind == "exponential":
+        arrays = {"scale": nd.array([0.5, 0.5])}
+    b = fn(**arrays, shape=(3, 10000)).asnumpy()
+    assert b.shape == (2, 3, 10000) and abs(b.mean() - mean) < 0.1 * mean
+    c = like(nd.zeros((200, 100), dtype="float64"), **params).asnumpy()
+    assert c.shape == (200, 100) and c.dtype == np.float64 and abs(c.mean() - mean) < 0.1 * mean
+
+
+def test_array_parameters_vary_per_element():
+    b = mx.nd.random.uniform(mx.nd.array([0, 10]), mx.nd.array([1, 11]), shape=500).asnumpy()
+    assert (b[0] < 1).all() and (b[1] >= 10).all()
+    with pytest.raises(mx.base.ShapeError, match="one shape"):
+        mx.nd.random.normal(mx.nd.zeros((2,)), mx.nd.ones((3,)))
+    with pytest.raises(TypeError, match="all NDArrays or all scalars"):
+        mx.nd.random.normal(mx.nd.zeros((2,)), 1.0)

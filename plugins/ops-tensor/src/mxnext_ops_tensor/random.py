@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 from opsdk import (DType, Field, NodeEntry, Param, ResourceRequest, assign,
                    make_node, register_op)
-
 from pydantic import model_validator
 
 from ._layout import backward_shape, fail, fixed_type, merge, same_type, zeros_entry
@@ -21,7 +20,8 @@ class _SampleParam(Param):
     dtype: DType | None = Field(None, description="Output dtype; None: float32")
 
 
-class UniformParam(_SampleParam):
+# -- the distributions' scalar parameters (the ``_like`` ops take only these) -----------
+class UniformArgs(Param):
     low: float = Field(0.0, description="Lower bound")
     high: float = Field(1.0, description="Upper bound (exclusive)")
 
@@ -32,12 +32,12 @@ class UniformParam(_SampleParam):
         return self
 
 
-class NormalParam(_SampleParam):
+class NormalArgs(Param):
     loc: float = Field(0.0, description="Mean")
     scale: float = Field(1.0, ge=0, description="Standard deviation")
 
 
-class RandintParam(_SampleParam):
+class RandintArgs(Param):
     low: int = Field(description="Lower bound (inclusive)")
     high: int = Field(description="Upper bound (exclusive)")
 
@@ -48,64 +48,159 @@ class RandintParam(_SampleParam):
         return self
 
 
-class ExponentialParam(_SampleParam):
+class ExponentialArgs(Param):
     lam: float = Field(1.0, gt=0, description="Rate (1 / mean)")
 
 
-class GammaParam(_SampleParam):
+class GammaArgs(Param):
     alpha: float = Field(1.0, gt=0, description="Shape")
     beta: float = Field(1.0, gt=0, description="Scale")
 
 
-class PoissonParam(_SampleParam):
+class PoissonArgs(Param):
     lam: float = Field(1.0, ge=0, description="Mean")
 
 
+class NegBinomialArgs(Param):
+    k: int = Field(1, gt=0, description="Failures until the experiment stops")
+    p: float = Field(1.0, gt=0, le=1, description="Success probability of each trial")
 
 
-_SAMPLERS = [
-    ("_random_uniform", ("random_uniform", "uniform"), UniformParam, "float32",
-     lambda gen, p: gen.uniform(p.low, p.high, p.shape),
-     "Uniform samples in [low, high).", {"low": -2, "high": "3.5"}),
-    ("_random_normal", ("random_normal", "normal"), NormalParam, "float32",
-     lambda gen, p: gen.normal(p.loc, p.scale, p.shape), "Normal (Gaussian) samples.",
-     {"loc": 1, "scale": 2}),
-    ("_random_randint", ("random_randint",), RandintParam, "int32",
-     lambda gen, p: gen.integers(p.low, p.high, p.shape),
-     "Integer samples in [low, high).", {"low": -3, "high": 9}),
-    ("_random_exponential", ("random_exponential",), ExponentialParam, "float32",
-     lambda gen, p: gen.exponential(1.0 / p.lam, p.shape), "Exponential samples.", {"lam": 4}),
-    ("_random_gamma", ("random_gamma",), GammaParam, "float32",
-     lambda gen, p: gen.gamma(p.alpha, p.beta, p.shape), "Gamma samples (shape alpha, scale beta).",
-     {"alpha": 2, "beta": 0.5}),
-    ("_random_poisson", ("random_poisson",), PoissonParam, "float32",
-     lambda gen, p: gen.poisson(p.lam, p.shape), "Poisson samples.", {"lam": 3}),
-]
+class GenNegBinomialArgs(Param):
+    mu: float = Field(1.0, gt=0, description="Mean")
+    alpha: float = Field(1.0, ge=0, description="Dispersion (0: Poisson)")
 
 
-def _sampler(op, draw, default_dtype):
+def _gen_neg_binomial(gen, xp, mu, alpha, size):
+    """Poisson draws at gamma(1/alpha, alpha mu) rates (Poisson(mu) where alpha is 0)."""
+    mu, alpha = xp.asarray(mu, np.float64), xp.asarray(alpha, np.float64)
+    safe = xp.where(alpha > 0, alpha, 1.0)
+    lam = xp.where(alpha > 0, gen.gamma(1 / safe, mu * safe, size), xp.broadcast_to(mu, size))
+    return gen.poisson(lam)
+
+
+# kind: (scalar args model, its fields in draw order, default dtype, draw(gen, xp, *args, size),
+#        doc, example args, the _sample_ op's input names or None)
+_DISTS = {
+    "uniform": (UniformArgs, ("low", "high"), "float32",
+                lambda gen, xp, lo, hi, size: gen.uniform(lo, hi, size),
+                "Uniform samples in [low, high).", {"low": -2, "high": "3.5"}, ("low", "high")),
+    "normal": (NormalArgs, ("loc", "scale"), "float32",
+               lambda gen, xp, mu, sigma, size: gen.normal(mu, sigma, size),
+               "Normal (Gaussian) samples.", {"loc": 1, "scale": 2}, ("mu", "sigma")),
+    "randint": (RandintArgs, ("low", "high"), "int32",
+                lambda gen, xp, lo, hi, size: gen.integers(lo, hi, size),
+                "Integer samples in [low, high).", {"low": -3, "high": 9}, None),
+    "exponential": (ExponentialArgs, ("lam",), "float32",
+                    lambda gen, xp, lam, size: gen.exponential(1.0 / lam, size),
+                    "Exponential samples (rate lam).", {"lam": 4}, ("lam",)),
+    "gamma": (GammaArgs, ("alpha", "beta"), "float32",
+              lambda gen, xp, a, b, size: gen.gamma(a, b, size),
+              "Gamma samples (shape alpha, scale beta).", {"alpha": 2, "beta": 0.5},
+              ("alpha", "beta")),
+    "poisson": (PoissonArgs, ("lam",), "float32",
+                lambda gen, xp, lam, size: gen.poisson(lam, size), "Poisson samples.",
+                {"lam": 3}, ("lam",)),
+    "negative_binomial": (NegBinomialArgs, ("k", "p"), "float32",
+                          lambda gen, xp, k, p, size: gen.negative_binomial(k, p, size),
+                          "Negative binomial samples: failures before k successes.",
+                          {"k": 3, "p": 0.4}, ("k", "p")),
+    "generalized_negative_binomial": (
+        GenNegBinomialArgs, ("mu", "alpha"), "float32", _gen_neg_binomial,
+        "Generalized negative binomial samples (gamma-Poisson mixture).",
+        {"mu": 2, "alpha": 0.3}, ("mu", "alpha")),
+}
+_ALIASES = {"uniform": ("random_uniform", "uniform"), "normal": ("random_normal", "normal")}
+
+
+def _sampler(args, default_dtype, draw):
+    """``_random_<kind>``: scalar parameters, output shape ``params.shape``."""
     def compute(ctx, inputs, req, outputs, params):
-        gen = ctx.requested[0].get_random()
-        assign(outputs[0], req[0], draw(gen, params).astype(params.dtype or default_dtype))
+        vals = [getattr(params, a) for a in args]
+        out = draw(ctx.requested[0].get_random(), ctx.xp, *vals, params.shape)
+        assign(outputs[0], req[0], out.astype(params.dtype or default_dtype))
     return compute
 
 
-def _shape_rule(op):
-    return lambda p, ins, outs: (list(ins), merge(op, outs, [p.shape]))
+def _like_sampler(args, draw):
+    """``_random_<kind>_like``: scalar parameters, the shape and dtype of ``data``."""
+    def compute(ctx, inputs, req, outputs, params):
+        vals = [getattr(params, a) for a in args]
+        out = draw(ctx.requested[0].get_random(), ctx.xp, *vals, inputs[0].shape)
+        assign(outputs[0], req[0], out.astype(outputs[0].dtype))
+    return compute
 
 
-for _name, _aliases, _param, _dtype, _draw, _doc, _ex in _SAMPLERS:
+def _array_sampler(default_dtype, draw):
+    """``_sample_<kind>``: one parameter array per argument, all of one shape S; the output
+    has shape S + ``params.shape`` (``params.shape`` draws per parameter element)."""
+    def compute(ctx, inputs, req, outputs, params):
+        tail = (1,) * len(params.shape)
+        vals = [a.reshape(a.shape + tail) for a in inputs]
+        out = draw(ctx.requested[0].get_random(), ctx.xp, *vals, outputs[0].shape)
+        assign(outputs[0], req[0], out.astype(params.dtype or default_dtype))
+    return compute
+
+
+class SampleParam(Param):
+    shape: tuple[int, ...] = Field((), description="Draws per element of the parameter arrays")
+    dtype: DType | None = Field(None, description="Output dtype; None: float32")
+
+
+def _array_shape(op):
+    def infer(p, ins, outs):
+        known = [tuple(s) for s in ins if s is not None]
+        if not known:
+            return list(ins), list(outs)
+        if any(s != known[0] for s in known):
+            fail(op, f"parameter arrays need one shape, got {', '.join(map(str, known))}")
+        return [known[0]] * len(ins), merge(op, outs, [known[0] + tuple(p.shape)])
+    return infer
+
+
+def _no_gradient(node, out_grads):
+    return [zeros_entry(e) for e in node.inputs]
+
+
+for _kind, (_args_model, _args, _dtype, _draw, _doc, _ex, _inputs) in _DISTS.items():
+    _name = f"_random_{_kind}"
     _b = register_op(_name)
-    for _alias in _aliases:
+    for _alias in _ALIASES.get(_kind, (f"random_{_kind}",)):
         _b.add_alias(_alias)
+    _param = type(f"{_args_model.__name__[:-4]}Param", (_args_model, _SampleParam), {})
+    _first = {"shape": "(3, 4)", "low": 0, "high": 5} if _kind == "randint" else {"shape": "(3, 4)"}
     (_b.describe(_doc).set_attr_parser(_param).set_num_inputs(0).set_num_outputs(1)
-        .set_attr("FInferShape", _shape_rule(_name))
+        .set_attr("FInferShape", lambda p, ins, outs, n=_name: (list(ins), merge(n, outs, [p.shape])))
         .set_attr("FInferType", fixed_type(_name, lambda p, d=_dtype: p.dtype or d))
         .set_attr("FResourceRequest", _random)
-        .set_attr("FCompute<cpu>", _sampler(_name, _draw, _dtype))
-        .set_attr("TExamples", [{"inputs": [], "params": {"shape": "(3, 4)", "low": 0, "high": 5}
-                                 if _param is RandintParam else {"shape": "(3, 4)"}},
+        .set_attr("FCompute<cpu>", _sampler(_args, _dtype, _draw))
+        .set_attr("TExamples", [{"inputs": [], "params": _first},
                                 {"inputs": [], "params": {"shape": (50,), **_ex}}]))
+    if _kind == "randint":
+        continue
+    (register_op(f"{_name}_like").describe(f"{_doc} Shape and dtype of data.")
+        .set_attr_parser(_args_model).set_num_inputs(1).set_num_outputs(1)
+        .set_attr("FInferShape", lambda p, i, o, n=f"{_name}_like": (i, merge(n, o, i))
+                  if i[0] is not None else (o, o))
+        .set_attr("FInferType", same_type(f"{_name}_like"))
+        .set_attr("FResourceRequest", _random)
+        .set_attr("FCompute<cpu>", _like_sampler(_args, _draw))
+        .set_attr("FGradient", _no_gradient)
+        .set_attr("TExamples", [{"inputs": [(4, 5)], "params": _ex, "grad": False}])
+        .add_argument("data", "NDArray-or-Symbol", "Its shape and dtype are the output's"))
+    _sample = register_op(f"_sample_{_kind}").add_alias(f"sample_{_kind}")
+    (_sample.describe(f"{_doc} Parameters are arrays: shape draws per element.")
+        .set_attr_parser(SampleParam).set_num_inputs(len(_inputs)).set_num_outputs(1)
+        .set_attr("FInferShape", _array_shape(f"_sample_{_kind}"))
+        .set_attr("FInferType", fixed_type(f"_sample_{_kind}", lambda p, d=_dtype: p.dtype or d))
+        .set_attr("FResourceRequest", _random)
+        .set_attr("FCompute<cpu>", _array_sampler(_dtype, _draw))
+        .set_attr("FGradient", _no_gradient)
+        .set_attr("TExamples", [{"inputs": [np.full((2, 3), float(_ex[a]), np.float32)
+                                            for a in _args],
+                                 "params": {"shape": (4,)}, "grad": False}]))
+    for _arg in _inputs:
+        _sample.add_argument(_arg, "NDArray-or-Symbol", f"The distribution's {_arg} per element")
 
 
 # -- _sample_multinomial ---------------------------------------------------------------
