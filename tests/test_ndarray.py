@@ -404,3 +404,22 @@ def test_method_forms_as_in_mxnet():
                  "radians", "cbrt"):
         np.testing.assert_allclose(getattr(a * 0.2, name)().asnumpy(),
                                    getattr(np, name)(np.array([0.2, 0.4], np.float32)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("src, dst", [(0, -1), (1, 0), ([0, 1], [-1, -2]), ((0, 2), (2, 0)),
+                                      ([3, 0, 1], [0, 1, 2])])
+def test_moveaxis_matches_numpy(src, dst):
+    x0 = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+    np.testing.assert_array_equal(mx.nd.moveaxis(mx.nd.array(x0), src, dst).asnumpy(),
+                                  np.moveaxis(x0, src, dst))
+
+
+def test_moveaxis_errors_and_shape_size_arrays():
+    x = mx.nd.zeros((2, 3, 4))
+    with pytest.raises(mx.base.MXNetError, match="axis 3 is out of range"):
+        mx.nd.moveaxis(x, 3, 0)
+    with pytest.raises(mx.base.MXNetError, match="repeated axis"):
+        mx.nd.moveaxis(x, [0, 0], [1, 2])
+    assert x.shape_array().asnumpy().tolist() == [2, 3, 4]
+    assert mx.nd.size_array(x).asnumpy().tolist() == [24]
+    assert x.shape_array().dtype == np.int64

@@ -19,7 +19,7 @@ from .ndarray import NDArray, _alloc, _as_ctx, _Chunk, _dev, _push_copy, _push_f
 from .serialization import load, load_frombuffer, save
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye", "linspace",
-           "waitall", "concatenate", "from_numpy", "from_dlpack", "invoke", "save", "load",
+           "waitall", "concatenate", "moveaxis", "from_numpy", "from_dlpack", "invoke", "save", "load",
            "load_frombuffer", "Custom"]
 
 _FLOAT32 = np.dtype(np.float32)
@@ -101,6 +101,28 @@ def concatenate(arrays, axis=0, always_copy=True) -> NDArray:
     if len(arrays) == 1 and not always_copy:
         return arrays[0]
     return invoke_name("Concat", list(arrays), {"num_args": len(arrays), "dim": axis})
+
+
+def moveaxis(tensor, source, destination) -> NDArray:
+    """``tensor`` with axes ``source`` moved to ``destination`` (ints or sequences), the
+    others kept in order (a ``transpose``)."""
+    nd = tensor.ndim
+    src = [source] if isinstance(source, (int, np.integer)) else list(source)
+    dst = [destination] if isinstance(destination, (int, np.integer)) else list(destination)
+    if len(src) != len(dst):
+        raise MXNetError(f"moveaxis: {len(src)} source axes but {len(dst)} destination axes")
+    for a in src + dst:
+        if not -nd <= a < nd:
+            raise MXNetError(f"moveaxis: axis {a} is out of range for a tensor of shape "
+                             f"{tensor.shape}")
+    src, dst = [int(a) % nd for a in src], [int(a) % nd for a in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise MXNetError(f"moveaxis: repeated axis in source {source} or destination "
+                         f"{destination}")
+    order = [a for a in range(nd) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return invoke_name("transpose", [tensor], {"axes": tuple(order)})
 
 
 def from_numpy(ndarray, zero_copy=True) -> NDArray:

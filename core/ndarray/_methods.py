@@ -31,6 +31,7 @@ _DELEGATES = {
     "cosh": "cosh", "arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan",
     "arcsinh": "arcsinh", "arccosh": "arccosh", "arctanh": "arctanh", "degrees": "degrees",
     "radians": "radians", "cbrt": "cbrt", "broadcast_axes": "broadcast_axes",
+    "shape_array": "shape_array", "size_array": "size_array",
 }
 
 

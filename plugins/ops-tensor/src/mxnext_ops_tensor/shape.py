@@ -1,5 +1,5 @@
 """Shape ops that move no values: Reshape, Flatten, transpose, expand_dims,
-squeeze, swapaxes, flip, reshape_like."""
+squeeze, swapaxes, flip, reshape_like; shape_array and size_array."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from math import prod
 
 from opsdk import Field, NodeEntry, Param, assign, make_node, register_op
 
-from ._layout import fail, forward_shape, norm_axis, same_shape_back, same_type, zeros_entry
+from ._layout import (fail, fixed_type, forward_shape, norm_axis, same_shape_back, same_type,
+                      zeros_entry)
 
 
 def _like(og, data):
@@ -304,3 +305,24 @@ _data_arg(register_op("squeeze")
     .set_attr("FGradient", _reshape_like_grad)
     .set_attr("TExamples", [{"inputs": [(2, 1, 3, 1)]},
                             {"inputs": [(2, 1, 3, 1)], "params": {"axis": "(1,)"}}]))
+
+
+# -- shape_array / size_array ------------------------------------------------------------
+def _shape_array(ctx, inputs, req, outputs, params):
+    assign(outputs[0], req[0], ctx.xp.asarray(inputs[0].shape, dtype="int64"))
+
+
+def _size_array(ctx, inputs, req, outputs, params):
+    assign(outputs[0], req[0], ctx.xp.asarray([inputs[0].size], dtype="int64"))
+
+
+for _name, _compute, _shape, _doc in [
+        ("shape_array", _shape_array, lambda p, s: [(len(s[0]),)], "The input's shape (int64)."),
+        ("size_array", _size_array, lambda p, s: [(1,)], "The input's element count (int64).")]:
+    _data_arg(register_op(_name)
+        .describe(_doc).set_num_inputs(1).set_num_outputs(1)
+        .set_attr("FInferShape", forward_shape(_name, _shape))
+        .set_attr("FInferType", fixed_type(_name, lambda p: "int64"))
+        .set_attr("FCompute<cpu>", _compute)
+        .set_attr("FGradient", lambda node, og: [zeros_entry(node.inputs[0])])
+        .set_attr("TExamples", [{"inputs": [(2, 3, 4)], "grad": False}]))
