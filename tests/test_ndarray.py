@@ -423,3 +423,35 @@ def test_moveaxis_errors_and_shape_size_arrays():
     assert x.shape_array().asnumpy().tolist() == [2, 3, 4]
     assert mx.nd.size_array(x).asnumpy().tolist() == [24]
     assert x.shape_array().dtype == np.int64
+
+
+@pytest.mark.parametrize("arg, axis", [(2, 0), ((1, 3), 1), ((0, 2), 1), ((-1,), 0)])
+def test_split_v2_matches_numpy_split(arg, axis):
+    x0 = np.arange(24, dtype=np.float32).reshape(4, 6)
+    got = mx.nd.split_v2(mx.nd.array(x0), arg, axis=axis)
+    want = np.split(x0, arg if isinstance(arg, int) else list(arg), axis=axis)
+    assert [g.shape for g in got] == [w.shape for w in want]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.asnumpy(), w)
+
+
+def test_split_v2_squeeze_gradient_and_errors():
+    x = mx.nd.arange(6).reshape((2, 3))
+    assert [p.shape for p in x.split_v2(3, axis=1, squeeze_axis=True)] == [(2,)] * 3
+    x.attach_grad()
+    with mx.autograd.record():
+        a, b = x.split_v2((1,), axis=1)
+        y = (a * 2).sum() + (b * 3).sum()
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [[2, 3, 3], [2, 3, 3]]
+    with pytest.raises(mx.base.MXNetError, match="does not split into 4 equal"):
+        mx.nd.split_v2(x, 4, axis=1)
+    with pytest.raises(TypeError, match="int or a tuple"):
+        mx.nd.split_v2(x, [1], axis=1)
+
+
+def test_onehot_encode_writes_out():
+    out = mx.nd.zeros((3, 4))
+    res = mx.nd.onehot_encode(mx.nd.array([0, 3, 1]), out)
+    assert res is out or res.asnumpy().tolist() == out.asnumpy().tolist()
+    assert out.asnumpy().tolist() == [[1, 0, 0, 0], [0, 0, 0, 1], [0, 1, 0, 0]]

@@ -19,7 +19,7 @@ from .ndarray import NDArray, _alloc, _as_ctx, _Chunk, _dev, _push_copy, _push_f
 from .serialization import load, load_frombuffer, save
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye", "linspace",
-           "waitall", "concatenate", "moveaxis", "from_numpy", "from_dlpack", "invoke", "save", "load",
+           "waitall", "concatenate", "moveaxis", "split_v2", "onehot_encode", "from_numpy", "from_dlpack", "invoke", "save", "load",
            "load_frombuffer", "Custom"]
 
 _FLOAT32 = np.dtype(np.float32)
@@ -123,6 +123,40 @@ def moveaxis(tensor, source, destination) -> NDArray:
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
     return invoke_name("transpose", [tensor], {"axes": tuple(order)})
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Split ``ary`` along ``axis`` into equal sections (an int) or at the given indices (a
+    tuple), as ``numpy.split``; ``squeeze_axis`` drops the split axis from pieces of size 1.
+    A list of arrays (one array when there is one piece); recorded for autograd."""
+    n = ary.shape[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = int(indices_or_sections)
+        if k < 1 or n % k:
+            raise MXNetError(f"split_v2: axis {axis} of size {n} does not split into {k} "
+                             f"equal sections")
+        cuts = [i * (n // k) for i in range(1, k)]
+    elif isinstance(indices_or_sections, tuple):
+        cuts = [min(max(int(i) + n if i < 0 else int(i), 0), n) for i in indices_or_sections]
+    else:
+        raise TypeError(f"split_v2: indices_or_sections must be an int or a tuple of ints, got "
+                        f"{type(indices_or_sections).__name__}")
+    pieces = []
+    for b, e in zip([0] + cuts, cuts + [n]):
+        p = invoke_name("slice_axis", [ary], {"axis": axis, "begin": b, "end": max(b, e)})
+        if squeeze_axis:
+            if p.shape[axis] != 1:
+                raise MXNetError(f"split_v2: squeeze_axis needs pieces of size 1 along axis "
+                                 f"{axis}, got {p.shape[axis]}")
+            p = invoke_name("squeeze", [p], {"axis": (axis,)})
+        pieces.append(p)
+    return pieces[0] if len(pieces) == 1 else pieces
+
+
+def onehot_encode(indices, out):
+    """MXNet's deprecated ``onehot_encode``: ``one_hot(indices, depth=out.shape[1])`` into
+    ``out``."""
+    return invoke_name("one_hot", [indices], {"depth": out.shape[1]}, out=out)
 
 
 def from_numpy(ndarray, zero_copy=True) -> NDArray:

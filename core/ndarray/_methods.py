@@ -31,8 +31,14 @@ _DELEGATES = {
     "cosh": "cosh", "arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan",
     "arcsinh": "arcsinh", "arccosh": "arccosh", "arctanh": "arctanh", "degrees": "degrees",
     "radians": "radians", "cbrt": "cbrt", "broadcast_axes": "broadcast_axes",
-    "shape_array": "shape_array", "size_array": "size_array",
+    "shape_array": "shape_array", "size_array": "size_array", "rcbrt": "rcbrt",
 }
+
+
+def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False):
+    """Same as ``mx.nd.split_v2(self, ...)``."""
+    from . import split_v2 as split
+    return split(self, indices_or_sections, axis, squeeze_axis)
 
 
 def _delegate(opname, method):
@@ -97,3 +103,4 @@ for _m, _o in _DELEGATES.items():
 NDArray.reshape = reshape
 NDArray.transpose = transpose
 NDArray.broadcast_to = broadcast_to
+NDArray.split_v2 = split_v2

@@ -3,6 +3,7 @@ dtypes, every OpReqType, gradients (MXNet values and numeric differences)."""
 
 import numpy as np
 import pytest
+import mxnext as mx
 from mxnext import registry
 from mxnext.base import ParamError, ShapeError
 from opsdk.testing import check_backward, check_forward, check_numeric_gradient, infer, run_op
@@ -130,3 +131,30 @@ def test_aliases():
     assert registry.get("sum_axis") is registry.get("sum")
     assert registry.get("max_axis") is registry.get("max")
     assert registry.get("min_axis") is registry.get("min")
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_cumsum_values_and_gradient(axis):
+    x0 = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
+    w0 = np.random.default_rng(1).random(x0.size).astype(np.float32)
+    want = np.cumsum(x0, axis=axis)
+    x = mx.nd.array(x0)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.cumsum(x, axis=axis)
+        z = (y * mx.nd.array(w0.reshape(want.shape))).sum()
+    z.backward()
+    np.testing.assert_allclose(y.asnumpy(), want)
+    w = w0.reshape(want.shape)
+    ax = 0 if axis is None else axis
+    grad = np.flip(np.cumsum(np.flip(w, ax), axis=ax), ax).reshape(x0.shape)
+    np.testing.assert_allclose(x.grad.asnumpy(), grad, rtol=1e-6)
+    assert mx.nd.cumsum(mx.nd.array(x0, dtype="int32"), axis=1, dtype="float64").dtype == np.float64
+
+
+def test_argmax_channel_is_argmax_over_axis_1():
+    x0 = np.array([[[1, 5, 2], [7, 0, 3]], [[4, 4, 9], [1, 2, 3]]], np.float32)
+    got = mx.nd.argmax_channel(mx.nd.array(x0))
+    assert got.dtype == np.float32 and got.asnumpy().tolist() == x0.argmax(axis=1).tolist()
+    with pytest.raises(mx.base.ShapeError, match="at least 2 dims"):
+        mx.nd.argmax_channel(mx.nd.ones((3,)))

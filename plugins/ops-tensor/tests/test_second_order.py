@@ -63,6 +63,7 @@ CASES = {
     # the unary ops MXNet 1.9 differentiates twice as well
     "reciprocal": (nd.reciprocal, POS, lambda x: -1 / x ** 2, lambda x: 2 / x ** 3),
     "rsqrt": (nd.rsqrt, POS, lambda x: -0.5 * x ** -1.5, lambda x: 0.75 * x ** -2.5),
+    "rcbrt": (nd.rcbrt, POS, lambda x: -x ** (-4 / 3) / 3, lambda x: 4 / 9 * x ** (-7 / 3)),
     "cbrt": (nd.cbrt, POS, lambda x: x ** (-2 / 3) / 3, lambda x: -2 / 9 * x ** (-5 / 3)),
     "expm1": (nd.expm1, X, np.exp, np.exp),
     "log1p": (nd.log1p, POS, lambda x: 1 / (1 + x), lambda x: -1 / (1 + x) ** 2),

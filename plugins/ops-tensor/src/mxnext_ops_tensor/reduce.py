@@ -1,5 +1,5 @@
-"""Reductions (sum, mean, prod, max, min, nansum, nanprod, norm), argmax/argmin,
-and ordering (sort, argsort, topk), with MXNet 1.x axis semantics.
+"""Reductions (sum, mean, prod, max, min, nansum, nanprod, norm), argmax/argmin/
+argmax_channel, and ordering (sort, argsort, topk), with MXNet 1.x axis semantics.
 
 ``axis=None`` (or ``()``) reduces every axis, ``exclude=True`` reduces the
 axes *not* listed, and a full reduction without ``keepdims`` gives shape
@@ -240,6 +240,28 @@ for _name in ("argmax", "argmin"):
      .set_attr("FCompute<cpu>", _arg_compute(_name))
      .set_attr("FGradient", MakeZeroGradNodes)
      .add_argument("data", "NDArray-or-Symbol", "The input"))
+
+
+def _argmax_channel(ctx, inputs, req, outputs, params):
+    put(outputs[0], req[0], inputs[0].argmax(axis=1))
+
+
+(register_op("argmax_channel")
+ .describe("Indices of the maximum values along axis 1 (the channels), as float32.")
+ .set_num_inputs(1).set_num_outputs(1)
+ .set_attr("FInferShape", lambda p, ins, outs: (list(ins), list(outs)) if ins[0] is None else (
+     list(ins), check_outs("argmax_channel", outs, [_channel_shape(tuple(ins[0]))])))
+ .set_attr("FInferType", lambda p, ins, outs: (list(ins), [np.dtype(np.float32)]))
+ .set_attr("FCompute<cpu>", _argmax_channel)
+ .set_attr("FGradient", MakeZeroGradNodes)
+ .set_attr("TExamples", [{"inputs": [(3, 4)]}, {"inputs": [(2, 3, 4)], "grad": False}])
+ .add_argument("data", "NDArray-or-Symbol", "The input (at least 2 dims)"))
+
+
+def _channel_shape(x):
+    if len(x) < 2:
+        raise ShapeError(f"Operator 'argmax_channel': input needs at least 2 dims, got {x}")
+    return x[:1] + x[2:]
 
 
 # -- conformance examples (opsdk.testing "TExamples") --------------------------------------
