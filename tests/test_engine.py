@@ -345,14 +345,25 @@ def test_pusher_of_independent_heavy_work_does_not_run_far_ahead(engine_cls, mon
     queued ones instead of queueing without bound (their outputs would all be alive)."""
     monkeypatch.setenv("MXNEXT_CPU_WORKER_NTHREADS", "1")
     e = engine_cls()
-    gate = threading.Event()
+    gate, busy = threading.Event(), threading.Event()
+
+    def block(r):
+        busy.set()
+        gate.wait(WAIT)
     try:
-        e.push_sync(lambda r: gate.wait(WAIT), mx.cpu(), (), (e.new_var(),))
+        # another thread's function holds the only worker (this thread never runs it)
+        t = threading.Thread(target=lambda: (e.push_sync(block, mx.cpu(), (), (e.new_var(),)),
+                                             e.push_sync(lambda r: None, mx.cpu(), (),
+                                                         (e.new_var(),))))
+        t.start()
+        t.join(WAIT)
+        assert busy.wait(WAIT)
         started, ahead = [], []
         for i in range(200):
             e.push_sync(lambda r, i=i: started.append(i), mx.cpu(), (), (e.new_var(),))
             ahead.append(i + 1 - len(started))
         assert not gate.is_set() and max(ahead) <= 20, max(ahead)
+        assert len(started) >= 180        # run here while the worker was held
         gate.set()
         e.wait_for_all()
         assert sorted(started) == list(range(200))
