@@ -19,8 +19,8 @@ from .ndarray import NDArray, _alloc, _as_ctx, _Chunk, _dev, _push_copy, _push_f
 from .serialization import load, load_frombuffer, save
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye", "linspace",
-           "waitall", "concatenate", "moveaxis", "split_v2", "onehot_encode", "from_numpy", "from_dlpack", "invoke", "save", "load",
-           "load_frombuffer", "Custom"]
+           "waitall", "concatenate", "moveaxis", "split_v2", "onehot_encode", "from_numpy",
+           "from_dlpack", "invoke", "save", "load", "load_frombuffer", "Custom"]
 
 _FLOAT32 = np.dtype(np.float32)
 

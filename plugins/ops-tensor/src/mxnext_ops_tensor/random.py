@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from opsdk import (DType, Field, NodeEntry, Param, ResourceRequest, assign,
-                   make_node, register_op)
+from opsdk import (DType, ElemwiseShape, Field, MakeZeroGradNodes, NodeEntry, Param,
+                   ResourceRequest, assign, make_node, register_op)
 from pydantic import model_validator
 
 from ._layout import backward_shape, fail, fixed_type, merge, same_type, zeros_entry
@@ -79,34 +79,34 @@ def _gen_neg_binomial(gen, xp, mu, alpha, size):
     return gen.poisson(lam)
 
 
-# kind: (scalar args model, its fields in draw order, default dtype, draw(gen, xp, *args, size),
-#        doc, example args, the _sample_ op's input names or None)
+# kind: (scalar args model (its fields are draw's args, in order), default dtype,
+#        draw(gen, xp, *args, size), doc, example args, the _sample_ op's input names or None)
 _DISTS = {
-    "uniform": (UniformArgs, ("low", "high"), "float32",
+    "uniform": (UniformArgs, "float32",
                 lambda gen, xp, lo, hi, size: gen.uniform(lo, hi, size),
                 "Uniform samples in [low, high).", {"low": -2, "high": "3.5"}, ("low", "high")),
-    "normal": (NormalArgs, ("loc", "scale"), "float32",
+    "normal": (NormalArgs, "float32",
                lambda gen, xp, mu, sigma, size: gen.normal(mu, sigma, size),
                "Normal (Gaussian) samples.", {"loc": 1, "scale": 2}, ("mu", "sigma")),
-    "randint": (RandintArgs, ("low", "high"), "int32",
+    "randint": (RandintArgs, "int32",
                 lambda gen, xp, lo, hi, size: gen.integers(lo, hi, size),
                 "Integer samples in [low, high).", {"low": -3, "high": 9}, None),
-    "exponential": (ExponentialArgs, ("lam",), "float32",
+    "exponential": (ExponentialArgs, "float32",
                     lambda gen, xp, lam, size: gen.exponential(1.0 / lam, size),
                     "Exponential samples (rate lam).", {"lam": 4}, ("lam",)),
-    "gamma": (GammaArgs, ("alpha", "beta"), "float32",
+    "gamma": (GammaArgs, "float32",
               lambda gen, xp, a, b, size: gen.gamma(a, b, size),
               "Gamma samples (shape alpha, scale beta).", {"alpha": 2, "beta": 0.5},
               ("alpha", "beta")),
-    "poisson": (PoissonArgs, ("lam",), "float32",
+    "poisson": (PoissonArgs, "float32",
                 lambda gen, xp, lam, size: gen.poisson(lam, size), "Poisson samples.",
                 {"lam": 3}, ("lam",)),
-    "negative_binomial": (NegBinomialArgs, ("k", "p"), "float32",
+    "negative_binomial": (NegBinomialArgs, "float32",
                           lambda gen, xp, k, p, size: gen.negative_binomial(k, p, size),
                           "Negative binomial samples: failures before k successes.",
                           {"k": 3, "p": 0.4}, ("k", "p")),
     "generalized_negative_binomial": (
-        GenNegBinomialArgs, ("mu", "alpha"), "float32", _gen_neg_binomial,
+        GenNegBinomialArgs, "float32", _gen_neg_binomial,
         "Generalized negative binomial samples (gamma-Poisson mixture).",
         {"mu": 2, "alpha": 0.3}, ("mu", "alpha")),
 }
@@ -158,19 +158,16 @@ def _array_shape(op):
     return infer
 
 
-def _no_gradient(node, out_grads):
-    return [zeros_entry(e) for e in node.inputs]
-
-
-for _kind, (_args_model, _args, _dtype, _draw, _doc, _ex, _inputs) in _DISTS.items():
-    _name = f"_random_{_kind}"
+for _kind, (_args_model, _dtype, _draw, _doc, _ex, _inputs) in _DISTS.items():
+    _name, _args = f"_random_{_kind}", tuple(_args_model.model_fields)
     _b = register_op(_name)
     for _alias in _ALIASES.get(_kind, (f"random_{_kind}",)):
         _b.add_alias(_alias)
     _param = type(f"{_args_model.__name__[:-4]}Param", (_args_model, _SampleParam), {})
     _first = {"shape": "(3, 4)", "low": 0, "high": 5} if _kind == "randint" else {"shape": "(3, 4)"}
     (_b.describe(_doc).set_attr_parser(_param).set_num_inputs(0).set_num_outputs(1)
-        .set_attr("FInferShape", lambda p, ins, outs, n=_name: (list(ins), merge(n, outs, [p.shape])))
+        .set_attr("FInferShape",
+                  lambda p, ins, outs, n=_name: (list(ins), merge(n, outs, [p.shape])))
         .set_attr("FInferType", fixed_type(_name, lambda p, d=_dtype: p.dtype or d))
         .set_attr("FResourceRequest", _random)
         .set_attr("FCompute<cpu>", _sampler(_args, _dtype, _draw))
@@ -180,12 +177,11 @@ for _kind, (_args_model, _args, _dtype, _draw, _doc, _ex, _inputs) in _DISTS.ite
         continue
     (register_op(f"{_name}_like").describe(f"{_doc} Shape and dtype of data.")
         .set_attr_parser(_args_model).set_num_inputs(1).set_num_outputs(1)
-        .set_attr("FInferShape", lambda p, i, o, n=f"{_name}_like": (i, merge(n, o, i))
-                  if i[0] is not None else (o, o))
+        .set_attr("FInferShape", ElemwiseShape(1, 1))
         .set_attr("FInferType", same_type(f"{_name}_like"))
         .set_attr("FResourceRequest", _random)
         .set_attr("FCompute<cpu>", _like_sampler(_args, _draw))
-        .set_attr("FGradient", _no_gradient)
+        .set_attr("FGradient", MakeZeroGradNodes)
         .set_attr("TExamples", [{"inputs": [(4, 5)], "params": _ex, "grad": False}])
         .add_argument("data", "NDArray-or-Symbol", "Its shape and dtype are the output's"))
     _sample = register_op(f"_sample_{_kind}").add_alias(f"sample_{_kind}")
@@ -195,7 +191,7 @@ for _kind, (_args_model, _args, _dtype, _draw, _doc, _ex, _inputs) in _DISTS.ite
         .set_attr("FInferType", fixed_type(f"_sample_{_kind}", lambda p, d=_dtype: p.dtype or d))
         .set_attr("FResourceRequest", _random)
         .set_attr("FCompute<cpu>", _array_sampler(_dtype, _draw))
-        .set_attr("FGradient", _no_gradient)
+        .set_attr("FGradient", MakeZeroGradNodes)
         .set_attr("TExamples", [{"inputs": [np.full((2, 3), float(_ex[a]), np.float32)
                                             for a in _args],
                                  "params": {"shape": (4,)}, "grad": False}]))

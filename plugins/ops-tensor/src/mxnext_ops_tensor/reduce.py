@@ -20,6 +20,7 @@ from opsdk import (ElemwiseGradUseIn, ElemwiseGradUseInOut, ElemwiseType, Field,
                    MakeZeroGradNodes, Param, ShapeError, TypeInferError, register_op)
 
 from ._common import IN, OpsGrad, call, check_outs, dtype_field, put
+from ._layout import fail, fixed_type, forward_shape
 
 
 class ReduceAxesParam(Param):
@@ -249,9 +250,9 @@ def _argmax_channel(ctx, inputs, req, outputs, params):
 (register_op("argmax_channel")
  .describe("Indices of the maximum values along axis 1 (the channels), as float32.")
  .set_num_inputs(1).set_num_outputs(1)
- .set_attr("FInferShape", lambda p, ins, outs: (list(ins), list(outs)) if ins[0] is None else (
-     list(ins), check_outs("argmax_channel", outs, [_channel_shape(tuple(ins[0]))])))
- .set_attr("FInferType", lambda p, ins, outs: (list(ins), [np.dtype(np.float32)]))
+ .set_attr("FInferShape", forward_shape("argmax_channel",
+                                       lambda p, s: [_channel_shape(tuple(s[0]))]))
+ .set_attr("FInferType", fixed_type("argmax_channel", lambda p: "float32"))
  .set_attr("FCompute<cpu>", _argmax_channel)
  .set_attr("FGradient", MakeZeroGradNodes)
  .set_attr("TExamples", [{"inputs": [(3, 4)]}, {"inputs": [(2, 3, 4)], "grad": False}])
@@ -260,7 +261,7 @@ def _argmax_channel(ctx, inputs, req, outputs, params):
 
 def _channel_shape(x):
     if len(x) < 2:
-        raise ShapeError(f"Operator 'argmax_channel': input needs at least 2 dims, got {x}")
+        fail("argmax_channel", f"input needs at least 2 dims, got {x}")
     return x[:1] + x[2:]
 
 

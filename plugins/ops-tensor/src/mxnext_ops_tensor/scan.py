@@ -9,7 +9,7 @@ from typing import Optional
 from opsdk import DType, Field, Param, register_op
 
 from ._common import put
-from ._layout import backward_shape, data_grad, fail, merge, same_type
+from ._layout import backward_shape, data_grad, merge, norm_axis, same_type
 
 
 class CumsumParam(Param):
@@ -18,11 +18,7 @@ class CumsumParam(Param):
 
 
 def _axis(p, ndim):
-    if p.axis is None:
-        return None
-    if not -ndim <= p.axis < ndim:
-        fail("cumsum", f"axis {p.axis} out of range for an input of {ndim} dims")
-    return p.axis % ndim
+    return None if p.axis is None else norm_axis("cumsum", p.axis, ndim)
 
 
 def _shape(p, ins, outs):
@@ -54,8 +50,6 @@ def _cumsum_backward(ctx, inputs, req, outputs, params):
     axis = 0 if axis is None else axis
     flipped = ctx.xp.flip(og, axis)
     put(outputs[0], req[0], ctx.xp.flip(flipped.cumsum(axis=axis), axis).reshape(x.shape))
-
-
 
 
 (register_op("cumsum").add_alias("_np_cumsum")
