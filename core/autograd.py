@@ -28,6 +28,8 @@ class _State(threading.local):
 
 
 _state = _State()
+_new = object.__new__
+_tuple_new = tuple.__new__
 _WRITE, _NULL = OpReqType.WRITE_TO, OpReqType.NULL
 _CACHE_MAX = 8192          # entries in the compiled-rule cache
 
@@ -133,23 +135,39 @@ def _check_assignable(arrays) -> None:
 def _record(op, params, inputs, outputs, saves=None) -> None:
     """Add an op application to the tape if any input has history. ``saves``: what
     ``_saves`` returns plus the outputs' specs, when the caller has them cached."""
+    # Plain loops, no comprehensions: this runs once per recorded op.
+    entries = []
+    history = False
     for a in inputs:
-        if a._ag is not None:
-            break
-    else:
+        e = a._ag
+        if e is None:
+            entries.append(None)
+        else:
+            entries.append(e)
+            history = True
+    if not history:
         return
-    entries = [a._ag or _leaf() for a in inputs]
-    node = Node._new(op, params, entries)
     if saves is None:
         saves = (*_saves(op, params, len(inputs)), [(o._shape, o._dtype, o._ctx) for o in outputs])
     save_in, save_out, specs = saves
-    info = node.info = _Info.__new__(_Info)
-    info.inputs = [a._alias() if s else None for a, s in zip(inputs, save_in)]
-    info.outputs = [o._alias() if s else None for o, s in zip(outputs, save_out)]
+    node = _new(Node)
+    node.op, node.params, node.inputs, node.name = op, params, entries, ""
+    node._attrs = node._control_deps = None
+    info = node.info = _new(_Info)
+    saved = []
+    for i, a in enumerate(inputs):
+        if entries[i] is None:
+            entries[i] = _leaf()
+        saved.append(a._alias() if save_in[i] else None)
+    info.inputs = saved
+    saved = []
+    for o, s in zip(outputs, save_out):
+        saved.append(o._alias() if s else None)
+    info.outputs = saved
     info.specs = specs
     info.grad, info.grad_req = None, "null"
     for i, o in enumerate(outputs):
-        o._ag = entry(node, i)
+        o._ag = _tuple_new(NodeEntry, (node, i, 0))
 
 
 def _leaf():
@@ -250,10 +268,13 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
         if n.op is None:
             if n in wanted:
                 needs.add(n)
-        elif any(e.node in needs for e in n.inputs):
-            if n.info is None or n.info.outputs is None:
-                raise MXNetError(_NOT_IN_GRAPH)
-            needs.add(n)
+        else:
+            for e in n.inputs:
+                if e.node in needs:
+                    if n.info is None or n.info.outputs is None:
+                        raise MXNetError(_NOT_IN_GRAPH)
+                    needs.add(n)
+                    break
     if variables is not None:
         for i, v in enumerate(variables):
             if v._ag.node not in needs:
@@ -280,8 +301,10 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
             if isinstance(n.op, _FunctionOp):
                 in_grads = n.op.run_backward(ogs)
             else:
-                wanted = tuple([e.node in needs for e in n.inputs])
-                in_grads = _apply_rule(n, ogs, wanted, fresh, create_graph)
+                wanted = []
+                for e in n.inputs:
+                    wanted.append(e.node in needs)
+                in_grads = _apply_rule(n, ogs, tuple(wanted), fresh, create_graph)
             for e, g in zip(n.inputs, in_grads):
                 if g is not None and e.node in needs:
                     _add_part(grads, e.node, e.index, g)
@@ -330,11 +353,19 @@ def _apply_rule(n, ogs, wanted, fresh, create_graph):
                *_with_history(info.outputs, [entry(n, k) for k in range(len(info.outputs))])]
     else:
         env = [*ogs, *info.inputs, *info.outputs]
+    # plain loops, no comprehensions: this runs once per node of every backward pass
     for op, params, refs, req in recipe.steps:
-        outs = invoke_params(op, params, [env[r] for r in refs], all_outputs=True, req=req)
-        fresh.update([o._chunk.var for o in outs])
+        args = []
+        for r in refs:
+            args.append(env[r])
+        outs = invoke_params(op, params, args, all_outputs=True, req=req)
+        for o in outs:
+            fresh.add(o._chunk.var)
         env += outs
-    return [None if r is None else env[r] for r in recipe.results]
+    results = []
+    for r in recipe.results:
+        results.append(None if r is None else env[r])
+    return results
 
 
 def _with_history(saved, entries):

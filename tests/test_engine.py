@@ -503,6 +503,27 @@ def test_in_worker(eng):
     assert seen == [True] and not engine.in_worker()
 
 
+def test_kernel_pushed_by_the_only_thread_runs_inline_as_on_a_worker(eng):
+    # the imperative hot path: a cheap leaf function from the only thread using the engine
+    a, b = eng.new_var(), eng.new_var()
+    seen = []
+
+    def kernel(r):
+        seen.append(engine.in_worker())
+
+    def boom(r):
+        raise ZeroDivisionError("kaboom")
+    for _ in range(2):          # the first push makes this thread the engine's only one
+        eng._push_lists(kernel, mx.cpu(), (), (a,), "kernel", True, fresh=True, leaf=True)
+    assert seen == [True, True] and not engine.in_worker()  # ran at once, as on a worker
+    eng._push_lists(boom, mx.cpu(), (), (a,), "exploding_op", True, leaf=True)
+    eng._push_lists(kernel, mx.cpu(), (a,), (b,), "dependant", True, leaf=True)
+    with pytest.raises(EngineError, match="exploding_op.*kaboom"):
+        eng.wait_for_var(b)
+    assert seen == [True, True]                              # the dependant inherited it
+    assert not engine.in_worker()
+
+
 # ---------------------------------------------------------------------------
 # Errors
 # ---------------------------------------------------------------------------

@@ -22,6 +22,8 @@ from ._waits import WaitMixin
 
 __all__ = ["ThreadedEngine", "ThreadedEnginePerDevice"]
 
+_get_ident = threading.get_ident
+
 _NORMAL, _DELETE = FnProperty.NORMAL, FnProperty.DELETE_VAR
 _MULTI = -1                   # ``_solo`` once two threads have used the engine
 _AHEAD = 16                   # ready heavy blocks queued before their pushing thread runs some
@@ -137,6 +139,30 @@ class ThreadedEngine(WaitMixin, Engine):
             self._drive(kept)   # the new function probably waits for what this thread kept
         else:
             self._execute(blk, None)
+
+    def _push_lists(self, fn, ctx, const, mutate, name, cheap, prop=_NORMAL, priority=0,
+                    fresh=False, leaf=False):
+        if (cheap and leaf and self._solo == _get_ident() and not self._pending
+                and not self._errors and not self._stopped and not _tls.in_worker):
+            # The solo case of ``_run_here`` for a kernel, inlined (the imperative hot path):
+            # no function can touch its vars while it runs, and with no stored errors there
+            # is none to inherit.
+            self._solo_running = True          # first (see _enter), then check again
+            _tls.in_worker = True              # as on a worker: the kernel must not wait
+            try:
+                if not self._pending:
+                    try:
+                        fn(self._run_ctxs.get(ctx) or self._run_ctx(ctx))
+                    except BaseException as exc:  # stored and re-raised by the waits
+                        box = _ErrorBox(exc, name or getattr(fn, "__name__", "<fn>"))
+                        self._store_error(box)
+                        for v in mutate:
+                            v.error = box
+                    return
+            finally:
+                _tls.in_worker = False
+                self._solo_running = False
+        super()._push_lists(fn, ctx, const, mutate, name, cheap, prop, priority, fresh, leaf)
 
     def _run_here(self, fn, ctx, const, mutate, name, fresh=False, leaf=False):
         if self._stopped:

@@ -80,7 +80,11 @@ def make_op_function(opdef, call, name=None):
                         inputs[i] = kwargs.pop(k)
             else:
                 inputs = args
-            return call(opdef, [a for a in inputs if a is not None], kwargs, out, name)
+            given = []                  # a plain loop: no comprehension frame per call
+            for a in inputs:
+                if a is not None:
+                    given.append(a)
+            return call(opdef, given, kwargs, out, name)
 
     fname = name or opdef.name
     op_function.__name__ = op_function.__qualname__ = fname

@@ -9,6 +9,7 @@ the op for autograd when recording.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from time import perf_counter
 
 from .. import engine as _engine
@@ -32,6 +33,7 @@ _WRITE, _NULL = OpReqType.WRITE_TO, OpReqType.NULL
 _TIMED_RUNS = 3            # kernel runs timed per plan before ``cheap`` is settled
 _INLINE_SECONDS = 1e-3     # kernels faster than this run inline on the pushing thread
 _new = object.__new__
+_sig_of = attrgetter("_sig")
 
 
 class _Plan:
@@ -56,7 +58,7 @@ def invoke(opdef, inputs, kwargs, out=None, ctx=None):
     if not inputs and ctx is None:
         ctx = current_context()
     try:
-        key = (opdef, tuple(kwargs.items()), ctx, tuple([a._sig for a in inputs]))
+        key = (opdef, tuple(kwargs.items()), ctx, tuple(map(_sig_of, inputs)))
         plan = _plans.get(key)
     except (TypeError, AttributeError):
         key = plan = None
@@ -78,7 +80,7 @@ def invoke_params(opdef, params, inputs, out=None, ctx=None, all_outputs=False, 
     if not inputs and ctx is None:
         ctx = current_context()
     try:   # by the params' identity: the plan keeps them alive, and hashing a model is slow
-        key = (opdef, id(params), ctx, tuple([a._sig for a in inputs]))
+        key = (opdef, id(params), ctx, tuple(map(_sig_of, inputs)))
         plan = _plans.get(key)
     except AttributeError:
         key = plan = None
@@ -124,13 +126,11 @@ def _run(plan, inputs, out, all_outputs=False, req=None):
             req = _inplace_req(plan, inputs, outs)
         out_views = [o._data() for o in outs]
         mutate = [o._chunk.var for o in outs]
-    if len(inputs) == 1:
-        a = inputs[0]
-        in_views = [a._data()]
-        const = [a._chunk.var]
-    else:
-        in_views = [a._data() for a in inputs]
-        const = [a._chunk.var for a in inputs]
+    in_views, const = [], []              # a plain loop: no comprehension frame per call
+    for a in inputs:
+        v = a._v
+        in_views.append(a._data() if v is None else v)
+        const.append(a._chunk.var)
     if plan.mutate:
         mutate += [inputs[i]._chunk.var for i in plan.mutate]
     if plan.res_vars:
@@ -145,7 +145,9 @@ def _run(plan, inputs, out, all_outputs=False, req=None):
     if req is None:
         req = plan.req
     if any(req) or plan.mutate or plan.res_vars:     # else every output is aliased or unused
-        job = _Job(plan, in_views, req, out_views, _state.training)
+        job = _new(_Job)                     # _Job(...), inlined: the hot path
+        job.plan, job.ins, job.req, job.outs, job.is_train = (plan, in_views, req, out_views,
+                                                              _state.training)
         _engine.get()._push_lists(job.run, ctx, const, mutate, plan.name, plan.cheap,
                                   fresh=out is None and not plan.mutate and not plan.res_vars,
                                   leaf=True)
@@ -166,9 +168,6 @@ class _Job:
     """One pushed op application: runs the plan's kernel on the arrays bound at push time."""
 
     __slots__ = ("plan", "ins", "req", "outs", "is_train")
-
-    def __init__(self, plan, ins, req, outs, is_train):
-        self.plan, self.ins, self.req, self.outs, self.is_train = plan, ins, req, outs, is_train
 
     def run(self, rctx):
         plan = self.plan
@@ -198,6 +197,8 @@ def _inplace_req(plan, inputs, outs):
 
 
 def _check_out(plan, out):
+    if type(out) is NDArray and out._sig == plan.out_sigs[0] and len(plan.out_sigs) == 1:
+        return [out]                         # the usual case: ``a += b``, ``op(..., out=a)``
     outs = [out] if isinstance(out, NDArray) else list(out)
     if len(outs) != len(plan.out_specs):
         if len(outs) == plan.n_vis:
