@@ -28,8 +28,6 @@ class _State(threading.local):
 
 
 _state = _State()
-_new = object.__new__
-_tuple_new = tuple.__new__
 _WRITE, _NULL = OpReqType.WRITE_TO, OpReqType.NULL
 _CACHE_MAX = 8192          # entries in the compiled-rule cache
 
@@ -150,10 +148,8 @@ def _record(op, params, inputs, outputs, saves=None) -> None:
     if saves is None:
         saves = (*_saves(op, params, len(inputs)), [(o._shape, o._dtype, o._ctx) for o in outputs])
     save_in, save_out, specs = saves
-    node = _new(Node)
-    node.op, node.params, node.inputs, node.name = op, params, entries, ""
-    node._attrs = node._control_deps = None
-    info = node.info = _new(_Info)
+    node = Node._new(op, params, entries)
+    info = node.info = _Info.__new__(_Info)
     saved = []
     for i, a in enumerate(inputs):
         if entries[i] is None:
@@ -167,7 +163,7 @@ def _record(op, params, inputs, outputs, saves=None) -> None:
     info.specs = specs
     info.grad, info.grad_req = None, "null"
     for i, o in enumerate(outputs):
-        o._ag = _tuple_new(NodeEntry, (node, i, 0))
+        o._ag = entry(node, i)
 
 
 def _leaf():

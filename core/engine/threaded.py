@@ -22,8 +22,6 @@ from ._waits import WaitMixin
 
 __all__ = ["ThreadedEngine", "ThreadedEnginePerDevice"]
 
-_get_ident = threading.get_ident
-
 _NORMAL, _DELETE = FnProperty.NORMAL, FnProperty.DELETE_VAR
 _MULTI = -1                   # ``_solo`` once two threads have used the engine
 _AHEAD = 16                   # ready heavy blocks queued before their pushing thread runs some
@@ -142,47 +140,27 @@ class ThreadedEngine(WaitMixin, Engine):
 
     def _push_lists(self, fn, ctx, const, mutate, name, cheap, prop=_NORMAL, priority=0,
                     fresh=False, leaf=False):
-        if (cheap and leaf and self._solo == _get_ident() and not self._pending
-                and not self._errors and not self._stopped and not _tls.in_worker):
-            # The solo case of ``_run_here`` for a kernel, inlined (the imperative hot path):
-            # no function can touch its vars while it runs, and with no stored errors there
-            # is none to inherit.
+        me = threading.get_ident()
+        if cheap and leaf and self._solo == me and not self._pending and not _tls.in_worker:
+            # Only this thread has used the engine and nothing is pending: no function can
+            # touch these vars while this kernel runs, so it runs at once without any var
+            # bookkeeping (the imperative hot path: no operator, no ``_run_here``).
             self._solo_running = True          # first (see _enter), then check again
-            _tls.in_worker = True              # as on a worker: the kernel must not wait
             try:
-                if not self._pending:
-                    try:
-                        fn(self._run_ctxs.get(ctx) or self._run_ctx(ctx))
-                    except BaseException as exc:  # stored and re-raised by the waits
-                        box = _ErrorBox(exc, name or getattr(fn, "__name__", "<fn>"))
-                        self._store_error(box)
+                if self._solo == me and not self._pending and not self._stopped:
+                    box = self._call_here(fn, ctx, const, mutate, name)
+                    if box is not None:
                         for v in mutate:
                             v.error = box
                     return
             finally:
-                _tls.in_worker = False
                 self._solo_running = False
         super()._push_lists(fn, ctx, const, mutate, name, cheap, prop, priority, fresh, leaf)
 
     def _run_here(self, fn, ctx, const, mutate, name, fresh=False, leaf=False):
         if self._stopped:
             return False
-        me = threading.get_ident()
-        if self._solo != me:
-            self._enter(me)
-        elif leaf and not self._pending and not _tls.in_worker:
-            # Only this thread has used the engine and nothing is pending: no function can
-            # touch these vars while this one runs, so it runs without any var bookkeeping.
-            self._solo_running = True          # first (see _enter), then check again
-            try:
-                if self._solo == me and not self._pending:
-                    box = self._call_here(fn, ctx, const, mutate, name)
-                    if box is not None:
-                        for v in mutate:
-                            v.error = box
-                    return True
-            finally:
-                self._solo_running = False
+        self._enter(threading.get_ident())
         if (self._kept or self._queued) and not self._drive_kept_before(const, mutate):
             return False
         held = () if fresh else mutate      # fresh vars: nobody else can wait on them yet
