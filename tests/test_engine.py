@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import random
@@ -20,25 +21,49 @@ from mxnext import engine
 from mxnext.base import EngineError, MXNetError, ShapeError
 from mxnext.engine import FnProperty, NaiveEngine, ThreadedEngine, ThreadedEnginePerDevice
 
-ENGINES = [NaiveEngine, ThreadedEngine, ThreadedEnginePerDevice]
-THREADED = [ThreadedEngine, ThreadedEnginePerDevice]
+THREADED = {"ThreadedEngine": ThreadedEngine,
+            "ThreadedEnginePerDevice": ThreadedEnginePerDevice,
+            "ThreadedEngine-plain": functools.partial(ThreadedEngine, fast_paths=False),
+            "ThreadedEnginePerDevice-plain": functools.partial(ThreadedEnginePerDevice,
+                                                               fast_paths=False)}
+FAST = {k: v for k, v in THREADED.items() if not k.endswith("-plain")}
+ENGINES = {"NaiveEngine": NaiveEngine, **THREADED}
 CTXS = [mx.cpu(0), mx.cpu(1), mx.gpu(0)]
 PROPS = list(FnProperty)
 WAIT = 20  # seconds a barrier/event may wait before the test fails instead of hanging
 
 
-@pytest.fixture(params=ENGINES, ids=lambda c: c.__name__)
-def eng(request):
-    e = request.param()
-    yield e
-    e.shutdown()
+def _engines(table):
+    return pytest.mark.parametrize("make", list(table.values()), ids=list(table))
 
 
-@pytest.fixture(params=THREADED, ids=lambda c: c.__name__)
-def threaded(request):
-    e = request.param()
-    yield e
-    e.shutdown()
+@pytest.fixture
+def new_engine():
+    """Makes engines (``new_engine(make)``) and shuts them down after the test."""
+    made = []
+
+    def new(make):
+        made.append(make())
+        return made[-1]
+    yield new
+    for e in made:
+        e.shutdown()
+
+
+@pytest.fixture(params=list(ENGINES.values()), ids=list(ENGINES))
+def eng(request, new_engine):
+    return new_engine(request.param)
+
+
+@pytest.fixture(params=list(THREADED.values()), ids=list(THREADED))
+def threaded(request, new_engine):
+    return new_engine(request.param)
+
+
+@pytest.fixture(params=list(FAST.values()), ids=list(FAST))
+def fast(request, new_engine):
+    """A threaded engine with its fast paths (engine/_fastpath.py) on."""
+    return new_engine(request.param)
 
 
 # ---------------------------------------------------------------------------
@@ -191,11 +216,11 @@ def run_program(e, nvars, spec, deletes):
 
 
 @pytest.mark.timeout(120)  # a scheduling bug often shows as a hang
-@pytest.mark.parametrize("engine_cls", ENGINES, ids=lambda c: c.__name__)
-def test_random_programs_follow_push_order(engine_cls):
-    e = engine_cls()
+@_engines(ENGINES)
+def test_random_programs_follow_push_order(make):
+    e = make()
     try:
-        @settings(max_examples=1500 if engine_cls is not NaiveEngine else 500, deadline=None,
+        @settings(max_examples=1500 if make in FAST.values() else 800, deadline=None,
                   database=None, suppress_health_check=list(HealthCheck))
         @given(program_st)
         def check(program):
@@ -206,14 +231,14 @@ def test_random_programs_follow_push_order(engine_cls):
 
 
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("engine_cls", THREADED, ids=lambda c: c.__name__)
-def test_random_programs_from_several_threads_at_once(engine_cls):
+@_engines(THREADED)
+def test_random_programs_from_several_threads_at_once(make):
     """Three threads push their own random programs to one engine at the same time (work
     kept per thread, handed back, waits that block): each follows its push order, and
     nothing hangs."""
-    e = engine_cls()
+    e = make()
     try:
-        @settings(max_examples=200, deadline=None, database=None,
+        @settings(max_examples=200 if make in FAST.values() else 100, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
         @given(st.lists(program_st, min_size=3, max_size=3))
         def check(programs):
@@ -278,11 +303,10 @@ def test_priority_orders_ready_work_without_breaking_dependencies(monkeypatch):
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("engine_cls", THREADED, ids=lambda c: c.__name__)
-def test_waiting_thread_runs_the_awaited_function_when_workers_are_busy(engine_cls,
-                                                                         monkeypatch):
+@_engines(FAST)
+def test_waiting_thread_runs_the_awaited_function_when_workers_are_busy(make, monkeypatch):
     monkeypatch.setenv("MXNEXT_CPU_WORKER_NTHREADS", "1")
-    e = engine_cls()
+    e = make()
     try:
         gate = threading.Event()
         e.push_sync(lambda r: gate.wait(WAIT), mx.cpu())   # the only worker is busy
@@ -297,8 +321,9 @@ def test_waiting_thread_runs_the_awaited_function_when_workers_are_busy(engine_c
         e.shutdown()
 
 
-def test_a_chain_runs_on_the_thread_that_pushes_it(threaded):
+def test_a_chain_runs_on_the_thread_that_pushes_it(fast):
     """Dependent heavy functions are run by the pushing thread: no hand-off to a worker."""
+    threaded = fast
     v, w = threaded.new_var(), threaded.new_var()
     ran_on = []
 
@@ -312,12 +337,12 @@ def test_a_chain_runs_on_the_thread_that_pushes_it(threaded):
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("engine_cls", THREADED, ids=lambda c: c.__name__)
-def test_pusher_runs_queued_work_its_new_function_waits_for(engine_cls, monkeypatch):
+@_engines(FAST)
+def test_pusher_runs_queued_work_its_new_function_waits_for(make, monkeypatch):
     """A function handed to a busy pool is run by the pushing thread when that thread next
     pushes something waiting for it, instead of stalling behind the pool."""
     monkeypatch.setenv("MXNEXT_CPU_WORKER_NTHREADS", "1")
-    e = engine_cls()
+    e = make()
     try:
         gate = threading.Event()
         e.push_sync(lambda r: gate.wait(WAIT), mx.cpu(), (), (e.new_var(),))
@@ -339,12 +364,12 @@ def test_pusher_runs_queued_work_its_new_function_waits_for(engine_cls, monkeypa
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("engine_cls", THREADED, ids=lambda c: c.__name__)
-def test_pusher_of_independent_heavy_work_does_not_run_far_ahead(engine_cls, monkeypatch):
+@_engines(FAST)
+def test_pusher_of_independent_heavy_work_does_not_run_far_ahead(make, monkeypatch):
     """With the workers busy, a thread pushing independent heavy functions runs its own
     queued ones instead of queueing without bound (their outputs would all be alive)."""
     monkeypatch.setenv("MXNEXT_CPU_WORKER_NTHREADS", "1")
-    e = engine_cls()
+    e = make()
     gate, busy = threading.Event(), threading.Event()
 
     def block(r):
@@ -503,8 +528,10 @@ def test_in_worker(eng):
     assert seen == [True] and not engine.in_worker()
 
 
-def test_kernel_pushed_by_the_only_thread_runs_inline_as_on_a_worker(eng):
+@_engines({"NaiveEngine": NaiveEngine, **FAST})
+def test_kernel_pushed_by_the_only_thread_runs_inline_as_on_a_worker(make, new_engine):
     # the imperative hot path: a cheap leaf function from the only thread using the engine
+    eng = new_engine(make)
     a, b = eng.new_var(), eng.new_var()
     seen = []
 
@@ -522,6 +549,60 @@ def test_kernel_pushed_by_the_only_thread_runs_inline_as_on_a_worker(eng):
         eng.wait_for_var(b)
     assert seen == [True, True]                              # the dependant inherited it
     assert not engine.in_worker()
+
+
+@pytest.mark.timeout(60)
+def test_second_thread_waits_for_a_solo_kernel_in_flight(fast, monkeypatch):
+    """While one thread has the engine to itself its cheap kernels run with no var
+    bookkeeping; a second thread arriving meanwhile must wait for the running kernel before
+    it writes the kernel's input."""
+    from mxnext.engine import _fastpath
+    started, waiting, log = threading.Event(), threading.Event(), []
+
+    class SeenWaiting(threading.Event):
+        def wait(self, timeout=None):
+            waiting.set()             # the second thread is about to block on the solo run
+            return super().wait(timeout)
+    monkeypatch.setattr(_fastpath, "Event", SeenWaiting)
+    x, y = fast.new_var(), fast.new_var()
+
+    def kernel(r):
+        started.set()
+        waiting.wait(WAIT)            # a missing hand-off lets "write" come first instead
+        log.append("kernel end")
+
+    def other():
+        started.wait(WAIT)
+        fast.push_sync(lambda r: log.append("write"), mx.cpu(), (), (x,), cheap=True)
+    fast._push_lists(lambda r: None, mx.cpu(), (), (y,), "first", True, leaf=True)
+    t = threading.Thread(target=other)
+    t.start()
+    fast._push_lists(kernel, mx.cpu(), (x,), (y,), "kernel", True, leaf=True)
+    t.join()
+    fast.wait_for_all()
+    assert log == ["kernel end", "write"]
+
+
+def test_fast_paths_switch_off_by_environment(monkeypatch):
+    monkeypatch.setenv("MXNEXT_ENGINE_FAST_PATHS", "0")
+    plain = ThreadedEnginePerDevice()
+    monkeypatch.delenv("MXNEXT_ENGINE_FAST_PATHS")
+    default = ThreadedEnginePerDevice()
+    try:
+        assert (plain.fast_paths, default.fast_paths) == (False, True)
+        ran_on = []
+        for e in (plain, default):
+            v = e.new_var()
+            for _ in range(3):
+                e.push_sync(lambda r: ran_on.append((e, threading.current_thread())), mx.cpu(),
+                            (), (v,), cheap=True)
+            e.wait_for_all()
+        me = threading.current_thread()
+        assert [t is me for e, t in ran_on if e is plain] == [False] * 3   # always a worker
+        assert [t is me for e, t in ran_on if e is default] == [True] * 3  # inline
+    finally:
+        plain.shutdown()
+        default.shutdown()
 
 
 # ---------------------------------------------------------------------------
@@ -597,9 +678,9 @@ def test_blocking_wait_inside_a_function_is_an_error_not_a_deadlock(eng):
 # ---------------------------------------------------------------------------
 
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("engine_cls", THREADED, ids=lambda c: c.__name__)
-def test_100k_ops_do_not_deadlock(engine_cls):
-    e = engine_cls()
+@_engines(THREADED)
+def test_100k_ops_do_not_deadlock(make):
+    e = make()
     try:
         rng = random.Random(7)
         nvars = 64
@@ -716,11 +797,11 @@ e.push_sync(last, mx.cpu(), (v,))
 @pytest.mark.timeout(300)
 def test_exit_with_pending_work_finishes_it_quietly(tmp_path):
     procs = []
-    for name in ENGINES:
-        out = tmp_path / f"{name.__name__}.txt"
+    for name in ("NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice"):
+        out = tmp_path / f"{name}.txt"
         procs.append((subprocess.Popen(
-            [sys.executable, "-c", EXIT_SCRIPT, name.__name__, str(out)],
-            env=_env(MXNEXT_ENGINE_TYPE=name.__name__),
+            [sys.executable, "-c", EXIT_SCRIPT, name, str(out)],
+            env=_env(MXNEXT_ENGINE_TYPE=name),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), out))
     for p, out in procs:
         stdout, stderr = p.communicate(timeout=240)
@@ -760,9 +841,9 @@ def test_use_engine_restores_the_engine_when_the_block_failed():
     assert engine.get() is start and e is not start
 
 
-@pytest.mark.parametrize("engine_cls", [ThreadedEngine, ThreadedEnginePerDevice])
-def test_push_after_shutdown_runs_at_once_on_the_caller(engine_cls):
-    eng = engine_cls()
+@_engines(THREADED)
+def test_push_after_shutdown_runs_at_once_on_the_caller(make):
+    eng = make()
     v = eng.new_var()
     seen = []
     eng.push_sync(lambda r: seen.append(1), mx.cpu(), mutate_vars=[v])

@@ -3,7 +3,8 @@
 ``get()`` returns the process engine, chosen by ``MXNEXT_ENGINE_TYPE`` (or
 MXNet's ``MXNET_ENGINE_TYPE``): ``NaiveEngine``, ``ThreadedEngine`` or
 ``ThreadedEnginePerDevice`` (default). ``set_engine`` swaps it in-process;
-``use_engine`` does so for a ``with`` block.
+``use_engine`` does so for a ``with`` block. The threaded engines' speed policy
+(``_fastpath``) is on unless ``MXNEXT_ENGINE_FAST_PATHS=0``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from ..base import MXNetError
 from ._base import Engine, in_worker
 from ._types import FnProperty, OprHandle, RunContext, Var
 from .naive import NaiveEngine
-from .threaded import ThreadedEngine, ThreadedEnginePerDevice
+from .threaded import ThreadedEngine, ThreadedEngineBase, ThreadedEnginePerDevice
 
-__all__ = ["Engine", "NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice", "FnProperty",
+__all__ = ["Engine", "NaiveEngine", "ThreadedEngine", "ThreadedEngineBase",
+           "ThreadedEnginePerDevice", "FnProperty",
            "RunContext", "Var", "OprHandle", "get", "set_engine", "use_engine", "in_worker",
            "ENGINES"]
 

@@ -1,4 +1,4 @@
-"""The engine API shared by every engine; subclasses supply scheduling."""
+"""The engine API shared by every engine, and its error rules; subclasses supply scheduling."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from ..base import EngineError, MXNetError
 from ._types import FnProperty, OprHandle, RunContext, Var, _ErrorBox, var_lists
 
 __all__ = ["Engine", "in_worker"]
+
 
 class _ThreadState(threading.local):
     in_worker = False         # running an engine function (waits would deadlock)
@@ -19,20 +20,6 @@ _tls = _ThreadState()
 def in_worker() -> bool:
     """True while the current thread is running an engine function."""
     return _tls.in_worker
-
-
-def _raise_box(box: _ErrorBox):
-    exc = box.exc
-    box.exc = None
-    msg = f"operator '{box.opname}' failed: {type(exc).__name__}: {exc}"
-    if isinstance(exc, MXNetError):
-        try:
-            err = type(exc)(msg)
-        except Exception:
-            err = EngineError(msg)
-    else:
-        err = EngineError(msg)
-    raise err from exc
 
 
 class Engine:
@@ -69,6 +56,9 @@ class Engine:
     def delete_operator(self, opr: OprHandle) -> None:
         opr.deleted = True
 
+    def push(self, opr: OprHandle, ctx, priority=0) -> None:
+        raise NotImplementedError
+
     def push_async(self, fn, ctx, const_vars=(), mutate_vars=(), prop=FnProperty.NORMAL,
                    priority=0, name=None, cheap=False) -> None:
         """Push ``fn(run_ctx, on_complete)``; it is done when ``on_complete()`` is called
@@ -88,79 +78,15 @@ class Engine:
         """``push_sync`` with var tuples already free of repeats, a var both read and
         written only in ``mutate`` (the imperative hot path builds them so). ``fresh``: the
         ``mutate`` vars are new, unknown to any other thread until this returns; ``leaf``:
-        ``fn`` pushes and waits for nothing (a kernel)."""
-        if cheap and self._run_here(fn, ctx, const, mutate, name, fresh, leaf):
-            return
+        ``fn`` pushes and waits for nothing (a kernel). Both only inform fast paths."""
         self.push(OprHandle(fn, False, None, None, prop, name, cheap=cheap,
                             _lists=(const, mutate)), ctx, priority)
 
-    def _run_here(self, fn, ctx, const, mutate, name, fresh=False, leaf=False) -> bool:
-        """Run a cheap sync function on this thread now if its vars allow; whether it ran.
-        No operator is built for it (the imperative hot path)."""
-        return False
-
-    def _call_here(self, fn, ctx, const, mutate, name):
-        """Run ``fn`` on this thread with a pushed function's error rules (vars granted);
-        the error box it leaves on ``mutate``, or None."""
-        box = _inherited(const, mutate) if self._errors else None
-        if box is None:
-            prev = _tls.in_worker
-            _tls.in_worker = True
-            try:
-                fn(self._run_ctxs.get(ctx) or self._run_ctx(ctx))
-            except BaseException as exc:  # stored and re-raised by the waits
-                box = _ErrorBox(exc, name or getattr(fn, "__name__", "<fn>"))
-                self._store_error(box)
-            finally:
-                _tls.in_worker = prev
-        return box
-
     def push_delete(self, fn, ctx, var: Var) -> None:
-        """Run ``fn(run_ctx)`` after every function pushed before on ``var``; then ``var`` is dead.
-        It runs even when ``var`` holds an error, so memory always returns."""
-        if self._idle_var(var):
-            self._delete_now(fn, ctx)
-        else:
-            self.push(OprHandle(fn, False, (), (var,), FnProperty.DELETE_VAR, "delete",
-                                skip_on_error=False, cheap=True), ctx, 0)
-
-    def _idle_var(self, var) -> bool:
-        """True when nothing pushed on ``var`` is pending or running."""
-        return True
-
-    def _delete_now(self, fn, ctx):
-        """Run a delete function whose var is idle on this thread, skipping the queues (most
-        arrays die long after their last op). A failure is stored like a pushed one's."""
-        try:
-            fn(self._run_ctx(ctx))
-        except BaseException as exc:
-            self._store_error(_ErrorBox(exc, "delete"))
-
-    def _store_error(self, box):
-        self._errors.append(box)
-
-    @staticmethod
-    def _check_pushable(opr):
-        if opr.deleted:
-            raise EngineError(f"engine.push: operator {opr.name!r} was deleted "
-                              "by delete_operator")
-
-    def _push_now(self, opr, ctx):
-        """Run ``opr`` at once on this thread (its vars must be free), with the error rules
-        of a pushed function: NaiveEngine's push, and any engine's after ``shutdown``."""
-        box = (_inherited(opr.const_vars, opr.mutate_vars)
-               if opr.skip_on_error and self._errors else None)
-        if box is None:
-            exc = _run_now(opr, self._run_ctx(ctx))
-            if exc is not None:
-                box = _ErrorBox(exc, opr.name)
-                self._store_error(box)
-        if box is not None:
-            for v in opr.mutate_vars:
-                v.error = box
-
-    def push(self, opr: OprHandle, ctx, priority=0) -> None:
-        raise NotImplementedError
+        """Run ``fn(run_ctx)`` after every function pushed before on ``var``; then ``var`` is
+        dead. It runs even when ``var`` holds an error, so memory always returns."""
+        self.push(OprHandle(fn, False, (), (var,), FnProperty.DELETE_VAR, "delete",
+                            skip_on_error=False, cheap=True), ctx, 0)
 
     def wait_for_var(self, var: Var, write: bool = False) -> None:
         """Block until every function pushed so far that writes ``var`` (with ``write``,
@@ -189,12 +115,63 @@ class Engine:
     def shutdown(self) -> None:
         """Finish outstanding work and stop worker threads."""
 
-    # -- shared helpers ----------------------------------------------------
     def _wait_var(self, var, write):
         raise NotImplementedError
 
     def _wait_all(self):
         raise NotImplementedError
+
+    # -- the error rules: every engine runs functions through these ---------------------
+    def _run_guarded(self, fn, rctx, const, mutate, name, skip_on_error=True) -> None:
+        """Run sync ``fn(rctx)``, granted its vars, as a pushed function: skipped when a var
+        it touches holds an error (``_inherit``), else an exception it raises is stored
+        (``_fail``)."""
+        if skip_on_error and self._errors and self._inherit(const, mutate):
+            return
+        prev = _tls.in_worker
+        _tls.in_worker = True
+        try:
+            fn(rctx)
+        except BaseException as exc:  # stored and re-raised by the waits
+            self._fail(exc, name, mutate)
+        finally:
+            _tls.in_worker = prev
+
+    def _inherit(self, const, mutate) -> bool:
+        """If a var of a function about to run holds an error, the function is skipped and
+        the vars it mutates inherit that error; whether it is skipped. Called only while the
+        engine has stored errors (every box is stored before it reaches a var)."""
+        for v in (*const, *mutate):
+            box = v.error
+            if box is not None and box.exc is not None:
+                for m in mutate:
+                    m.error = box
+                return True
+        return False
+
+    def _fail(self, exc, name, mutate) -> None:
+        """Store ``exc`` raised by function ``name`` and put it on the vars it mutates."""
+        box = _ErrorBox(exc, name)
+        self._store_error(box)
+        for v in mutate:
+            v.error = box
+
+    def _store_error(self, box):
+        self._errors.append(box)
+
+    def _run_now(self, opr, ctx):
+        """Run ``opr`` on this thread at once (its vars must be free): NaiveEngine's push,
+        and any engine's after ``shutdown``."""
+        self._check_pushable(opr)
+        fn = _until_complete(opr.fn) if opr.is_async else opr.fn
+        self._run_guarded(fn, self._run_ctx(ctx), opr.const_vars, opr.mutate_vars, opr.name,
+                          opr.skip_on_error)
+
+    @staticmethod
+    def _check_pushable(opr):
+        if opr.deleted:
+            raise EngineError(f"engine.push: operator {opr.name!r} was deleted "
+                              "by delete_operator")
 
     @staticmethod
     def _check_not_in_worker(what):
@@ -203,39 +180,32 @@ class Engine:
                               "deadlock; push a dependent function instead")
 
 
-def _inherited(const, mutate):
-    """The error box a skipped function inherits from the vars it touches, if any. Only
-    called while the engine has stored errors: every box is stored before it reaches a var."""
-    for v in const:
-        b = v.error
-        if b is not None and b.exc is not None:
-            return b
-    for v in mutate:
-        b = v.error
-        if b is not None and b.exc is not None:
-            return b
-    return None
-
-
-def _run_now(opr, rctx):
-    """Run ``opr`` on this thread (waiting for an async one's completion); its exception or None."""
-    prev = _tls.in_worker
-    _tls.in_worker = True
-    try:
-        if not opr.is_async:
-            opr.fn(rctx)
-            return None
+def _until_complete(fn):
+    """Async ``fn(rctx, on_complete)`` as a sync function that returns once ``on_complete``
+    is called and raises the error reported to it."""
+    def run(rctx):
         done = threading.Event()
         result = []
 
         def on_complete(exc=None):
             result.append(exc)
             done.set()
-
-        opr.fn(rctx, on_complete)
+        fn(rctx, on_complete)
         done.wait()
-        return result[0]
-    except BaseException as exc:  # stored and re-raised by the waits
-        return exc
-    finally:
-        _tls.in_worker = prev
+        if result[0] is not None:
+            raise result[0]
+    return run
+
+
+def _raise_box(box: _ErrorBox):
+    exc = box.exc
+    box.exc = None
+    msg = f"operator '{box.opname}' failed: {type(exc).__name__}: {exc}"
+    if isinstance(exc, MXNetError):
+        try:
+            err = type(exc)(msg)
+        except Exception:
+            err = EngineError(msg)
+    else:
+        err = EngineError(msg)
+    raise err from exc

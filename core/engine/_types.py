@@ -44,8 +44,8 @@ class _ErrorBox:
 class Var:
     """An engine token standing for a resource that functions read or mutate.
 
-    The dependency state is MXNet's ThreadedVar: running readers, a running
-    writer, and a FIFO of blocks waiting for this var.
+    The dependency state is MXNet's ThreadedVar: granted readers, a granted
+    writer, and a FIFO of requests waiting for this var.
     """
 
     __slots__ = ("readers", "writer", "queue", "error", "name", "__weakref__")
@@ -89,28 +89,12 @@ def var_lists(const_vars, mutate_vars):
     mutate = _dedup(mutate_vars)
     const = _dedup(const_vars)
     if const and mutate:
-        if len(mutate) == 1:
-            m = mutate[0]
-            if m in const:                   # Vars compare by identity
-                const = tuple(v for v in const if v is not m)
-        else:
-            const = tuple(v for v in const if v not in mutate)
+        const = tuple(v for v in const if v not in mutate)
     return const, mutate
 
 
 def _dedup(vars_):
     """``vars_`` as a tuple without repeats (Vars compare by identity)."""
-    n = len(vars_)
-    if n == 1:                               # the common cases, kept cheap
-        v = vars_[0]
-        if type(v) is Var:
-            return (v,)
-    elif n == 2:
-        a, b = vars_
-        if type(a) is Var and type(b) is Var:
-            return (a,) if a is b else (a, b)
-    elif n == 0:
-        return ()
     out = tuple(dict.fromkeys(vars_))
     for v in out:
         if not isinstance(v, Var):

@@ -11,15 +11,11 @@ class NaiveEngine(Engine):
     name = "NaiveEngine"
 
     def push(self, opr, ctx, priority=0):
-        self._check_pushable(opr)
-        self._push_now(opr, ctx)
+        self._run_now(opr, ctx)
 
-    def _run_here(self, fn, ctx, const, mutate, name, fresh=False, leaf=False):
-        box = self._call_here(fn, ctx, const, mutate, name)
-        if box is not None:
-            for v in mutate:
-                v.error = box
-        return True
+    def _push_lists(self, fn, ctx, const, mutate, name, cheap, prop=None, priority=0,
+                    fresh=False, leaf=False):
+        self._run_guarded(fn, self._run_ctx(ctx), const, mutate, name)
 
     def _wait_var(self, var, write):
         pass

@@ -50,12 +50,8 @@ class _Chunk:
     def __del__(self):
         pool = self.pool
         if pool is not None and not _exiting:
-            eng = _engine.get()
             raw, cap = self.raw, self.cap
-            if eng._idle_var(self.var):      # the usual case: nothing pending reads it
-                pool.give(raw, cap)
-            else:
-                eng.push_delete(lambda rctx: pool.give(raw, cap), self.ctx, self.var)
+            _engine.get().push_delete(lambda rctx: pool.give(raw, cap), self.ctx, self.var)
 
 
 def _as_ctx(c):
