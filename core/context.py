@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus"]
+__all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "as_context"]
 
 _DEVTYPE2ID = {"cpu": 1, "gpu": 2, "cpu_pinned": 3, "cpu_shared": 5}
 _DEVID2TYPE = {v: k for k, v in _DEVTYPE2ID.items()}
@@ -72,6 +72,19 @@ def gpu(device_id: int = 0) -> Context:
 
 def cpu_pinned(device_id: int = 0) -> Context:
     return Context("cpu_pinned", device_id)
+
+
+def as_context(c):
+    """A Context from a Context, ``"cpu(1)"`` or ``"cpu"``; None for None or ``""``."""
+    if c is None or c == "":
+        return None
+    if isinstance(c, Context):
+        return c
+    text = str(c).strip()
+    if "(" in text:
+        dev, _, rest = text.partition("(")
+        return Context(dev, int(rest.rstrip(")") or 0))
+    return Context(text, 0)
 
 
 def current_context() -> Context:

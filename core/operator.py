@@ -8,7 +8,7 @@ becomes one autograd node whose gradient is the operator's ``backward``.
 
 from __future__ import annotations
 
-from . import autograd
+from . import _tape, autograd
 from .base import MXNetError, did_you_mean
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "Custom"]
@@ -121,7 +121,7 @@ def Custom(*inputs, op_type=None, **kwargs):
     with autograd.pause(train_mode=training):
         op.forward(training, ["write"] * len(outs), in_data, outs, aux)
     if autograd.is_recording():
-        fn = autograd._FunctionOp(_CustomBackward(op, in_data, outs, aux), len(outs),
+        fn = _tape.FunctionOp(_CustomBackward(op, in_data, outs, aux), len(outs),
                                   len(in_data), name=op_type)
-        autograd._record(fn, None, in_data, outs)
+        _tape.record(fn, None, in_data, outs)
     return outs[0] if len(outs) == 1 else outs

@@ -10,11 +10,14 @@ One pool per (device type, device id) wraps the device's raw ``alloc``/``free``.
 
 A freed block is handed out again, so it must not be freed while an engine
 function may still read it: ``free_async(h, var)`` returns it through
-``engine.push_delete`` after everything pushed on ``var``.
+``engine.push_delete`` after everything pushed on ``var``. A handle that is
+dropped without ``free`` returns its block by itself, through the engine when
+it carries the var guarding it (an NDArray's memory).
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 
@@ -28,17 +31,32 @@ __all__ = ["Handle", "StorageManager", "alloc", "free", "free_async", "release_a
 POOL_TYPES = ("Round", "Naive", "Unpooled")
 
 
+_exiting = []          # non-empty once the interpreter exits: memory then goes with the process
+atexit.register(_exiting.append, True)   # runs before the engine's exit hook (LIFO)
+
+
 class Handle:
-    """A block of device memory: ``raw`` buffer, requested ``nbytes``, pooled ``capacity``."""
+    """A block of device memory: ``raw`` buffer, requested ``nbytes``, pooled ``capacity``;
+    ``var``, the engine var guarding it, when an NDArray uses it (its chunk)."""
 
-    __slots__ = ("raw", "nbytes", "capacity", "ctx", "pool", "__weakref__")
+    __slots__ = ("raw", "nbytes", "capacity", "ctx", "pool", "var", "__weakref__")
 
-    def __init__(self, raw, nbytes, capacity, ctx, pool):
+    def __init__(self, raw, nbytes, capacity, ctx, pool, var=None):
         self.raw = raw
         self.nbytes = nbytes
         self.capacity = capacity
         self.ctx = ctx
-        self.pool = pool          # None once freed
+        self.pool = pool          # None once freed, or for borrowed memory
+        self.var = var
+
+    def __del__(self):
+        pool = self.pool
+        if pool is not None and not _exiting:
+            raw, cap = self.raw, self.capacity
+            if self.var is None:
+                pool._put(raw, cap)
+            else:                 # after every function pushed on it
+                _engine.get().push_delete(lambda rctx: pool._put(raw, cap), self.ctx, self.var)
 
     def __repr__(self):
         state = "" if self.pool is not None else ", freed"
@@ -74,6 +92,7 @@ class _Pool:
         # re-entrant: a garbage-collected array may free its block from inside a pool call
         self.lock = threading.RLock()
         self.free_lists: dict[int, list] = {}
+        self.caps: dict[int, int] = {}        # nbytes -> size class, computed once
         self.in_use = self.pooled = self.peak = 0
         self.hits = self.misses = self.allocs = self.frees = 0
 
@@ -84,12 +103,18 @@ class _Pool:
             return -(-nbytes // self.linear) * self.linear
         return 1 << (nbytes - 1).bit_length()
 
-    def alloc(self, nbytes):
-        cap = self.size_class(nbytes)
-        return Handle(self.take(cap), nbytes, cap, self.ctx, self)
+    def alloc(self, nbytes, var=None) -> Handle:
+        cap = self.caps.get(nbytes)
+        if cap is None:
+            cap = self.caps[nbytes] = self.size_class(nbytes)
+        return Handle(self._take(cap), nbytes, cap, self.ctx, self, var)
 
-    def take(self, cap):
-        """A raw buffer of size class ``cap`` (the NDArray hot path: no ``Handle``)."""
+    def free(self, h) -> None:
+        h.pool = None
+        self._put(h.raw, h.capacity)
+
+    def _take(self, cap):
+        """A raw buffer of size class ``cap``: a pooled one, else a new one from the device."""
         with self.lock:
             lst = self.free_lists.get(cap)
             if lst:
@@ -124,11 +149,8 @@ class _Pool:
                 raise MXNetError(f"storage.alloc: out of memory allocating {cap} bytes on "
                                  f"{self.ctx} ({self.in_use} bytes in use)") from exc
 
-    def free(self, h):
-        self.give(h.raw, h.capacity)
-
-    def give(self, raw, cap):
-        """Return a buffer of size class ``cap`` taken with ``take``."""
+    def _put(self, raw, cap):
+        """Return a buffer of size class ``cap`` to the pool (or the device, unpooled)."""
         with self.lock:
             self.in_use -= cap
             self.frees += 1
@@ -177,12 +199,12 @@ class StorageManager:
                                                 _env_cutoff())
             return pool
 
-    def alloc(self, nbytes: int, ctx) -> Handle:
-        """A block of at least ``nbytes`` bytes on ``ctx``."""
-        return self.pool(ctx).alloc(nbytes)
+    def alloc(self, nbytes: int, ctx, var=None) -> Handle:
+        """A block of at least ``nbytes`` bytes on ``ctx`` (guarded by engine ``var``, if any)."""
+        return self.pool(ctx).alloc(nbytes, var)
 
     def pool(self, ctx):
-        """``ctx``'s pool, for callers that allocate with ``size_class``/``take``/``give``."""
+        """``ctx``'s pool (``alloc``/``free`` without the context lookup: the NDArray path)."""
         return self._pools.get(ctx) or self._pool(ctx)
 
     def free(self, h: Handle) -> None:
@@ -190,7 +212,6 @@ class StorageManager:
         pool = h.pool
         if pool is None:
             raise MXNetError(f"storage.free: {h!r} was already freed")
-        h.pool = None
         pool.free(h)
 
     def free_async(self, h: Handle, var) -> None:

@@ -88,7 +88,8 @@ class FastPaths:
         try:
             if self._solo != me or self._pending:
                 return False
-            self._run_guarded(fn, self._run_ctx(ctx), const, mutate, name)
+            self._run_guarded(fn, self._run_ctxs.get(ctx) or self._run_ctx(ctx), const, mutate,
+                              name)
             return True
         finally:
             self._solo_running = False
@@ -378,7 +379,10 @@ class FastPaths:
         # and ``_grant`` sets a flag before it empties a queue, so ``var`` never looks idle
         # while a function still holds it.
         if self.fast_paths and not (var.writer or var.readers or var.queue):
-            self._run_guarded(fn, self._run_ctx(ctx), (), (), "delete", False)
+            try:                  # a delete pushes and waits for nothing: no worker flag
+                fn(self._run_ctxs.get(ctx) or self._run_ctx(ctx))
+            except BaseException as exc:  # stored like a pushed function's
+                self._fail(exc, "delete", ())
             return
         super().push_delete(fn, ctx, var)
 

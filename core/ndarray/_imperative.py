@@ -1,10 +1,13 @@
 """``invoke``: the one path every imperative op call takes (MXNet's ``Imperative::Invoke``).
 
-Per (op, kwargs, input signature) a ``_Plan`` is built once: parsed params,
-inferred output shapes/dtypes, the device kernel, resources, the engine
-lane. A call then allocates outputs, pushes the kernel with input vars as
-const and output (and mutated-input, resource) vars as mutate, and records
-the op for autograd when recording.
+Per (op, kwargs, context, input signature) a ``Plan`` is made once (``_plan``). A call
+then takes four steps: make or check the outputs, list the engine vars (inputs const;
+outputs, mutated inputs and resources mutate), push the kernel, record the op for
+autograd while recording. Also here: the generated ``mx.nd.<op>`` functions
+(``op_function``) and the NDArray layer's other engine pushes (``push``).
+
+This module sits below the NDArray class, whose operators call ``invoke``; ``ndarray.py``
+tells it the class of the arrays it makes (``use_array_class``), as MXNet's frontend does.
 """
 
 from __future__ import annotations
@@ -12,45 +15,44 @@ from __future__ import annotations
 from operator import attrgetter
 from time import perf_counter
 
+from .. import _recipe, _tape
+from .. import device as _device
 from .. import engine as _engine
 from .. import registry as _registry
-from .. import resource as _resource
 from .. import storage as _storage
-from ..autograd import _check_assignable, _record, _saves, _state
-from ..base import MXNetError, ShapeError, TypeInferError
+from .._tape import state as _state
+from ..base import MXNetError, ShapeError
 from ..context import current_context
+from ..engine import FnProperty, Var
 from ..opctx import OpContext, OpReqType, call_compute
-from ..engine import Var
-from ..engine._types import var_lists
-from .ndarray import _CHEAP_BYTES, NDArray, _alloc, _as_ctx, _Chunk, _dev
+from ._gen import make_op_function
+from ._plan import CHEAP_BYTES, make_plan
 
-__all__ = ["invoke", "invoke_params", "invoke_name"]
+__all__ = ["invoke", "invoke_params", "invoke_name", "op_function", "new_array", "from_host",
+           "push", "array_class", "use_array_class"]
 
 _plans: dict = {}
-_opdefs: dict = {}
 _PLANS_MAX = 8192
-_WRITE, _NULL = OpReqType.WRITE_TO, OpReqType.NULL
-_TIMED_RUNS = 3            # kernel runs timed per plan before ``cheap`` is settled
-_INLINE_SECONDS = 1e-3     # kernels faster than this run inline on the pushing thread
-_new = object.__new__
+_opdefs: dict = {}
+_functions: dict = {}
+_WRITE, _NULL, _INPLACE = OpReqType.WRITE_TO, OpReqType.NULL, OpReqType.WRITE_INPLACE
 _sig_of = attrgetter("_sig")
+_NDArray = None            # the NDArray class (use_array_class)
+_new_array = None          # its constructor, NDArray._new
 
 
-class _Plan:
-    __slots__ = ("op", "name", "params", "ctx", "out_specs", "n_vis", "fcompute", "req",
-                 "mutate", "requested", "res_vars", "xp", "cheap", "n_in", "inplace", "alloc",
-                 "view", "octx", "timed", "fastest", "out_sigs", "alias", "saves")
-
-    def observe(self, seconds):
-        """Time of one kernel run. After the first few, ``cheap`` (run inline when ready,
-        never handed to a worker) follows the fastest: under the GIL a hand-off only pays
-        for kernels long enough to hide a thread switch."""
-        self.fastest = min(self.fastest, seconds)
-        self.timed += 1
-        if self.timed == _TIMED_RUNS:
-            self.cheap = self.fastest < _INLINE_SECONDS and not self.requested
+def array_class():
+    """The NDArray class."""
+    return _NDArray
 
 
+def use_array_class(cls) -> None:
+    """Make ``cls`` (NDArray) the class of every array this module makes."""
+    global _NDArray, _new_array
+    _NDArray, _new_array = cls, cls._new
+
+
+# -- entry points --------------------------------------------------------------------------
 def invoke(opdef, inputs, kwargs, out=None, ctx=None):
     """Run ``opdef`` on NDArray ``inputs`` with MXNet-style ``kwargs``; returns the visible
     output(s). ``out`` (an NDArray or list) receives the results; ``ctx`` places ops
@@ -60,19 +62,11 @@ def invoke(opdef, inputs, kwargs, out=None, ctx=None):
     try:
         key = (opdef, tuple(kwargs.items()), ctx, tuple(map(_sig_of, inputs)))
         plan = _plans.get(key)
-    except (TypeError, AttributeError):
+    except (TypeError, AttributeError):      # unhashable kwargs, or an input not an NDArray
         key = plan = None
     if plan is None:
-        plan = _make_plan(opdef, opdef.parse_params(kwargs), inputs, ctx, key)
+        plan = _new_plan(opdef, opdef.parse_params(kwargs), inputs, ctx, key)
     return _run(plan, inputs, out)
-
-
-def invoke_name(name, inputs, kwargs, out=None):
-    """``invoke`` of the registered op ``name`` (used by operators and methods)."""
-    opdef = _opdefs.get(name)
-    if opdef is None:
-        opdef = _opdefs[name] = _registry.get(name)
-    return invoke(opdef, inputs, kwargs, out)
 
 
 def invoke_params(opdef, params, inputs, out=None, ctx=None, all_outputs=False, req=None):
@@ -85,83 +79,127 @@ def invoke_params(opdef, params, inputs, out=None, ctx=None, all_outputs=False, 
     except AttributeError:
         key = plan = None
     if plan is None:
-        plan = _make_plan(opdef, params, inputs, ctx, key)
+        plan = _new_plan(opdef, params, inputs, ctx, key)
     return _run(plan, inputs, out, all_outputs, req)
 
 
+def invoke_name(name, inputs, kwargs, out=None):
+    """``invoke`` of the registered op ``name`` (used by operators and methods)."""
+    opdef = _opdefs.get(name)
+    if opdef is None:
+        opdef = _opdefs[name] = _registry.get(name)
+    return invoke(opdef, inputs, kwargs, out)
+
+
+def _new_plan(opdef, params, inputs, ctx, key):
+    for i, a in enumerate(inputs):
+        if not isinstance(a, _NDArray):
+            raise MXNetError(f"Operator {opdef.name!r}: input {i} must be an NDArray, got "
+                             f"{type(a).__name__} {a!r:.60}")
+    plan = make_plan(opdef, params, inputs, ctx)
+    if key is not None:
+        if len(_plans) >= _PLANS_MAX:
+            _plans.clear()
+        _plans[key] = plan
+    return plan
+
+
+# -- a call --------------------------------------------------------------------------------
 def _run(plan, inputs, out, all_outputs=False, req=None):
-    ctx = plan.ctx
     if out is None:
-        outs = []
-        out_views = []
-        mutate = []
-        view = plan.view
-        for spec in plan.alloc:
-            if type(spec) is int:            # FInplaceIdentity: input ``spec``'s data itself
-                o = inputs[spec]._alias()
-                outs.append(o)
-                out_views.append(o._data())
-                continue
-            shape, dtype, pool, cap, sig = spec
-            raw = pool.take(cap)
-            var = Var()
-            o = _new(NDArray)                # NDArray._wrap, inlined: the hot path
-            o._chunk = _Chunk(raw, var, ctx, pool, cap)
-            o._offset, o._shape, o._dtype, o._ctx, o._sig, o._ag = 0, shape, dtype, ctx, sig, None
-            o._v = v = view(raw, dtype, shape, 0)
-            outs.append(o)
-            out_views.append(v)
-            mutate.append(var)
-        if plan.alias and req is not None:
+        outs, out_views, mutate = _new_outputs(plan, inputs)
+        if plan.alias and req is not None:      # an aliased output is never written
             req = list(req)
             for o, _ in plan.alias:
                 req[o] = _NULL
     else:
-        outs = _check_out(plan, out)
-        if _state.recording:
-            _check_assignable(outs)
-        if plan.alias and req is None:           # given outputs are written, never aliased
-            req = [_WRITE] * len(outs)
-        if plan.inplace and req is None:
-            req = _inplace_req(plan, inputs, outs)
-        out_views = [o._data() for o in outs]
-        mutate = [o._chunk.var for o in outs]
-    in_views, const = [], []              # a plain loop: no comprehension frame per call
+        outs, req = _given_outputs(plan, inputs, out, req)
+        out_views, mutate = [], []
+        for o in outs:
+            out_views.append(o._data())
+            mutate.append(o._chunk.var)
+    in_views, const = [], []                 # plain loops: no comprehension frame per call
     for a in inputs:
         v = a._v
         in_views.append(a._data() if v is None else v)
         const.append(a._chunk.var)
-    if plan.mutate:
-        mutate += [inputs[i]._chunk.var for i in plan.mutate]
-    if plan.res_vars:
-        mutate += plan.res_vars
-    if out is not None or plan.mutate:
-        const, mutate = var_lists(const, mutate)
-    elif len(const) == 2:            # fresh outputs: only a repeated input to fold
-        if const[0] is const[1]:
-            del const[1]
-    elif len(const) > 2:
-        const = list(dict.fromkeys(const))
+    const, mutate = _op_vars(plan, inputs, const, mutate, out is not None)
     if req is None:
         req = plan.req
     if any(req) or plan.mutate or plan.res_vars:     # else every output is aliased or unused
-        job = _new(_Job)                     # _Job(...), inlined: the hot path
-        job.plan, job.ins, job.req, job.outs, job.is_train = (plan, in_views, req, out_views,
-                                                              _state.training)
-        _engine.get()._push_lists(job.run, ctx, const, mutate, plan.name, plan.cheap,
+        _engine.get()._push_lists(_Job(plan, in_views, req, out_views, _state.training).run,
+                                  plan.ctx, const, mutate, plan.name, plan.cheap,
                                   fresh=out is None and not plan.mutate and not plan.res_vars,
                                   leaf=True)
     if _state.recording:
         saves = plan.saves
         if saves is None:
-            saves = plan.saves = (*_saves(plan.op, plan.params, plan.n_in),
+            saves = plan.saves = (*_recipe.saves(plan.op, plan.params, plan.n_in),
                                   [(s, t, plan.ctx) for s, t in plan.out_specs])
-        _record(plan.op, plan.params, inputs, outs, saves)
+        _tape.record(plan.op, plan.params, inputs, outs, saves)
     if all_outputs:
         return outs
     if plan.n_vis == 1:
-        return outs[0] if out is None or isinstance(out, NDArray) else outs[:1]
+        return outs[0] if out is None or isinstance(out, _NDArray) else outs[:1]
     return outs[:plan.n_vis]
+
+
+def _new_outputs(plan, inputs):
+    """Fresh output arrays (an aliased output is its input's data), their device views and
+    their vars."""
+    outs, views, mutate = [], [], []
+    view = plan.view
+    for spec in plan.alloc:
+        if type(spec) is int:            # FInplaceIdentity: input ``spec``'s data itself
+            o = inputs[spec]._alias()
+            outs.append(o)
+            views.append(o._data())
+            continue
+        shape, dtype, pool, nbytes, sig = spec
+        var = Var()
+        h = pool.alloc(nbytes, var)
+        v = view(h.raw, dtype, shape, 0)
+        outs.append(_new_array(h, 0, shape, dtype, sig, v))
+        views.append(v)
+        mutate.append(var)
+    return outs, views, mutate
+
+
+def _given_outputs(plan, inputs, out, req):
+    """The ``out=`` arrays, checked, and the write requests for them."""
+    outs = _check_out(plan, out)
+    if _state.recording:
+        _tape.check_assignable(outs)
+    if plan.alias and req is None:           # given outputs are written, never aliased
+        req = [_WRITE] * len(outs)
+    if plan.inplace and req is None:
+        req = _inplace_req(plan, inputs, outs)
+    return outs, req
+
+
+def _op_vars(plan, inputs, const, mutate, given):
+    """The kernel's engine vars: inputs' ``const``; outputs', mutated inputs' and resources'
+    ``mutate``; without repeats, and a var both read and written only in ``mutate`` (the
+    engine's ``var_lists`` written out for these short lists: 0.4 us less per ``a += 1``)."""
+    if plan.mutate:
+        for i in plan.mutate:
+            mutate.append(inputs[i]._chunk.var)
+    if plan.res_vars:
+        mutate += plan.res_vars
+    if not given and not plan.mutate:     # fresh outputs are no input's: fold repeated inputs
+        if len(const) == 2:
+            if const[0] is const[1]:
+                del const[1]
+        elif len(const) > 2:
+            const = list(dict.fromkeys(const))
+        return const, mutate
+    if len(mutate) > 1:
+        mutate = list(dict.fromkeys(mutate))
+    kept = []
+    for v in const:
+        if v not in mutate and v not in kept:
+            kept.append(v)
+    return kept, mutate
 
 
 class _Job:
@@ -169,13 +207,16 @@ class _Job:
 
     __slots__ = ("plan", "ins", "req", "outs", "is_train")
 
+    def __init__(self, plan, ins, req, outs, is_train):
+        self.plan, self.ins, self.req, self.outs, self.is_train = plan, ins, req, outs, is_train
+
     def run(self, rctx):
         plan = self.plan
         octx = plan.octx[self.is_train]
         if octx is None or octx.run_ctx is not rctx:
             octx = plan.octx[self.is_train] = OpContext(self.is_train, rctx, plan.requested,
                                                         plan.xp)
-        if plan.timed >= _TIMED_RUNS:
+        if not plan.timing:
             call_compute(plan.fcompute, octx, self.ins, self.req, self.outs, plan.params)
             return
         t = perf_counter()
@@ -192,22 +233,22 @@ def _inplace_req(plan, inputs, outs):
         if a._chunk is b._chunk and a._offset == b._offset and a._shape == b._shape:
             if req is plan.req:
                 req = list(req)
-            req[o] = OpReqType.WRITE_INPLACE
+            req[o] = _INPLACE
     return req
 
 
 def _check_out(plan, out):
-    if type(out) is NDArray and out._sig == plan.out_sigs[0] and len(plan.out_sigs) == 1:
+    if type(out) is _NDArray and out._sig == plan.out_sigs[0] and len(plan.out_sigs) == 1:
         return [out]                         # the usual case: ``a += b``, ``op(..., out=a)``
-    outs = [out] if isinstance(out, NDArray) else list(out)
+    outs = [out] if isinstance(out, _NDArray) else list(out)
     if len(outs) != len(plan.out_specs):
         if len(outs) == plan.n_vis:
-            outs += [_alloc(s, t, plan.ctx) for s, t in plan.out_specs[plan.n_vis:]]
+            outs += [new_array(s, t, plan.ctx) for s, t in plan.out_specs[plan.n_vis:]]
         else:
             raise MXNetError(f"Operator {plan.name!r}: out= expects {plan.n_vis} array(s), "
                              f"got {len(outs)}")
     for i, (o, sig) in enumerate(zip(outs, plan.out_sigs)):
-        if not isinstance(o, NDArray):
+        if not isinstance(o, _NDArray):
             raise MXNetError(f"Operator {plan.name!r}: out[{i}] must be an NDArray, got "
                              f"{type(o).__name__}")
         if o._sig != sig:
@@ -217,108 +258,50 @@ def _check_out(plan, out):
     return outs
 
 
-def _make_plan(opdef, params, inputs, ctx, key):
-    name = opdef.name
-    for i, a in enumerate(inputs):
-        if not isinstance(a, NDArray):
-            raise MXNetError(f"Operator {name!r}: input {i} must be an NDArray, got "
-                             f"{type(a).__name__} {a!r:.60}")
-    n_in = opdef.num_inputs(params)
-    if n_in != len(inputs):
-        names = opdef.list_input_names(params)
-        raise MXNetError(f"Operator {name!r}: expected {n_in} input(s) ({', '.join(names)}), "
-                         f"got {len(inputs)}")
-    if inputs:
-        ctx = inputs[0]._ctx
-        for i, a in enumerate(inputs):
-            if a._ctx != ctx:
-                raise MXNetError(f"Operator {name!r}: all inputs must be on one context; input 0 "
-                                 f"is on {ctx} but input {i} is on {a._ctx} (copy it with "
-                                 f"as_in_context)")
-    else:
-        ctx = _as_ctx(getattr(params, "ctx", None)) or _as_ctx(ctx) or current_context()
-    n_out = opdef.num_outputs(params)
-    shapes = _infer(opdef, "FInferShape", params, [a._shape for a in inputs], n_out, ShapeError)
-    types = _infer(opdef, "FInferType", params, [a._dtype for a in inputs], n_out,
-                   TypeInferError)
-    fcompute = opdef.get_attr(f"FCompute<{ctx.device_type}>")
-    if fcompute is None:
-        have = sorted(k[9:-1] for k in opdef.attrs if k.startswith("FCompute<"))
-        raise MXNetError(f"Operator {name!r} has no FCompute<{ctx.device_type}> kernel for "
-                         f"{ctx}; kernels exist for: {', '.join(have) or 'no device'}")
-    plan = _Plan()
-    plan.op, plan.name, plan.params, plan.ctx, plan.n_in = opdef, name, params, ctx, n_in
-    plan.out_specs = list(zip(shapes, types))
-    plan.out_sigs = [(s, t, ctx.device_type, ctx.device_id) for s, t in plan.out_specs]
-    plan.n_vis = opdef.num_visible_outputs(params)
-    plan.fcompute = fcompute
-    plan.alias = _identity_pairs(opdef, params, inputs, plan.out_specs)
-    plan.req = [_WRITE] * n_out
-    for o, _ in plan.alias:
-        plan.req[o] = _NULL
-    plan.mutate = opdef.mutate_inputs(params)
-    ipo = opdef.get_attr("FInplaceOption")
-    plan.inplace = [tuple(p) for p in ipo(params)] if ipo is not None else []
-    rr = opdef.get_attr("FResourceRequest")
-    plan.requested = [_resource.request(ctx, r) for r in rr(params)] if rr is not None else []
-    plan.res_vars = [r.var for r in plan.requested]
-    dev = _dev(ctx)
-    plan.xp, plan.view = dev.xp, dev.view
-    plan.octx = [None, None]          # OpContext by is_train, made on first run
-    pool = _storage.pool(ctx)
-    plan.alloc = [(s, t, pool, pool.size_class(t.itemsize * _prod(s)), sig)
-                  for (s, t), sig in zip(plan.out_specs, plan.out_sigs)]
-    for o, i in plan.alias:
-        plan.alloc[o] = i
-    nbytes = sum(t.itemsize * _prod(s) for s, t in plan.out_specs)
-    plan.cheap = nbytes <= _CHEAP_BYTES and not plan.requested   # until timed
-    plan.timed, plan.fastest = 0, float("inf")
-    plan.saves = None                 # what recording keeps (autograd), found on first use
-    if key is not None:
-        if len(_plans) >= _PLANS_MAX:
-            _plans.clear()
-        _plans[key] = plan
-    return plan
-
-
-def _identity_pairs(opdef, params, inputs, out_specs):
-    """(output, input) pairs that ``FInplaceIdentity`` declares equal, where shape and dtype
-    match; the first claim for an output wins."""
-    ident = opdef.get_attr("FInplaceIdentity")
-    if ident is None:
-        return []
-    pairs, seen = [], set()
-    for (i, o), same in zip(opdef.get_attr("FInplaceOption")(params), ident(params)):
-        if same and o not in seen and (inputs[i]._shape, inputs[i]._dtype) == out_specs[o]:
-            pairs.append((o, i))
-            seen.add(o)
-    return pairs
-
-
-def _infer(opdef, attr, params, known, n_out, err):
-    import numpy as np
-    fn = opdef.get_attr(attr)
+# -- the generated mx.nd functions, arrays and other pushes of the NDArray layer -----------
+def op_function(name):
+    """The ``mx.nd`` function of op ``name`` (or an alias), built on first use."""
+    fn = _functions.get(name)
     if fn is None:
-        if attr == "FInferType" and known:
-            return [known[0]] * n_out
-        raise err(f"Operator {opdef.name!r} has no {attr}")
-    ins, outs = fn(params, list(known), [None] * n_out)
-    what = "shape" if attr == "FInferShape" else "dtype"
-    for i, (a, b) in enumerate(zip(known, ins)):
-        if b is None:
-            continue
-        if (tuple(b) != tuple(a)) if what == "shape" else (np.dtype(b) != a):
-            raise err(f"Operator {opdef.name!r}: input {i} has {what} {a} but the op needs {b}")
-    if len(outs) != n_out or any(o is None for o in outs):
-        raise err(f"Operator {opdef.name!r}: could not infer the output {what}s from inputs "
-                  f"{known} (got {outs})")
-    if what == "shape":
-        return [tuple(int(s) for s in o) for o in outs]
-    return [np.dtype(o) for o in outs]
+        fn = _functions[name] = make_op_function(_registry.get(name), _call, name)
+    return fn
 
 
-def _prod(shape):
-    n = 1
+def forget(opdef) -> None:
+    """Drop what is cached for ``opdef``'s names (it was just (re)defined)."""
+    for n in [opdef.name, *opdef.aliases]:
+        _functions.pop(n, None)
+        _opdefs.pop(n, None)
+
+
+def _call(opdef, inputs, kwargs, out, name):
+    ctx = None
+    if "ctx" in kwargs:
+        ctx = kwargs.pop("ctx")
+        if opdef.param_model is not None and "ctx" in opdef.param_model.model_fields:
+            kwargs["ctx"] = str(ctx) if ctx is not None else None
+    return invoke(opdef, inputs, kwargs, out, ctx)
+
+
+def new_array(shape, dtype, ctx):
+    """An uninitialised NDArray of ``shape`` (a tuple) and numpy ``dtype`` on ``ctx``."""
+    n = dtype.itemsize
     for s in shape:
         n *= s
-    return n
+    return _new_array(_storage.pool(ctx).alloc(n, Var()), 0, shape, dtype, None, None)
+
+
+def from_host(host, ctx):
+    """A new NDArray on ``ctx`` holding a copy of numpy array ``host``; a fresh block nobody
+    else references yet is written at once, as MXNet does."""
+    out = new_array(host.shape, host.dtype, ctx)
+    dev = _device.get(ctx.device_type)
+    out._data()[...] = host if ctx.device_type == "cpu" else dev.from_numpy(host, ctx.device_id)
+    return out
+
+
+def push(fn, ctx, const, mutate, name, nbytes, prop=FnProperty.NORMAL):
+    """Push ``fn(run_ctx)`` for the NDArray layer (copies, fills, index writes); it may run
+    inline when it writes at most ``CHEAP_BYTES``."""
+    _engine.get().push_sync(fn, ctx, const, mutate, prop, name=name,
+                            cheap=nbytes <= CHEAP_BYTES)

@@ -1,12 +1,13 @@
 """MXNet's ``mx.nd._internal``: the underscore ops (``_plus_scalar``, ``_zeros`` ...)."""
 
+from ._imperative import op_function
+
 
 def __getattr__(name):
     if not name.startswith("_") or name.startswith("__"):
         raise AttributeError(f"module 'mxnext.ndarray._internal' holds only '_' ops, not {name!r}")
-    from . import _op_function
     try:
-        fn = _op_function(name)
+        fn = op_function(name)
     except KeyError as exc:
         raise AttributeError(f"module 'mxnext.ndarray._internal' has no attribute {name!r}: "
                              f"{exc}") from None

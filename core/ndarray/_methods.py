@@ -1,94 +1,132 @@
-"""NDArray methods that delegate to registered ops (``a.sum(axis=1)`` is ``mx.nd.sum(a, axis=1)``),
-plus ``reshape``, which returns a view (recorded as ``Reshape`` for autograd)."""
+"""NDArray methods that run registered ops (``a.sum(axis=1)`` is ``mx.nd.sum(a, axis=1)``),
+and the shape methods with MXNet's method forms (``reshape`` returns a view)."""
 
 from __future__ import annotations
 
-from .. import registry
-from ..autograd import _record, _state
-from ..base import ShapeError
-from .ndarray import NDArray
+import numpy as np
 
-__all__ = []
+from .. import _tape, registry
+from ..base import MXNetError, ShapeError
+from ._imperative import invoke_name, op_function
 
-# method name -> op name (MXNet 1.x NDArray methods)
-_DELEGATES = {
-    "sum": "sum", "nansum": "nansum", "mean": "mean", "max": "max", "min": "min",
-    "prod": "prod", "nanprod": "nanprod", "norm": "norm", "argmax": "argmax",
-    "argmin": "argmin", "argmax_channel": "argmax_channel", "argsort": "argsort",
-    "sort": "sort", "topk": "topk", "clip": "clip", "sign": "sign", "sqrt": "sqrt",
-    "rsqrt": "rsqrt", "square": "square", "exp": "exp", "expm1": "expm1", "log": "log",
-    "log1p": "log1p", "log2": "log2", "log10": "log10", "abs": "abs", "round": "round",
-    "rint": "rint", "floor": "floor", "ceil": "ceil", "trunc": "trunc", "fix": "fix",
-    "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh", "sigmoid": "sigmoid",
-    "relu": "relu", "softmax": "softmax", "log_softmax": "log_softmax",
-    "reciprocal": "reciprocal", "flatten": "Flatten", "expand_dims": "expand_dims",
-    "squeeze": "squeeze", "swapaxes": "swapaxes", "flip": "flip", "tile": "tile",
-    "repeat": "repeat", "pad": "pad", "split": "split", "slice": "slice",
-    "slice_axis": "slice_axis", "slice_like": "slice_like", "take": "take",
-    "pick": "pick", "one_hot": "one_hot", "zeros_like": "zeros_like",
-    "ones_like": "ones_like", "broadcast_like": "broadcast_like",
-    "reshape_like": "reshape_like", "diag": "diag", "dot": "dot", "sinh": "sinh",
-    "cosh": "cosh", "arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan",
-    "arcsinh": "arcsinh", "arccosh": "arccosh", "arctanh": "arctanh", "degrees": "degrees",
-    "radians": "radians", "cbrt": "cbrt", "broadcast_axes": "broadcast_axes",
-    "shape_array": "shape_array", "size_array": "size_array", "rcbrt": "rcbrt",
-}
+__all__ = ["OpMethods", "split_v2"]
 
 
-def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False):
-    """Same as ``mx.nd.split_v2(self, ...)``."""
-    from . import split_v2 as split
-    return split(self, indices_or_sections, axis, squeeze_axis)
+def _op(opname):
+    """A method calling op ``opname``'s ``mx.nd`` function with the array first."""
+    def method(self, *args, **kwargs):
+        return op_function(opname)(self, *args, **kwargs)
+    method.__doc__ = f"Same as ``mx.nd.{opname}(self, ...)``."
+    return method
 
 
-def _delegate(opname, method):
-    def fn(self, *args, **kwargs):
-        from . import _op_function
-        return _op_function(opname)(self, *args, **kwargs)
-    fn.__name__ = fn.__qualname__ = method
-    fn.__doc__ = f"Same as ``mx.nd.{opname}(self, ...)``."
-    return fn
+class OpMethods:
+    """MXNet 1.x's NDArray methods that are ops."""
+
+    __slots__ = ()
+
+    # reductions and ordering
+    sum, nansum, mean, prod, nanprod = _op("sum"), _op("nansum"), _op("mean"), _op("prod"), \
+        _op("nanprod")
+    max, min, norm = _op("max"), _op("min"), _op("norm")
+    argmax, argmin, argmax_channel = _op("argmax"), _op("argmin"), _op("argmax_channel")
+    argsort, sort, topk = _op("argsort"), _op("sort"), _op("topk")
+    # elementwise
+    clip, sign, abs, round, rint = _op("clip"), _op("sign"), _op("abs"), _op("round"), \
+        _op("rint")
+    floor, ceil, trunc, fix = _op("floor"), _op("ceil"), _op("trunc"), _op("fix")
+    sqrt, rsqrt, cbrt, rcbrt, square = _op("sqrt"), _op("rsqrt"), _op("cbrt"), _op("rcbrt"), \
+        _op("square")
+    exp, expm1, log, log1p, log2, log10 = _op("exp"), _op("expm1"), _op("log"), _op("log1p"), \
+        _op("log2"), _op("log10")
+    sin, cos, tan, arcsin, arccos, arctan = _op("sin"), _op("cos"), _op("tan"), \
+        _op("arcsin"), _op("arccos"), _op("arctan")
+    sinh, cosh, tanh, arcsinh, arccosh, arctanh = _op("sinh"), _op("cosh"), _op("tanh"), \
+        _op("arcsinh"), _op("arccosh"), _op("arctanh")
+    degrees, radians, reciprocal = _op("degrees"), _op("radians"), _op("reciprocal")
+    sigmoid, relu, softmax, log_softmax = _op("sigmoid"), _op("relu"), _op("softmax"), \
+        _op("log_softmax")
+    # shape and indexing
+    flatten, expand_dims, squeeze, swapaxes = _op("Flatten"), _op("expand_dims"), \
+        _op("squeeze"), _op("swapaxes")
+    flip, tile, repeat, pad, split = _op("flip"), _op("tile"), _op("repeat"), _op("pad"), \
+        _op("split")
+    slice, slice_axis, slice_like = _op("slice"), _op("slice_axis"), _op("slice_like")
+    take, pick, one_hot, diag, dot = _op("take"), _op("pick"), _op("one_hot"), _op("diag"), \
+        _op("dot")
+    zeros_like, ones_like = _op("zeros_like"), _op("ones_like")
+    broadcast_like, broadcast_axes = _op("broadcast_like"), _op("broadcast_axes")
+    reshape_like, shape_array, size_array = _op("reshape_like"), _op("shape_array"), \
+        _op("size_array")
+
+    def reshape(self, *shape, **kwargs):
+        """A view with a new shape; MXNet's special codes 0, -1, -2, -3, -4 and ``reverse``
+        work. Recorded as ``Reshape`` for autograd."""
+        if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = shape[0]
+        if "shape" in kwargs:
+            shape = kwargs.pop("shape")
+        op = registry.get("Reshape")
+        params = op.parse_params({"shape": tuple(shape), **kwargs})
+        _, outs = op.get_attr("FInferShape")(params, [self._shape], [None])
+        new = tuple(outs[0])
+        if _size(new) != _size(self._shape):
+            raise ShapeError(f"reshape: cannot reshape {self._shape} into {tuple(shape)}")
+        out = self._view(new)
+        if _tape.state.recording and self._ag is not None:
+            _tape.record(op, params, [self], [out])
+        return out
+
+    def transpose(self, *axes, **kwargs):
+        """``a.transpose(1, 0)``, ``a.transpose((1, 0))`` or ``a.transpose(axes=(1, 0))``."""
+        if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
+            axes = axes[0]
+        if axes:
+            kwargs["axes"] = tuple(axes)
+        return op_function("transpose")(self, **kwargs)
+
+    def broadcast_to(self, shape):
+        """Broadcast to ``shape``, which may have more (leading) axes than the array, as in
+        MXNet's method (the ``broadcast_to`` op itself needs equal ranks)."""
+        shape = tuple(shape)
+        if len(shape) < self.ndim:
+            raise ShapeError(f"broadcast_to: cannot broadcast {self._shape} to {shape}, which "
+                             f"has fewer axes")
+        src = self if len(shape) == self.ndim else self.reshape(
+            (1,) * (len(shape) - self.ndim) + self._shape)
+        return op_function("broadcast_to")(src, shape=shape)
+
+    def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False):
+        """Same as ``mx.nd.split_v2(self, ...)``."""
+        return split_v2(self, indices_or_sections, axis, squeeze_axis)
 
 
-def reshape(self, *shape, **kwargs):
-    """A view with a new shape; MXNet's special codes 0, -1, -2, -3, -4 and ``reverse`` work."""
-    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
-        shape = shape[0]
-    if "shape" in kwargs:
-        shape = kwargs.pop("shape")
-    op = registry.get("Reshape")
-    params = op.parse_params({"shape": tuple(shape), **kwargs})
-    _, outs = op.get_attr("FInferShape")(params, [self._shape], [None])
-    new = tuple(outs[0])
-    if _size(new) != _size(self._shape):
-        raise ShapeError(f"reshape: cannot reshape {self._shape} into {tuple(shape)}")
-    out = self._view(new)
-    if _state.recording and self._ag is not None:
-        _record(op, params, [self], [out])
-    return out
-
-
-def transpose(self, *axes, **kwargs):
-    """``a.transpose(1, 0)``, ``a.transpose((1, 0))`` or ``a.transpose(axes=(1, 0))``."""
-    from . import _op_function
-    if len(axes) == 1 and isinstance(axes[0], (list, tuple)):
-        axes = axes[0]
-    if axes:
-        kwargs["axes"] = tuple(axes)
-    return _op_function("transpose")(self, **kwargs)
-
-
-def broadcast_to(self, shape):
-    """Broadcast to ``shape``, which may have more (leading) axes than the array, as in
-    MXNet's method (the ``broadcast_to`` op itself needs equal ranks)."""
-    from . import _op_function
-    shape = tuple(shape)
-    if len(shape) < self.ndim:
-        raise ShapeError(f"broadcast_to: cannot broadcast {self._shape} to {shape}, which has "
-                         f"fewer axes")
-    src = self if len(shape) == self.ndim else self.reshape((1,) * (len(shape) - self.ndim)
-                                                            + self._shape)
-    return _op_function("broadcast_to")(src, shape=shape)
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Split ``ary`` along ``axis`` into equal sections (an int) or at the given indices (a
+    tuple), as ``numpy.split``; ``squeeze_axis`` drops the split axis from pieces of size 1.
+    A list of arrays (one array when there is one piece); recorded for autograd."""
+    n = ary.shape[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = int(indices_or_sections)
+        if k < 1 or n % k:
+            raise MXNetError(f"split_v2: axis {axis} of size {n} does not split into {k} "
+                             f"equal sections")
+        cuts = [i * (n // k) for i in range(1, k)]
+    elif isinstance(indices_or_sections, tuple):
+        cuts = [min(max(int(i) + n if i < 0 else int(i), 0), n) for i in indices_or_sections]
+    else:
+        raise TypeError(f"split_v2: indices_or_sections must be an int or a tuple of ints, got "
+                        f"{type(indices_or_sections).__name__}")
+    pieces = []
+    for b, e in zip([0] + cuts, cuts + [n]):
+        p = invoke_name("slice_axis", [ary], {"axis": axis, "begin": b, "end": max(b, e)})
+        if squeeze_axis:
+            if p.shape[axis] != 1:
+                raise MXNetError(f"split_v2: squeeze_axis needs pieces of size 1 along axis "
+                                 f"{axis}, got {p.shape[axis]}")
+            p = invoke_name("squeeze", [p], {"axis": (axis,)})
+        pieces.append(p)
+    return pieces[0] if len(pieces) == 1 else pieces
 
 
 def _size(shape):
@@ -96,11 +134,3 @@ def _size(shape):
     for s in shape:
         n *= s
     return n
-
-
-for _m, _o in _DELEGATES.items():
-    setattr(NDArray, _m, _delegate(_o, _m))
-NDArray.reshape = reshape
-NDArray.transpose = transpose
-NDArray.broadcast_to = broadcast_to
-NDArray.split_v2 = split_v2

@@ -14,14 +14,29 @@ import numbers
 
 import numpy as np
 
-from ..autograd import _check_assignable, _record, _state
+from .. import _tape, registry
+from .._tape import state as _state
 from ..base import MXNetError, ShapeError
-from ._imperative import invoke_name
-from .ndarray import NDArray, _alloc, _push
+from ._imperative import from_host, invoke_name, new_array, push
 
-__all__ = ["getitem", "setitem"]
+__all__ = ["Indexing"]
 
 _INT = (int, np.integer)
+
+
+class Indexing:
+    """NDArray's ``[]``: first-axis views, copies otherwise, writes through the engine."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key):
+        return getitem(self, key)
+
+    def __setitem__(self, key, value):
+        setitem(self, key, value)
+
+
+_ARRAY = Indexing          # NDArray is the class with this mixin
 
 
 def getitem(self, key):
@@ -40,8 +55,8 @@ def getitem(self, key):
 
 def setitem(self, key, value):
     if _state.recording:
-        _check_assignable([self])
-    if isinstance(value, NDArray):
+        _tape.check_assignable([self])
+    if isinstance(value, _ARRAY):
         if value._ctx != self._ctx:
             value = value.as_in_context(self._ctx)
         const, v = [value._chunk.var], value._data()
@@ -56,7 +71,7 @@ def setitem(self, key, value):
 
     def fn(rctx):
         d[_resolve(key)] = v
-    _push(fn, self._ctx, const + key_vars, (self._chunk.var,), "_set_item", d.nbytes)
+    push(fn, self._ctx, const + key_vars, (self._chunk.var,), "_set_item", d.nbytes)
 
 
 def _check_assignment(self, key, vshape):
@@ -101,16 +116,15 @@ def _first_axis(self, start, stop, drop):
         row *= s
     sliced = self._view((stop - start,) + rest, self._offset + start * row)
     if _state.recording and self._ag is not None:
-        from .. import registry
         op = registry.get("slice_axis")
-        _record(op, op.parse_params({"axis": 0, "begin": start, "end": stop}), [self], [sliced])
+        _tape.record(op, op.parse_params({"axis": 0, "begin": start, "end": stop}), [self],
+                     [sliced])
     if not drop:
         return sliced
     out = sliced._view(rest)
     if _state.recording and sliced._ag is not None:
-        from .. import registry
         op = registry.get("Reshape")
-        _record(op, op.parse_params({"shape": rest}), [sliced], [out])
+        _tape.record(op, op.parse_params({"shape": rest}), [sliced], [out])
     return out
 
 
@@ -125,8 +139,8 @@ def _expand(key, ndim):
 
 def _recorded(self, key):
     """Basic indexing as ``slice`` + ``Reshape`` ops, or ``take`` on axis 0, so it is recorded."""
-    if isinstance(key, (NDArray, list, np.ndarray)):
-        idx = key if isinstance(key, NDArray) else _from_host(self, np.asarray(key))
+    if isinstance(key, (_ARRAY, list, np.ndarray)):
+        idx = key if isinstance(key, _ARRAY) else _from_host(self, np.asarray(key))
         return invoke_name("take", [self, idx], {"axis": 0})
     key = _expand(key, len(self._shape))
     begin, end, step, out_shape, axis = [], [], [], [], 0
@@ -162,8 +176,7 @@ def _recorded(self, key):
 
 
 def _from_host(self, arr):
-    from . import array
-    return array(arr, ctx=self._ctx, dtype=arr.dtype if arr.dtype.kind in "iub" else None)
+    return from_host(arr if arr.dtype.kind in "iub" else arr.astype(np.float32), self._ctx)
 
 
 def _resolvable(key):
@@ -171,7 +184,7 @@ def _resolvable(key):
     items = key if isinstance(key, tuple) else (key,)
     out, key_vars = [], []
     for k in items:
-        if isinstance(k, NDArray):
+        if isinstance(k, _ARRAY):
             key_vars.append(k._chunk.var)
         elif isinstance(k, list):
             k = np.asarray(k)
@@ -185,7 +198,7 @@ def _resolve(key):
     """Replace NDArray index arrays by their data (inside an engine function)."""
     if isinstance(key, tuple):
         return tuple(_resolve(k) for k in key)
-    if isinstance(key, NDArray):
+    if isinstance(key, _ARRAY):
         d = key._data()
         return d if d.dtype.kind in "iub" else d.astype(np.intp)
     return key
@@ -195,7 +208,7 @@ def _shape_probe(key):
     """A key with the same result shape whose index arrays are host zeros/values."""
     if isinstance(key, tuple):
         return tuple(_shape_probe(k) for k in key)
-    if isinstance(key, NDArray):
+    if isinstance(key, _ARRAY):
         if key._dtype.kind == "b":
             return key.asnumpy()
         return np.zeros(key._shape, dtype=np.intp)
@@ -209,14 +222,12 @@ def _copy(self, key):
         shape = probe[_shape_probe(key)].shape
     except IndexError as exc:
         raise IndexError(f"NDArray of shape {self._shape}: {exc}") from None
-    out = _alloc(shape or (1,), self._dtype, self._ctx)
+    out = new_array(shape or (1,), self._dtype, self._ctx)
     s, o = self._data(), out._data()
 
     def fn(rctx):
         o[...] = s[_resolve(key)].reshape(o.shape)
-    _push(fn, self._ctx, [self._chunk.var] + key_vars, (out._chunk.var,), "_get_item", o.nbytes)
+    push(fn, self._ctx, [self._chunk.var] + key_vars, (out._chunk.var,), "_get_item", o.nbytes)
     return out
 
 
-NDArray.__getitem__ = getitem
-NDArray.__setitem__ = setitem

@@ -1,182 +1,70 @@
 """The ``NDArray`` class: a typed, shaped view of a storage chunk guarded by an engine var.
 
-Several NDArrays may share one ``_Chunk`` (views: first-axis slices, reshapes);
-the chunk's memory goes back to the pool through the engine when the last
-of them dies. Operators, indexing and the op methods live in ``_ops``,
-``indexing`` and ``_methods``; this file holds data, properties and copies.
+Several NDArrays may share one chunk (a ``storage.Handle`` carrying the var; views:
+first-axis slices, reshapes); its memory goes back to the pool through the engine when
+the last of them drops it. The class is its data, properties and copies (this file) plus
+three mixins: ``Arithmetic`` (``_arith.py``: operators), ``OpMethods`` (``_methods.py``:
+methods that are ops) and ``Indexing`` (``indexing.py``: ``[]``).
 """
 
 from __future__ import annotations
 
-import atexit
-
 import numpy as np
 
+from .. import _tape
 from .. import device as _device
 from .. import engine as _engine
-from .. import storage as _storage
+from .._tape import state as _state
 from ..base import MXNetError
-from ..context import Context, current_context
-from ..engine import FnProperty, Var
+from ..context import Context, as_context, current_context
+from . import _backward, _imperative
+from ._arith import Arithmetic
+from ._copies import filled, push_copy
+from ._imperative import invoke_name, new_array
+from ._methods import OpMethods
+from .indexing import Indexing
 
 __all__ = ["NDArray", "empty", "waitall"]
 
-_DEVICES: dict = {}
-_exiting = []               # non-empty once the interpreter exits: memory then goes with the process
-atexit.register(_exiting.append, True)   # runs before the engine's own exit hook (LIFO)
-_CHEAP_BYTES = 1 << 16     # ops writing at most this much may run inline on the pushing thread
 
-
-def _dev(ctx):
-    d = _DEVICES.get(ctx.device_type)
-    if d is None:
-        d = _DEVICES[ctx.device_type] = _device.get(ctx.device_type)
-    return d
-
-
-class _Chunk:
-    """A block of memory and its engine var; a pooled block goes back to its pool through the
-    engine when the chunk is dropped (after every function pushed on the var)."""
-
-    __slots__ = ("raw", "var", "ctx", "pool", "cap", "__weakref__")
-
-    def __init__(self, raw, var, ctx, pool=None, cap=0):
-        self.raw = raw
-        self.var = var
-        self.ctx = ctx
-        self.pool = pool          # storage pool, or None for borrowed memory (from_numpy)
-        self.cap = cap
-
-    def __del__(self):
-        pool = self.pool
-        if pool is not None and not _exiting:
-            raw, cap = self.raw, self.cap
-            _engine.get().push_delete(lambda rctx: pool.give(raw, cap), self.ctx, self.var)
-
-
-def _as_ctx(c):
-    """A Context from a Context, ``"cpu(1)"``, ``"cpu"`` or None/"" (None)."""
-    if c is None or c == "":
-        return None
-    if isinstance(c, Context):
-        return c
-    text = str(c).strip()
-    if "(" in text:
-        dev, _, rest = text.partition("(")
-        return Context(dev, int(rest.rstrip(")") or 0))
-    return Context(text, 0)
-
-
-def _alloc(shape, dtype, ctx) -> "NDArray":
-    n = dtype.itemsize
-    for s in shape:
-        n *= s
-    pool = _storage.pool(ctx)
-    cap = pool.size_class(n)
-    return NDArray._wrap(_Chunk(pool.take(cap), Var(), ctx, pool, cap), shape, dtype, 0)
-
-
-def empty(shape, ctx=None, dtype=None) -> "NDArray":
-    """An uninitialised array (MXNet's ``mx.nd.empty``)."""
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
-    return _alloc(shape, np.dtype(dtype or np.float32), _as_ctx(ctx) or current_context())
-
-
-def waitall() -> None:
-    """Wait for every pushed operation; raise the first stored error (MXNet's ``mx.nd.waitall``)."""
-    _engine.get().wait_for_all()
-
-
-def _push(fn, ctx, const, mutate, name, nbytes, prop=FnProperty.NORMAL):
-    _engine.get().push_sync(fn, ctx, const, mutate, prop, name=name, cheap=nbytes <= _CHEAP_BYTES)
-
-
-def _push_copy(src: "NDArray", dst: "NDArray") -> None:
-    """Copy ``src`` into ``dst`` (same shape; dtype cast; any two contexts) through the engine."""
-    if src._shape != dst._shape:
-        raise MXNetError(f"copyto: shape mismatch: source {src._shape} vs target {dst._shape}")
-    s, d = src._data(), dst._data()
-    sctx, dctx = src._ctx, dst._ctx
-    if sctx.device_type == dctx.device_type:
-        def fn(rctx):
-            d[...] = s
-    else:
-        sdev, ddev = _dev(sctx), _dev(dctx)
-
-        def fn(rctx):
-            d[...] = ddev.from_numpy(sdev.to_numpy(s), dctx.device_id)
-    gpu = dctx if dctx.device_type != "cpu" else sctx
-    prop = FnProperty.NORMAL if gpu.device_type == "cpu" else (
-        FnProperty.COPY_TO_GPU if gpu is dctx else FnProperty.COPY_FROM_GPU)
-    _push(fn, gpu, (src._chunk.var,), (dst._chunk.var,), "_copyto", d.nbytes, prop)
-
-
-def _filled(shape, dtype, ctx, value) -> "NDArray":
-    out = _alloc(shape, dtype, ctx)
-    _push_fill(out, value)
-    return out
-
-
-def _filled_like(a: "NDArray", value) -> "NDArray":
-    return _filled(a._shape, a._dtype, a._ctx, value)
-
-
-def _push_add(src: "NDArray", dst: "NDArray") -> None:
-    """``dst += src`` through the engine (gradient accumulation, ``grad_req='add'``)."""
-    s, d = src._data(), dst._data()
-
-    def fn(rctx):
-        d[...] += s
-    _push(fn, dst._ctx, (src._chunk.var,), (dst._chunk.var,), "_grad_add", d.nbytes)
-
-
-def _push_fill(dst: "NDArray", value) -> None:
-    d = dst._data()
-
-    def fn(rctx):
-        d[...] = value
-    _push(fn, dst._ctx, (), (dst._chunk.var,), "_fill", d.nbytes)
-
-
-class NDArray:
+class NDArray(Arithmetic, OpMethods, Indexing):
     """An n-dimensional array on a device, computed asynchronously by the engine."""
 
     __slots__ = ("_chunk", "_offset", "_shape", "_dtype", "_ctx", "_sig", "_v", "_ag",
                  "__weakref__")
-    __array_priority__ = 1000.0      # numpy defers reflected operators to us
 
-    @classmethod
-    def _wrap(cls, chunk, shape, dtype, offset):
-        self = object.__new__(cls)
+    @staticmethod
+    def _new(chunk, offset, shape, dtype, sig=None, view=None) -> "NDArray":
+        """The one constructor: an array over ``chunk`` (``sig``, the plan-cache key, and
+        ``view``, the device array, when the caller has them), without autograd history."""
+        self = object.__new__(NDArray)
         self._chunk = chunk
         self._offset = offset
         self._shape = shape
         self._dtype = dtype
-        self._ctx = chunk.ctx
-        self._sig = (shape, dtype, chunk.ctx.device_type, chunk.ctx.device_id)  # plan-cache key
-        self._v = None
+        ctx = self._ctx = chunk.ctx
+        self._sig = sig or (shape, dtype, ctx.device_type, ctx.device_id)
+        self._v = view
         self._ag = None
         return self
 
     def _alias(self) -> "NDArray":
         """Another NDArray for the same data (shares the device view), without history."""
-        a = object.__new__(NDArray)
-        a._chunk, a._offset, a._shape, a._dtype = self._chunk, self._offset, self._shape, self._dtype
-        a._ctx, a._sig, a._v, a._ag = self._ctx, self._sig, self._v, None
-        return a
+        return NDArray._new(self._chunk, self._offset, self._shape, self._dtype, self._sig,
+                            self._v)
 
     def _view(self, shape, offset=None) -> "NDArray":
         """Another NDArray over the same chunk (no autograd history)."""
-        return NDArray._wrap(self._chunk, shape, self._dtype,
-                             self._offset if offset is None else offset)
+        return NDArray._new(self._chunk, self._offset if offset is None else offset, shape,
+                            self._dtype)
 
     def _data(self):
         """The device array (numpy/cupy view of the chunk); read it only inside engine functions
         or after waiting."""
         v = self._v
         if v is None:
-            v = self._v = _dev(self._ctx).view(self._chunk.raw, self._dtype, self._shape,
-                                               self._offset)
+            v = self._v = _device.get(self._ctx.device_type).view(
+                self._chunk.raw, self._dtype, self._shape, self._offset)
         return v
 
     # -- properties -----------------------------------------------------------------
@@ -218,7 +106,6 @@ class NDArray:
     def T(self) -> "NDArray":
         if len(self._shape) < 2:
             return self
-        from ._imperative import invoke_name
         return invoke_name("transpose", [self], {})
 
     # -- synchronisation and host copies -------------------------------------------
@@ -232,7 +119,7 @@ class NDArray:
         """A numpy copy of the data (waits for pending writes)."""
         _engine.get().wait_for_var(self._chunk.var)
         v = self._data()
-        host = _dev(self._ctx).to_numpy(v)
+        host = _device.get(self._ctx.device_type).to_numpy(v)
         return host.copy() if host is v else host
 
     def asscalar(self):
@@ -258,21 +145,18 @@ class NDArray:
     def copyto(self, other):
         """Copy into ``other`` (an NDArray, returned) or onto a new array on a Context."""
         if isinstance(other, Context):
-            other = _alloc(self._shape, self._dtype, other)
+            other = new_array(self._shape, self._dtype, other)
         elif not isinstance(other, NDArray):
             raise TypeError(f"copyto: expected an NDArray or Context, got {type(other).__name__}")
         if other._chunk is self._chunk and other._offset == self._offset:
             return other
-        _push_copy(self, other)
+        push_copy(self, other)
         return other
 
     def copy(self) -> "NDArray":
         """A deep copy on the same context (recorded as ``_copy`` for autograd)."""
-        if self._ag is not None:
-            from ..autograd import _state
-            if _state.recording:
-                from ._imperative import invoke_name
-                return invoke_name("_copy", [self], {})
+        if self._ag is not None and _state.recording:
+            return invoke_name("_copy", [self], {})
         return self.copyto(self._ctx)
 
     def as_in_context(self, context) -> "NDArray":
@@ -285,7 +169,6 @@ class NDArray:
         dtype = np.dtype(dtype)
         if not copy and dtype == self._dtype:
             return self
-        from ._imperative import invoke_name
         return invoke_name("Cast", [self], {"dtype": dtype.name})
 
     def tostype(self, stype) -> "NDArray":
@@ -299,8 +182,7 @@ class NDArray:
 
     # -- autograd ---------------------------------------------------------------------
     def attach_grad(self, grad_req="write", stype=None) -> None:
-        from .. import autograd
-        autograd.mark_variables([self], [_filled_like(self, 0)], grad_req)
+        _tape.mark_variables([self], [filled(self._shape, self._dtype, self._ctx, 0)], grad_req)
 
     @property
     def grad(self):
@@ -308,9 +190,8 @@ class NDArray:
         return e.node.info.grad if e is not None and e.node.op is None else None
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True) -> None:
-        from .. import autograd
-        autograd.backward([self], None if out_grad is None else [out_grad],
-                          retain_graph=retain_graph, train_mode=train_mode)
+        _backward.backward([self], None if out_grad is None else [out_grad], retain_graph,
+                           train_mode)
 
     # -- Python protocol ----------------------------------------------------------------
     def __repr__(self):
@@ -334,13 +215,22 @@ class NDArray:
             return bool(self.asscalar())
         raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
 
-    __nonzero__ = __bool__
-
-    def __hash__(self):
-        return id(self) // 16
-
     def __getstate__(self):
         raise MXNetError("NDArray cannot be pickled; use mx.nd.save / mx.nd.load")
 
     def __reduce_ex__(self, protocol):
         self.__getstate__()
+
+
+_imperative.use_array_class(NDArray)
+
+
+def empty(shape, ctx=None, dtype=None) -> NDArray:
+    """An uninitialised array (MXNet's ``mx.nd.empty``)."""
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    return new_array(shape, np.dtype(dtype or np.float32), as_context(ctx) or current_context())
+
+
+def waitall() -> None:
+    """Wait for every pushed operation; raise the first stored error (MXNet's ``mx.nd.waitall``)."""
+    _engine.get().wait_for_all()

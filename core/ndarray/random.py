@@ -5,6 +5,7 @@ ops (the shape and dtype of an array), drawing from the device's RANDOM resource
 from __future__ import annotations
 
 from ._gen import _Null
+from ._imperative import op_function
 from .ndarray import NDArray
 
 __all__ = ["uniform", "normal", "randn", "randint", "poisson", "exponential", "gamma",
@@ -14,7 +15,6 @@ __all__ = ["uniform", "normal", "randn", "randint", "poisson", "exponential", "g
 
 
 def _sample(kind, params, shape, dtype, ctx, out, kwargs):
-    from . import _op_function
     tensors = [v for v in params.values() if isinstance(v, NDArray)]
     extra = {k: v for k, v in (("shape", shape), ("dtype", dtype)) if v is not _Null}
     extra.update(kwargs)
@@ -22,10 +22,10 @@ def _sample(kind, params, shape, dtype, ctx, out, kwargs):
         if len(tensors) != len(params):
             raise TypeError(f"random.{kind}: parameters {', '.join(params)} must be all "
                             f"NDArrays or all scalars")
-        return _op_function(f"_sample_{kind}")(*tensors, out=out, **extra)
+        return op_function(f"_sample_{kind}")(*tensors, out=out, **extra)
     if ctx is not None:
         extra["ctx"] = ctx
-    return _op_function(f"_random_{kind}")(out=out, **params, **extra)
+    return op_function(f"_random_{kind}")(out=out, **params, **extra)
 
 
 def uniform(low=0, high=1, shape=_Null, dtype=_Null, ctx=None, out=None, **kwargs):
@@ -73,16 +73,14 @@ def generalized_negative_binomial(mu=1, alpha=1, shape=_Null, dtype=_Null, ctx=N
 
 def multinomial(data, shape=_Null, get_prob=False, out=None, dtype="int32", **kwargs):
     """Draws from the categorical distributions whose probabilities are the last axis of ``data``."""
-    from . import _op_function
     extra = {"get_prob": get_prob, "dtype": dtype, **kwargs}
     if shape is not _Null:
         extra["shape"] = shape
-    return _op_function("_sample_multinomial")(data, out=out, **extra)
+    return op_function("_sample_multinomial")(data, out=out, **extra)
 
 
 def _like(kind, data, params, out, kwargs):
-    from . import _op_function
-    return _op_function(f"_random_{kind}_like")(data, out=out, **params, **kwargs)
+    return op_function(f"_random_{kind}_like")(data, out=out, **params, **kwargs)
 
 
 def uniform_like(data, low=0, high=1, out=None, **kwargs):
@@ -116,5 +114,4 @@ def generalized_negative_binomial_like(data, mu=1, alpha=1, out=None, **kwargs):
 
 def shuffle(data, **kwargs):
     """A copy of ``data`` with its first axis randomly permuted."""
-    from . import _op_function
-    return _op_function("_shuffle")(data, **kwargs)
+    return op_function("_shuffle")(data, **kwargs)

@@ -1,0 +1,171 @@
+"""What the invoke path settles once per (op, params, context, input signature): a ``Plan``.
+
+Parsed params, inferred output shapes and dtypes, the device kernel, resources, in-place and
+identity claims, and the allocation of each output; plans are cached by the invoke path
+so a call only allocates, pushes and records.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import device as _device
+from .. import resource as _resource
+from .. import storage as _storage
+from ..base import MXNetError, ShapeError, TypeInferError
+from ..context import as_context, current_context
+from ..opctx import OpReqType
+
+__all__ = ["Plan", "make_plan", "CHEAP_BYTES"]
+
+CHEAP_BYTES = 1 << 16      # ops writing at most this much may run inline on the pushing thread
+_TIMED_RUNS = 3            # kernel runs timed per plan before ``cheap`` is settled
+_INLINE_SECONDS = 1e-3     # kernels faster than this run inline on the pushing thread
+_WRITE, _NULL = OpReqType.WRITE_TO, OpReqType.NULL
+
+
+class Plan:
+    """One op application's settled facts (see the module docstring)."""
+
+    __slots__ = ("op", "name", "params", "ctx", "n_in", "n_vis", "out_specs", "out_sigs",
+                 "fcompute", "req", "mutate", "inplace", "alias", "requested", "res_vars",
+                 "xp", "view", "alloc", "octx", "cheap", "timed", "fastest", "saves")
+
+    def observe(self, seconds):
+        """Time of one kernel run. After the first few, ``cheap`` (run inline when ready,
+        never handed to a worker) follows the fastest: under the GIL a hand-off only pays
+        for kernels long enough to hide a thread switch."""
+        self.fastest = min(self.fastest, seconds)
+        self.timed += 1
+        if self.timed == _TIMED_RUNS:
+            self.cheap = self.fastest < _INLINE_SECONDS and not self.requested
+
+    @property
+    def timing(self):
+        return self.timed < _TIMED_RUNS
+
+
+def make_plan(opdef, params, inputs, ctx) -> Plan:
+    """Check ``inputs`` against ``opdef`` and settle everything a call needs."""
+    name = opdef.name
+    n_in = opdef.num_inputs(params)
+    if n_in != len(inputs):
+        names = opdef.list_input_names(params)
+        raise MXNetError(f"Operator {name!r}: expected {n_in} input(s) ({', '.join(names)}), "
+                         f"got {len(inputs)}")
+    ctx = _context(name, params, inputs, ctx)
+    p = Plan()
+    p.op, p.name, p.params, p.ctx, p.n_in = opdef, name, params, ctx, n_in
+    _settle_outputs(p, inputs)
+    _settle_kernel(p)
+    _settle_writes(p, inputs)
+    _settle_memory(p)
+    return p
+
+
+def _context(name, params, inputs, ctx):
+    if not inputs:
+        return as_context(getattr(params, "ctx", None)) or as_context(ctx) or current_context()
+    ctx = inputs[0]._ctx
+    for i, a in enumerate(inputs):
+        if a._ctx != ctx:
+            raise MXNetError(f"Operator {name!r}: all inputs must be on one context; input 0 "
+                             f"is on {ctx} but input {i} is on {a._ctx} (copy it with "
+                             f"as_in_context)")
+    return ctx
+
+
+def _settle_outputs(p, inputs):
+    """Output shapes, dtypes and signatures, from the op's inference rules."""
+    op, params = p.op, p.params
+    n_out = op.num_outputs(params)
+    shapes = _infer(op, "FInferShape", params, [a._shape for a in inputs], n_out, ShapeError)
+    types = _infer(op, "FInferType", params, [a._dtype for a in inputs], n_out, TypeInferError)
+    p.out_specs = list(zip(shapes, types))
+    p.out_sigs = [(s, t, p.ctx.device_type, p.ctx.device_id) for s, t in p.out_specs]
+    p.n_vis = op.num_visible_outputs(params)
+
+
+def _settle_kernel(p):
+    """The device kernel, its resources and the OpContext slots."""
+    op, ctx = p.op, p.ctx
+    p.fcompute = op.get_attr(f"FCompute<{ctx.device_type}>")
+    if p.fcompute is None:
+        have = sorted(k[9:-1] for k in op.attrs if k.startswith("FCompute<"))
+        raise MXNetError(f"Operator {p.name!r} has no FCompute<{ctx.device_type}> kernel for "
+                         f"{ctx}; kernels exist for: {', '.join(have) or 'no device'}")
+    rr = op.get_attr("FResourceRequest")
+    p.requested = [_resource.request(ctx, r) for r in rr(p.params)] if rr is not None else []
+    p.res_vars = [r.var for r in p.requested]
+    dev = _device.get(ctx.device_type)
+    p.xp, p.view = dev.xp, dev.view
+    p.octx = [None, None]            # OpContext by is_train, made on first run
+    p.saves = None                   # what recording keeps (autograd), found on first use
+
+
+def _settle_writes(p, inputs):
+    """How outputs are written: mutated inputs, in-place options and identity outputs
+    (``FInplaceIdentity``: the output is the input's data itself, never written)."""
+    op, params = p.op, p.params
+    p.mutate = op.mutate_inputs(params)
+    ipo = op.get_attr("FInplaceOption")
+    p.inplace = [tuple(x) for x in ipo(params)] if ipo is not None else []
+    p.alias = _identity_pairs(op, params, inputs, p.out_specs)
+    p.req = [_WRITE] * len(p.out_specs)
+    for o, _ in p.alias:
+        p.req[o] = _NULL
+
+
+def _settle_memory(p):
+    """Each output's allocation: (shape, dtype, pool, nbytes, sig), or the index of the input
+    it aliases; whether the op starts out as cheap (until its kernel is timed)."""
+    pool = _storage.pool(p.ctx)
+    p.alloc = [(s, t, pool, t.itemsize * _prod(s), sig)
+               for (s, t), sig in zip(p.out_specs, p.out_sigs)]
+    for o, i in p.alias:
+        p.alloc[o] = i
+    nbytes = sum(t.itemsize * _prod(s) for s, t in p.out_specs)
+    p.cheap = nbytes <= CHEAP_BYTES and not p.requested
+    p.timed, p.fastest = 0, float("inf")
+
+
+def _identity_pairs(opdef, params, inputs, out_specs):
+    """(output, input) pairs that ``FInplaceIdentity`` declares equal, where shape and dtype
+    match; the first claim for an output wins."""
+    ident = opdef.get_attr("FInplaceIdentity")
+    if ident is None:
+        return []
+    pairs, seen = [], set()
+    for (i, o), same in zip(opdef.get_attr("FInplaceOption")(params), ident(params)):
+        if same and o not in seen and (inputs[i]._shape, inputs[i]._dtype) == out_specs[o]:
+            pairs.append((o, i))
+            seen.add(o)
+    return pairs
+
+
+def _infer(opdef, attr, params, known, n_out, err):
+    fn = opdef.get_attr(attr)
+    if fn is None:
+        if attr == "FInferType" and known:
+            return [known[0]] * n_out
+        raise err(f"Operator {opdef.name!r} has no {attr}")
+    ins, outs = fn(params, list(known), [None] * n_out)
+    what = "shape" if attr == "FInferShape" else "dtype"
+    for i, (a, b) in enumerate(zip(known, ins)):
+        if b is None:
+            continue
+        if (tuple(b) != tuple(a)) if what == "shape" else (np.dtype(b) != a):
+            raise err(f"Operator {opdef.name!r}: input {i} has {what} {a} but the op needs {b}")
+    if len(outs) != n_out or any(o is None for o in outs):
+        raise err(f"Operator {opdef.name!r}: could not infer the output {what}s from inputs "
+                  f"{known} (got {outs})")
+    if what == "shape":
+        return [tuple(int(s) for s in o) for o in outs]
+    return [np.dtype(o) for o in outs]
+
+
+def _prod(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
