@@ -6,7 +6,11 @@ import inspect
 import types
 import typing
 
-__all__ = ["default_params", "summary", "details", "field_info", "devices_of"]
+__all__ = ["FRONTENDS", "default_params", "summary", "details", "field_info", "devices_of"]
+
+# The ``mx.<frontend>`` namespaces whose call form ``ops show`` prints: only frontends that
+# exist (add "sym" when Symbol lands).
+FRONTENDS = ("nd",)
 
 _COMPUTE = "FCompute<"
 
@@ -48,7 +52,9 @@ def summary(opdef) -> dict:
     }
 
 
-def details(opdef, nd_function=None, sym_function=None) -> dict:
+def details(opdef, functions: dict) -> dict:
+    """Everything ``ops show`` prints; ``functions`` maps a frontend (``FRONTENDS``) to the
+    op's generated function there, whose real signature is the call form shown."""
     ok, params = default_params(opdef)
     var_arg = opdef.get_attr("key_var_num_args")
     out = summary(opdef)
@@ -68,10 +74,8 @@ def details(opdef, nd_function=None, sym_function=None) -> dict:
         "mutate_inputs": _attr_call(opdef, "FMutateInputs", params),
         "resources": [getattr(r, "name", str(r)) for r in
                       (_attr_call(opdef, "FResourceRequest", params) or [])],
-        "signature": {
-            "nd": f"mx.nd.{opdef.name}{_signature(nd_function, opdef, 'nd')}",
-            "sym": f"mx.sym.{opdef.name}{_signature(sym_function, opdef, 'sym')}",
-        },
+        "signature": {ns: f"mx.{ns}.{opdef.name}{_signature(fn)}"
+                      for ns, fn in functions.items()},
     })
     return out
 
@@ -86,28 +90,15 @@ def _attr_call(opdef, key, params):
     return [list(v) if isinstance(v, tuple) else v for v in value] if value is not None else None
 
 
-def _signature(fn, opdef, frontend) -> str:
-    """The frontend function's real signature, or (when that frontend is not built yet)
-    the one it is specified to have: inputs, then parameters, then out=/name=."""
-    if fn is not None:
-        try:
-            sig = inspect.signature(fn)
-        except (TypeError, ValueError):
-            pass
-        else:  # MXNet's style: names and defaults; the types are in the parameter table
-            empty = inspect.Parameter.empty
-            return str(sig.replace(parameters=[p.replace(annotation=empty)
-                                               for p in sig.parameters.values()],
-                                   return_annotation=empty))
-    var_arg = opdef.get_attr("key_var_num_args")
-    if var_arg:
-        parts = ["*" + (opdef.arguments[0].name if opdef.arguments else "args")]
-    else:
-        parts = [f"{a.name}=None" for a in opdef.arguments]
-    fields = opdef.param_model.model_fields if opdef.param_model else {}
-    parts += [f"{name}=_Null" for name in fields if name != var_arg]  # _Null: "not passed"
-    parts += ["out=None", "name=None"] if frontend == "nd" else ["name=None", "attr=None"]
-    return f"({', '.join(parts)})"
+def _signature(fn) -> str:
+    """MXNet's style: names and defaults; the types are in the parameter table."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return "(...)"
+    empty = inspect.Parameter.empty
+    params = [p.replace(annotation=empty) for p in sig.parameters.values()]
+    return str(sig.replace(parameters=params, return_annotation=empty))
 
 
 def field_info(name, info) -> dict:

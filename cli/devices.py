@@ -1,4 +1,4 @@
-"""``mxnext devices`` and ``mxnext kvstores``: what plugins registered and what is usable."""
+"""``mxnext devices``: the device types plugins registered and whether they are usable."""
 
 from __future__ import annotations
 
@@ -6,12 +6,7 @@ import click
 
 from ._table import emit_json, status_style, table
 
-__all__ = ["devices", "kvstores", "device_rows", "kvstore_rows", "count_label"]
-
-
-def _providers(kind: str) -> dict:
-    from mxnext import plugins
-    return {name: p.name for p in plugins.report() for name in getattr(p, kind)}
+__all__ = ["devices", "device_rows", "count_label"]
 
 
 def count_label(count):
@@ -20,8 +15,8 @@ def count_label(count):
 
 
 def device_rows() -> list[dict]:
-    from mxnext import device
-    providers = _providers("devices")
+    from mxnext import device, plugins
+    providers = {t: p.name for p in plugins.report() for t in p.devices}
     rows = []
     for dtype, dev in sorted(device.available().items()):
         row = {"type": dtype, "plugin": providers.get(dtype), "array_lib": None, "count": None,
@@ -34,18 +29,6 @@ def device_rows() -> list[dict]:
             row["error"] = f"{type(e).__name__}: {e}"
         rows.append(row)
     return rows
-
-
-def kvstore_rows() -> list[dict]:
-    """Backends registered through ``mxnext_register_kvstores`` (and any builtin the
-    ``mxnext.kvstore`` module lists itself)."""
-    providers = _providers("kvstores")
-    try:
-        from mxnext import kvstore
-        names = set(kvstore.available())
-    except (ImportError, AttributeError):  # no KVStore frontend in this build
-        names = set()
-    return [{"name": n, "plugin": providers.get(n)} for n in sorted(names | set(providers))]
 
 
 @click.command()
@@ -63,16 +46,3 @@ def devices(as_json):
            for r in rows],
           styles={4: status_style})
 
-
-@click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
-def kvstores(as_json):
-    """Registered KVStore backends (the names mx.kv.create accepts)."""
-    rows = kvstore_rows()
-    if as_json:
-        emit_json(rows)
-        return
-    if not rows:
-        click.echo("no KVStore backends registered")
-        return
-    table(["NAME", "PLUGIN"], [[r["name"], r["plugin"] or "-"] for r in rows])

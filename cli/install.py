@@ -1,8 +1,10 @@
-"""``mxnext install``: pip-install plugin packages, then say exactly what they added."""
+"""``mxnext install`` and ``mxnext uninstall``: run pip on plugin packages, then say exactly
+what appeared and what disappeared."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -10,11 +12,14 @@ import click
 
 from ._table import emit_json, heading
 
-__all__ = ["install"]
+__all__ = ["install", "uninstall"]
+
+# What the report compares: kind -> the key naming an entry in the JSON rows.
+_KINDS = (("ops", "name"), ("devices", "type"))
 
 
-def _snapshot() -> dict:
-    """The registry as a fresh interpreter of this environment loads it."""
+def _fresh_state() -> dict:
+    """The plugins, ops and devices a fresh interpreter of this environment loads now."""
     proc = subprocess.run([sys.executable, "-m", "mxnext_cli._state"],
                           capture_output=True, text=True)
     if proc.returncode != 0:
@@ -23,20 +28,50 @@ def _snapshot() -> dict:
 
 
 def diff(before: dict, after: dict) -> dict:
-    """Plugins that are new or changed (version or status), and what was added."""
+    """Plugins that are new or changed (version or status) or gone, and the ops and devices
+    that appeared or disappeared."""
     changed = {name: p for name, p in after["plugins"].items()
                if before["plugins"].get(name) != p}
-    added = {kind: {k: v for k, v in after[kind].items() if k not in before[kind]}
-             for kind in ("ops", "devices", "kvstores")}
-    return {
+    out = {
         "plugins": [{"name": name, **p} for name, p in sorted(changed.items())],
-        "ops": [{"name": k, "plugin": v} for k, v in sorted(added["ops"].items())],
-        "devices": [{"type": k, "plugin": v} for k, v in sorted(added["devices"].items())],
-        "kvstores": [{"name": k, "plugin": v} for k, v in sorted(added["kvstores"].items())],
-        "removed_ops": sorted(set(before["ops"]) - set(after["ops"])),
-        "failed": [{"name": name, "error": p["error"], "traceback": p["traceback"]}
-                   for name, p in sorted(changed.items()) if p["status"] == "failed"],
+        "removed_plugins": [{"name": name, "distribution": p["distribution"],
+                             "version": p["version"]}
+                            for name, p in sorted(before["plugins"].items())
+                            if name not in after["plugins"]],
     }
+    for kind, key in _KINDS:
+        out[kind] = [{key: k, "plugin": v} for k, v in sorted(after[kind].items())
+                     if k not in before[kind]]
+        out[f"removed_{kind}"] = [{key: k, "plugin": v} for k, v in sorted(before[kind].items())
+                                  if k not in after[kind]]
+    out["failed"] = [{"name": name, "error": p["error"], "traceback": p["traceback"]}
+                     for name, p in sorted(changed.items()) if p["status"] == "failed"]
+    return out
+
+
+def _run_pip(args: list[str], done: str, as_json: bool) -> None:
+    """Run ``pip ARGS`` with this interpreter and report what it changed: before is what
+    this process loaded at start, after is what a fresh process loads. Exits 1 when pip
+    fails or a plugin that changed fails to load."""
+    from ._state import collect
+    before = collect()
+    cmd = [sys.executable, "-m", "pip", *args]
+    if not as_json:
+        click.echo(f"$ {' '.join(cmd)}")
+    sys.stdout.flush()
+    pip = subprocess.run(cmd, capture_output=as_json, text=True)
+    if pip.returncode != 0:
+        if as_json:
+            click.echo(pip.stdout + pip.stderr, err=True, nl=False)
+        raise click.ClickException(f"pip {args[0]} failed (exit {pip.returncode}); "
+                                   f"nothing was loaded")
+    d = diff(before, _fresh_state())
+    if as_json:
+        emit_json(d)
+    else:
+        _print(d, done)
+    if d["failed"]:
+        sys.exit(1)
 
 
 @click.command()
@@ -49,47 +84,62 @@ def diff(before: dict, after: dict) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def install(packages, editable, upgrade, no_deps, no_build_isolation, as_json):
     """Install op plugin packages into this Python environment with pip, load them in a
-    fresh process and report which plugins, ops, devices and kvstores they added.
+    fresh process and report which plugins, ops and devices they added.
     Exits 1 if pip fails or a plugin fails to load."""
-    before = _snapshot()
-    cmd = [sys.executable, "-m", "pip", "install"]
-    cmd += ["--upgrade"] * upgrade + ["--no-deps"] * no_deps
-    cmd += ["--no-build-isolation"] * no_build_isolation
+    args = ["install"] + ["--upgrade"] * upgrade + ["--no-deps"] * no_deps
+    args += ["--no-build-isolation"] * no_build_isolation
     for pkg in packages:
-        cmd += ["-e", pkg] if editable else [pkg]
-    if not as_json:
-        click.echo(f"$ {' '.join(cmd)}")
-    sys.stdout.flush()
-    pip = subprocess.run(cmd, capture_output=as_json, text=True)
-    if pip.returncode != 0:
-        if as_json:
-            click.echo(pip.stdout + pip.stderr, err=True, nl=False)
-        raise click.ClickException(f"pip install failed (exit {pip.returncode}); "
-                                   f"nothing was loaded")
-    d = diff(before, _snapshot())
-    if as_json:
-        emit_json(d)
-    else:
-        _print(d)
-    if d["failed"]:
-        sys.exit(1)
+        args += ["-e", pkg] if editable else [pkg]
+    _run_pip(args, "installed", as_json)
 
 
-def _print(d) -> None:
+@click.command()
+@click.argument("packages", nargs=-1, required=True, metavar="PKG...")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def uninstall(packages, as_json):
+    """Uninstall plugin distributions (PKG: a distribution or plugin name) from this
+    Python environment with pip, load the rest in a fresh process and report which
+    plugins, ops and devices disappeared. Exits 1 if pip fails or a remaining plugin
+    fails to load."""
+    _run_pip(["uninstall", "-y", *(_distribution(p) for p in packages)], "uninstalled", as_json)
+
+
+def _distribution(name: str) -> str:
+    """The installed plugin distribution ``name`` names: itself, or the one shipping the
+    plugin ``name``. Anything else (numpy, mxnext itself) is a usage error: pip removes it."""
+    from importlib.metadata import entry_points
+
+    from mxnext._mxnet_names import suggest
+    plugins = {ep.name: ep.dist.name for ep in entry_points(group="mxnext") if ep.dist}
+    dists = {_normal(d): d for d in plugins.values()}
+    found = plugins.get(name) or dists.get(_normal(name))
+    if found is None:
+        raise click.BadParameter(f"no installed plugin or plugin distribution named {name!r}"
+                                 f"{suggest('plugin', name, [*plugins, *dists.values()])}",
+                                 param_hint="PKG")
+    return found
+
+
+def _normal(dist: str) -> str:
+    return re.sub(r"[-_.]+", "-", dist).lower()  # distribution names compare this way
+
+
+def _print(d, done: str) -> None:
     click.echo("")
-    if not (d["plugins"] or d["ops"] or d["devices"] or d["kvstores"]):
-        click.echo("installed; no plugin, op, device or kvstore was added or changed")
+    if not any(rows for key, rows in d.items() if key != "failed"):
+        click.echo(f"{done}; no plugin, op or device was added, changed or removed")
     for p in d["plugins"]:
         status = click.style(p["status"], fg="green" if p["status"] == "loaded" else "red")
         click.echo(f"plugin {p['name']} ({p['distribution']} {p['version']}): {status}")
-    for kind, key in (("ops", "name"), ("devices", "type"), ("kvstores", "name")):
-        if d[kind]:
-            heading(f"{len(d[kind])} {kind if len(d[kind]) != 1 else kind[:-1]} added")
-            for item in d[kind]:
-                click.echo(f"  {item[key]}  (plugin {item['plugin']})")
-    if d["removed_ops"]:
-        heading(f"{len(d['removed_ops'])} ops no longer registered")
-        click.echo("  " + ", ".join(d["removed_ops"]))
+    for p in d["removed_plugins"]:
+        click.echo(f"plugin {p['name']} ({p['distribution']} {p['version']}): removed")
+    for kind, key in _KINDS:
+        for prefix, what in (("", "added"), ("removed_", "removed")):
+            items = d[prefix + kind]
+            if items:
+                heading(f"{len(items)} {kind if len(items) != 1 else kind[:-1]} {what}")
+                for item in items:
+                    click.echo(f"  {item[key]}  (plugin {item['plugin']})")
     for f in d["failed"]:
         click.echo(click.style(f"plugin {f['name']} failed to load: {f['error']}", fg="red"),
                    err=True)

@@ -1,9 +1,9 @@
 """The ``mxnext`` command.
 
 Exit codes: 0 ok, 1 a check failed (or an mxnext error), 2 usage error.
-Modules under ``mxnext_cli`` import only click at module level; ``mxnext``
-(which loads every plugin) is imported inside the commands that need it, so
-``mxnext --version`` loads no plugin.
+Modules under ``mxnext_cli`` import only click at module level; ``mxnext`` is
+imported, and its plugins loaded, once a command runs, so ``mxnext --version``
+loads no plugin.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ class MainGroup(click.Group):
             return
         self._plugin_commands_added = True
         from mxnext import plugins
+        plugins.ensure_loaded()
         hook = plugins.manager().hook.mxnext_cli_commands
         for impl in hook.get_hookimpls():  # one at a time: a broken plugin costs only its commands
             try:
@@ -54,11 +55,12 @@ class MainGroup(click.Group):
         return super().list_commands(ctx)
 
     def invoke(self, ctx):
-        warnings.formatwarning = _one_line_warning  # plugin load failures warn while importing
-        try:  # only reached once a command runs; loads the plugins
+        warnings.formatwarning = _one_line_warning  # plugin load failures warn while loading
+        try:  # only reached once a command runs
             import mxnext
+            mxnext.plugins.ensure_loaded()  # what commands read, plugins register
         except Exception as e:  # e.g. a plugin named in MXNEXT_PLUGINS failed to load
-            raise click.ClickException(f"import mxnext failed: {type(e).__name__}: {e}") from e
+            raise click.ClickException(f"loading mxnext failed: {type(e).__name__}: {e}") from e
         MXNetError = mxnext.MXNetError
         try:
             return super().invoke(ctx)
@@ -80,7 +82,7 @@ def _print_version(ctx, param, value):
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True,
               callback=_print_version, help="Print the version in one line and exit.")
 def main():
-    """mxnext: list, inspect, scaffold, install and check operator plugins."""
+    """mxnext: list, inspect, scaffold, install, uninstall and check operator plugins."""
 
 
 def _one_line_warning(message, category, filename, lineno, line=None):
@@ -90,7 +92,7 @@ def _one_line_warning(message, category, filename, lineno, line=None):
 main.add_command(ops.ops)
 main.add_command(plugins_cmd.plugins)
 main.add_command(devices.devices)
-main.add_command(devices.kvstores)
 main.add_command(scaffold.new)
 main.add_command(install.install)
+main.add_command(install.uninstall)
 main.add_command(info.info)

@@ -20,13 +20,15 @@ def ops():
 def _lookup(name: str):
     """The op named (or aliased) ``name``; a usage error with the closest matches if none."""
     from mxnext import registry
-    from mxnext.base import OpNotFound, did_you_mean
+    from mxnext._mxnet_names import suggest
+    from mxnext.base import OpNotFound
     try:
         return registry.get(name)
     except OpNotFound:
         known = [n for op in registry.list_ops() for n in (op.name, *op.aliases)]
-        raise click.UsageError(f"unknown operator {name!r}{did_you_mean(name, known)}; "
-                               f"'mxnext ops list' shows all {len(registry.list_ops())}") from None
+        raise click.UsageError(f"unknown operator {name!r}{suggest('op', name, known)}; "
+                               f"'mxnext ops list --all' shows all {len(registry.list_ops())}"
+                               ) from None
 
 
 def _plugin_names():
@@ -37,32 +39,37 @@ def _plugin_names():
 @ops.command("list")
 @click.option("--plugin", "plugin", metavar="NAME",
               help="Only ops this plugin defines or adds an attribute (e.g. a kernel) to.")
-@click.option("--device", metavar="cpu|gpu", help="Only ops with a compute function for this device.")
+@click.option("--device", metavar="DEV",
+              help="Only ops with a compute function for device type DEV (e.g. cpu).")
 @click.option("--grep", "pattern", metavar="PATTERN",
               help="Only ops whose name or an alias matches this regular expression (any case).")
+@click.option("--all", "show_all", is_flag=True,
+              help="Also list internal ops (names starting with '_', such as _backward_*).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
-def list_ops(plugin, device, pattern, as_json):
-    """Every registered op: plugin, aliases, input/output counts, devices with compute."""
+def list_ops(plugin, device, pattern, show_all, as_json):
+    """Every registered public op: plugin, aliases, input/output counts, devices with compute."""
     from mxnext import device as devices
     from mxnext import registry
-    from mxnext.base import did_you_mean
+    from mxnext._mxnet_names import suggest
 
     if plugin is not None and plugin not in (names := _plugin_names()):
-        raise click.BadParameter(f"no plugin named {plugin!r}{did_you_mean(plugin, names)}",
+        raise click.BadParameter(f"no plugin named {plugin!r}{suggest('plugin', plugin, names)}",
                                  param_hint="--plugin")
     ops_ = registry.list_ops()
     if device is not None:
-        known = {"cpu", "gpu"} | set(devices.available()) | {
-            d for op in ops_ for d in _opinfo.devices_of(op)}
+        offered = {t for t, dev in devices.available().items()  # not the test devices
+                   if not getattr(dev, "internal", False)}
+        known = offered | {d for op in ops_ for d in _opinfo.devices_of(op)}
         if device not in known:
-            raise click.BadParameter(f"unknown device type {device!r}{did_you_mean(device, known)}; "
-                                     f"known: {', '.join(sorted(known))}", param_hint="--device")
+            raise click.BadParameter(f"unknown device type {device!r}"
+                                     f"{suggest('device', device, known)}; known: "
+                                     f"{', '.join(sorted(known))}", param_hint="--device")
     try:
         rx = re.compile(pattern, re.IGNORECASE) if pattern is not None else None
     except re.error as e:
         raise click.BadParameter(f"not a regular expression: {e}", param_hint="--grep") from None
 
-    rows = []
+    rows, hidden = [], 0
     for op in ops_:
         if plugin is not None and op.provider != plugin and all(
                 e.provider != plugin for e in op.attrs.values()):
@@ -70,6 +77,9 @@ def list_ops(plugin, device, pattern, as_json):
         if device is not None and f"FCompute<{device}>" not in op.attrs:
             continue
         if rx is not None and not any(rx.search(n) for n in (op.name, *op.aliases)):
+            continue
+        if op.name.startswith("_") and not show_all:  # internal: _backward_* and the like
+            hidden += 1
             continue
         rows.append(_opinfo.summary(op))
 
@@ -80,7 +90,8 @@ def list_ops(plugin, device, pattern, as_json):
           [[r["name"], r["plugin"] or "-", ", ".join(r["aliases"]) or "-",
             _count(r["num_inputs"]), _count(r["num_outputs"]), ", ".join(r["devices"]) or "-"]
            for r in rows])
-    click.echo(f"{len(rows)} op{'s' if len(rows) != 1 else ''}")
+    click.echo(f"{len(rows)} op{'s' if len(rows) != 1 else ''}"
+               + (f" ({hidden} internal not shown: --all lists them)" if hidden else ""))
 
 
 def _count(n):
@@ -94,9 +105,8 @@ def show(name, as_json):
     """Everything about one op (NAME may be an alias)."""
     import mxnext
     op = _lookup(name)
-    nd = getattr(getattr(mxnext, "nd", None), op.name, None)
-    sym = getattr(getattr(mxnext, "sym", None), op.name, None)
-    d = _opinfo.details(op, nd, sym)
+    d = _opinfo.details(op, {ns: fn for ns in _opinfo.FRONTENDS
+                             if (fn := getattr(getattr(mxnext, ns), op.name, None)) is not None})
     if as_json:
         emit_json(d)
         return
@@ -151,8 +161,8 @@ def _print_details(d, asked):
         click.echo(f"mutates inputs: {', '.join(map(str, d['mutate_inputs']))}")
     click.echo("")
     heading("Call")
-    click.echo(f"  {d['signature']['nd']}")
-    click.echo(f"  {d['signature']['sym']}")
+    for call in d["signature"].values():
+        click.echo(f"  {call}")
 
 
 def _default(v) -> str:

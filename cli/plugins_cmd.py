@@ -52,11 +52,11 @@ def plugins(ctx, as_json, verbose):
 
 def _print_plugins(infos) -> None:
     table(["NAME", "DISTRIBUTION", "VERSION", "STATUS", "LOAD ms", "OPS", "ATTRS", "DEVICES",
-           "KVSTORES", "LOCATION"],
+           "LOCATION"],
           [[p["name"], p["distribution"] or "-", p["version"] or "-", p["status"],
             f"{p['load_time'] * 1e3:.1f}", len(p["contributions"]["ops"]),
             len(p["contributions"]["attrs"]), ", ".join(p["contributions"]["devices"]) or "-",
-            ", ".join(p["contributions"]["kvstores"]) or "-", p["location"] or "-"]
+            p["location"] or "-"]
            for p in infos],
           styles={3: status_style})
 
@@ -98,9 +98,9 @@ def check(conformance, as_json):
     failed = [p for p in h["plugins"] if p["status"] == "failed"]
     names = {p["name"] for p in h["plugins"] if p["status"] == "loaded"}
     if conformance is not None and conformance not in names:
-        from mxnext.base import did_you_mean
+        from mxnext._mxnet_names import suggest
         raise click.BadParameter(f"no loaded plugin named {conformance!r}"
-                                 f"{did_you_mean(conformance, names)}; loaded: "
+                                 f"{suggest('plugin', conformance, names)}; loaded: "
                                  f"{', '.join(sorted(names))}", param_hint="--conformance")
     if as_json:
         emit_json(h)

@@ -20,6 +20,10 @@ __all__ = ["new"]
 
 STYLES = ("nnvm", "simple", "property")
 _PLUGIN_NAME = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
+_style_option = click.option(
+    "--style", type=click.Choice(STYLES), default="nnvm", show_default=True,
+    help="How the op is written: nnvm (the registry builder), simple (SimpleOp) or property "
+         "(OperatorProperty).")
 
 
 @click.group()
@@ -76,8 +80,7 @@ def _op_files(op: str, style: str, ops_dir: Path, tests_dir: Path) -> dict[Path,
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
               help="Directory to create the package in (default: ./mxnext-NAME).")
 @click.option("--op", "op", metavar="OP", help="Name of the first op (default: NAME_square).")
-@click.option("--style", type=click.Choice(STYLES), default="nnvm", show_default=True,
-              help="How the first op is written.")
+@_style_option
 @click.option("--force", is_flag=True,
               help="Allow an op or plugin name that is already registered or installed.")
 def new_plugin(name, directory, op, style, force):
@@ -135,8 +138,7 @@ def _plugin_package(plugin_dir: Path) -> tuple[str, Path]:
 
 @new.command("op")
 @click.argument("name")
-@click.option("--style", type=click.Choice(STYLES), required=True,
-              help="nnvm: the registry builder; simple: SimpleOp; property: OperatorProperty.")
+@_style_option
 @click.option("--plugin", "plugin_dir", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=".", show_default=True, help="The plugin package directory to add to.")
 @click.option("--force", is_flag=True, help="Allow a name that is already a registered op.")

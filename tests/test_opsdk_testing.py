@@ -11,6 +11,7 @@ from opsdk import (ElemwiseShape, ElemwiseType, Field, NodeEntry, Param, assign,
 from opsdk.testing import (check_backward, check_forward, check_numeric_gradient,
                            conformance_tests, eval_gradients, examples_for, make_inputs,
                            run_check, run_op)
+from opsdk.testing._conformance import inapplicable
 from opsdk.testing._examples import parse_example
 
 pytest_plugins = ["pytester"]
@@ -56,6 +57,10 @@ def _sum_rows(ctx, inputs, req, outputs, params):
     assign(outputs[0], req[0], inputs[0].sum(axis=0))
 
 
+def _rows_shape(params, in_shapes, out_shapes):
+    return in_shapes, [in_shapes[0][1:] if in_shapes[0] is not None else None]
+
+
 with registry.providing(PROVIDER):
     _define("_t_scale", _scale, _scale_grad, inplace=lambda p: [(0, 0)])
     _define("_t_wrong_grad", _scale, lambda node, og: [og[0]])
@@ -64,6 +69,10 @@ with registry.providing(PROVIDER):
     _define("_t_bad_shape", _sum_rows)   # claims elementwise shape, computes a row sum
     _define("_t_lax_shape", _scale, shape=lambda p, i, o: (i, [i[0]]))
     _define("_t_needs_example", _scale, key_var_num_args="factor")
+    # an in-place claim that never applies: the output is smaller than the input
+    _define("_t_rows_claim", _sum_rows, shape=_rows_shape, inplace=lambda p: [(0, 0)])
+    _define("_t_grad_unchecked", _scale, _scale_grad, TExamples=[{"grad": False}])
+    _define("_backward_t_scale", _scale, _scale_grad)
 
 
 def test_run_op_honours_every_req():
@@ -147,22 +156,67 @@ def test_params_check_rejects_lax_models():
         run_op("_t_scale", [np.ones(2)], {"factor": -1})
 
 
-def test_conformance_tests_parametrizes_every_op():
-    fn = conformance_tests(PROVIDER, ops=["_t_scale", "_t_needs_example"])
+def _case_ids(**kwargs):
+    fn = conformance_tests(PROVIDER, **kwargs)
     (mark,) = [m for m in fn.pytestmark if m.name == "parametrize"]
-    ids = [p.id for p in mark.args[1]]
-    assert "_t_scale-0-grad" in ids and "_t_needs_example-infer" in ids
-    skipped = [p for p in mark.args[1] if any(m.name == "skip" for m in p.marks)]
-    assert skipped and all(p.values[0] == "_t_needs_example" for p in skipped)
+    return {p.id: p for p in mark.args[1]}
+
+
+def test_conformance_cases_are_generated_only_where_the_check_applies():
+    cases = _case_ids(ops=["_t_scale", "_t_ignores_req", "_t_wrong_grad", "_t_rows_claim",
+                           "_t_grad_unchecked", "_backward_t_scale"])
+    checks = {}
+    for case_id in cases:
+        op, _, check = case_id.rpartition("-")
+        checks.setdefault(op, set()).add(check)
+    assert checks == {
+        "_t_scale-0": {"infer", "req", "inplace", "grad", "params"},
+        "_t_ignores_req-0": {"infer", "req", "params"},        # no claims, no FGradient
+        "_t_wrong_grad-0": {"infer", "req", "grad", "params"},
+        "_t_rows_claim-0": {"infer", "req", "params"},         # its claim never fits (2,3)->(3,)
+        "_t_grad_unchecked-0": {"infer", "req", "params"},     # the example checks no gradient
+        "_backward_t_scale-0": {"infer", "req", "params"},
+    }
+    assert not any(m.name == "skip" for p in cases.values() for m in p.marks)
+    assert set(_case_ids(ops=["_t_scale"], skip_checks=["grad", "req"])) == {
+        "_t_scale-0-infer", "_t_scale-0-inplace", "_t_scale-0-params"}
     with pytest.raises(LookupError, match="defines no ops"):
         conformance_tests("no-such-plugin")
+
+
+@pytest.mark.parametrize("op, check, reason", [
+    ("_t_ignores_req", "inplace", "no FInplaceOption claims"),
+    ("_t_rows_claim", "inplace", "never apply here"),
+    ("_t_ignores_req", "grad", "no FGradient"),
+    ("_t_grad_unchecked", "grad", "example checks no gradient"),
+    ("_backward_t_scale", "grad", "backward op"),
+])
+def test_an_inapplicable_check_says_why_and_run_check_skips_it(op, check, reason):
+    (ex,), _ = examples_for(registry.get(op))
+    assert reason in inapplicable(check, registry.get(op), ex)
+    with pytest.raises(pytest.skip.Exception, match=reason):
+        run_check(op, ex, check)
+
+
+def test_ops_without_example_get_one_skipped_record():
+    cases = _case_ids(ops=["_t_scale", "_t_needs_example"])
+    assert not any(case_id.startswith("_t_needs_example") for case_id in cases)
+    (mark,) = [m for m in cases["ops-without-example"].marks if m.name == "skip"]
+    assert mark.kwargs["reason"] == ("1 op(s) have no example, so no check runs for them: "
+                                     "_t_needs_example (variadic inputs and no TExamples)")
+    assert "ops-without-example" not in _case_ids(ops=["_t_scale"])
 
 
 def test_pytest_plugin_runs_a_suite(pytester):
     pytester.makepyfile(test_suite="""
         from mxnext import registry
-        from opsdk import ElemwiseShape, ElemwiseType, assign, register_op
+        from opsdk import ElemwiseShape, ElemwiseType, Field, Param, assign, register_op
         from opsdk.testing import conformance_tests
+
+
+        class NumArgs(Param):
+            num_args: int = Field(ge=1, description="Number of inputs.")
+
 
         with registry.providing("demo"):
             (register_op("_demo_twice").set_num_inputs(1).set_num_outputs(1)
@@ -170,7 +224,14 @@ def test_pytest_plugin_runs_a_suite(pytester):
                 .set_attr("FInferType", ElemwiseType(1, 1))
                 .set_attr("FCompute<cpu>",
                           lambda ctx, i, r, o, p: assign(o[0], r[0], i[0] * 2)))
+            (register_op("_demo_sum").set_attr_parser(NumArgs)
+                .set_num_inputs(lambda p: p.num_args).set_num_outputs(1)
+                .set_attr("key_var_num_args", "num_args")
+                .set_attr("FInferShape", ElemwiseShape(-1, 1))
+                .set_attr("FInferType", ElemwiseType(-1, 1))
+                .set_attr("FCompute<cpu>", lambda ctx, i, r, o, p: assign(o[0], r[0], sum(i))))
         test_demo = conformance_tests("demo")
     """)
     result = pytester.runpytest_subprocess("-q", "-rs", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3, skipped=2)
+    result.assert_outcomes(passed=3, skipped=1)  # no in-place claim, no FGradient: no case
+    result.stdout.fnmatch_lines(["SKIPPED*1 op(s) have no example*_demo_sum (variadic inputs*"])

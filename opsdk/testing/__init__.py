@@ -25,7 +25,9 @@ float inputs of ops with ``FGradient`` are checked). Further keys:
 with the forward result, ``seed`` for the input generator.
 An op without ``TExamples`` gets one default example (every input ``(2, 3)``
 float32) when its input count is fixed and its params all have defaults;
-otherwise its conformance tests are skipped as "no example".
+otherwise it gets no conformance tests, and one skipped test of the suite
+names every such op. Each check is generated only for the (op, example)
+pairs it applies to (see ``_conformance.inapplicable``).
 
 Use in a plugin's tests::
 

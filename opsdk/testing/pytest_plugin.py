@@ -1,7 +1,8 @@
 """pytest plugin (``pytest11`` entry point ``opsdk``): the operator conformance suite.
 
 A plugin's test module writes ``test_conformance = conformance_tests("ops-tensor")``
-and gets one test per (op, example, check) for every op that plugin defines.
+and gets one test per (op, example, check) for every op that plugin defines, where the
+check applies to the op and the example (``_conformance.inapplicable``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ _MARK = pytest.mark.opsdk_conformance
 
 
 def _cases(plugin_name, ops, skip_checks):
+    """One case per (op, example, check) where the check applies; one skipped record naming
+    every op that has no example (so none of its checks can run)."""
     from mxnext import registry
-    from ._conformance import CHECKS
+    from ._conformance import CHECKS, inapplicable
     from ._examples import examples_for
     defs = [d for d in registry.list_ops() if d.provider == plugin_name]
     if ops is not None:
@@ -21,18 +24,21 @@ def _cases(plugin_name, ops, skip_checks):
     if not defs:
         raise LookupError(f"conformance_tests: plugin {plugin_name!r} defines no ops "
                           f"(is it installed and loaded?)")
+    checks = [c for c in CHECKS if c not in skip_checks]
+    without = []
     for opdef in defs:
         examples, why = examples_for(opdef)
-        for check in CHECKS:
-            if check in skip_checks:
-                continue
-            if not examples:
-                yield pytest.param(opdef.name, None, check, id=f"{opdef.name}-{check}",
-                                   marks=[_MARK, pytest.mark.skip(reason=f"no example: {why}")])
-                continue
-            for k, ex in enumerate(examples):
-                yield pytest.param(opdef.name, ex, check, id=f"{opdef.name}-{k}-{check}",
-                                   marks=_MARK)
+        if not examples:
+            without.append(f"{opdef.name} ({why})")
+        for k, ex in enumerate(examples):
+            for check in checks:
+                if inapplicable(check, opdef, ex) is None:
+                    yield pytest.param(opdef.name, ex, check, id=f"{opdef.name}-{k}-{check}",
+                                       marks=_MARK)
+    if without:
+        skip = pytest.mark.skip(reason=f"{len(without)} op(s) have no example, so no check "
+                                       f"runs for them: {'; '.join(without)}")
+        yield pytest.param(None, None, None, id="ops-without-example", marks=[_MARK, skip])
 
 
 def conformance_tests(plugin_name: str, ops=None, skip_checks=()):

@@ -1,0 +1,77 @@
+"""mxnext._mxnet_names: MXNet 1.x names mxnext lacks say where they come from."""
+
+import pytest
+
+from mxnext import _mxnet_names, registry
+from mxnext._mxnet_names import hint, suggest
+
+
+def test_planned_distributions_are_named_never_offered_for_install():
+    assert hint("op", "FullyConnected") == ("'FullyConnected' is an MXNet 1.x operator provided "
+                                            "by mxnext-ops-nn (planned, not yet released)")
+    for op in ("softmax", "SoftmaxOutput", "Softmax", "_contrib_CTCLoss", "sgd_mom_update",
+               "multi_sgd_mom_update", "SequenceReverse", "LinearRegressionOutput"):
+        assert "provided by mxnext-ops-nn (planned" in hint("op", op)
+    assert hint("device", "gpu") == ("'gpu' is an MXNet 1.x device type provided by "
+                                     "mxnext-device-cupy (planned, not yet released)")
+    assert "KVStore type provided by mxnext-device-cupy" in hint("kvstore", "device")
+    for kv in ("dist_sync", "dist_async", "dist_device_sync"):
+        assert "KVStore type provided by mxnext-kvstore-mpi (planned" in hint("kvstore", kv)
+    assert "mxnext install" not in hint("op", "FullyConnected")
+
+
+def test_released_distribution_not_installed_says_how_to_install(monkeypatch):
+    monkeypatch.setattr(_mxnet_names, "PLANNED", frozenset())
+    assert hint("op", "FullyConnected") == (
+        "'FullyConnected' is an MXNet 1.x operator provided by mxnext-ops-nn, which is not "
+        "installed: `mxnext install mxnext-ops-nn`")
+
+
+def test_installed_distribution_that_lacks_the_name_says_so(tmp_path, monkeypatch):
+    info = tmp_path / "mxnext_ops_nn-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mxnext-ops-nn\nVersion: 0.1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert hint("op", "Convolution") == (
+        "'Convolution' is an MXNet 1.x operator provided by mxnext-ops-nn, which is installed "
+        "but does not provide it here (`mxnext plugins` shows its status)")
+
+
+def test_builtin_kvstore_comes_with_the_kvstore_feature():
+    assert hint("kvstore", "local") == ("'local' is MXNet 1.x's builtin KVStore type; it comes "
+                                        "with mxnext's KVStore (mx.kv), which is not there yet")
+
+
+def test_plugin_names_of_planned_distributions():
+    assert hint("plugin", "ops-nn") == ("plugin 'ops-nn' comes with mxnext-ops-nn "
+                                        "(planned, not yet released)")
+    assert hint("plugin", "mxnext-kvstore-mpi").startswith("plugin 'mxnext-kvstore-mpi' comes "
+                                                           "with mxnext-kvstore-mpi (planned")
+    assert hint("plugin", "my-ops") is None
+
+
+@pytest.mark.parametrize("kind, name", [
+    ("op", "relux"), ("op", "fullyconnected"), ("op", "_backward_FullyConnected"),
+    ("device", "tpu"), ("device", "GPU"), ("kvstore", "dist"), ("op", "gpu"),
+])
+def test_names_mxnet_does_not_have_get_no_hint(kind, name):
+    assert hint(kind, name) is None
+
+
+def test_suggest_prefers_where_mxnet_names_come_from_over_look_alikes():
+    assert suggest("op", "softmax", ["max", "softsign"]) == "; " + hint("op", "softmax")
+    assert suggest("op", "relux", ["relu", "abs"]) == " (did you mean 'relu'?)"
+    assert suggest("device", "tpu", ["gpux"]) == ""
+
+
+def test_unknown_kind_is_an_error():
+    with pytest.raises(ValueError, match="kind must be one of"):
+        hint("symbol", "x")
+
+
+def test_table_holds_only_names_ops_tensor_does_not_define():
+    defined = {n for op in registry.list_ops() if op.provider == "ops-tensor"
+               for n in (op.name, *op.aliases)}
+    assert defined, "ops-tensor is not loaded"
+    for dist, names in _mxnet_names.OPS.items():
+        assert not defined & set(names.split()), dist
