@@ -8,7 +8,8 @@ for this command only:
 
 Prints µs per op for (a) a chain of dependent no-op pushes, (b) independent
 no-op pushes over 100 vars, (c) ``new_operator`` + ``push`` reuse, on every
-engine with and without ``cheap=True``, beside a ``ThreadPoolExecutor``
+engine (the threaded ones with and without their fast paths) with and without
+``cheap=True``, beside a ``ThreadPoolExecutor``
 baseline; the median push -> run -> complete latency of one no-op; and the
 speedup of two independent 2048x2048 float32 matmuls (BLAS on one thread)
 pushed together over one after the other.
@@ -17,6 +18,7 @@ pushed together over one after the other.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import statistics
 import sys
 import threading
@@ -27,6 +29,10 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 import mxnext as mx
 from mxnext.engine import ENGINES
+
+# every engine, and the threaded ones again without their fast paths (engine/_fastpath.py)
+MAKERS = {**ENGINES, **{f"{name} (plain)": functools.partial(cls, fast_paths=False)
+                        for name, cls in ENGINES.items() if name.startswith("Threaded")}}
 
 N = 20_000
 NVARS = 100
@@ -145,7 +151,7 @@ def thread_matmul_speedup(reps=3):
 
 def main():
     rows = []
-    for name, cls in ENGINES.items():
+    for name, cls in MAKERS.items():
         for cheap in (False, True):
             e = cls()
             try:
@@ -165,26 +171,26 @@ def main():
 
     head = ("engine", "cheap", "chain µs/op", "indep µs/op", "reuse µs/op", "latency µs")
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, N={N}")
-    print(f"{head[0]:<24}{head[1]:>6}{head[2]:>13}{head[3]:>13}{head[4]:>13}{head[5]:>12}")
+    print(f"{head[0]:<32}{head[1]:>6}{head[2]:>13}{head[3]:>13}{head[4]:>13}{head[5]:>12}")
     for name, cheap, *vals in rows:
         c = "-" if cheap is None else ("yes" if cheap else "no")
-        print(f"{name:<24}{c:>6}" + "".join(f"{x:>13.2f}" for x in vals[:3])
+        print(f"{name:<32}{c:>6}" + "".join(f"{x:>13.2f}" for x in vals[:3])
               + f"{vals[3]:>12.2f}")
 
     with threadpool_limits(limits=1, user_api="blas"):
         blas = [(i.get("internal_api"), i.get("architecture"), i.get("num_threads"))
                 for i in threadpool_info() if i.get("user_api") == "blas"]
         print(f"\ntwo 2048x2048 float32 matmuls, BLAS {blas}")
-        print(f"{'engine':<24}{'serial s':>10}{'together s':>12}{'speedup':>9}")
-        for name, cls in ENGINES.items():
+        print(f"{'engine':<32}{'serial s':>10}{'together s':>12}{'speedup':>9}")
+        for name, cls in MAKERS.items():
             e = cls()
             try:
                 ts, tt = matmul_speedup(e)
             finally:
                 e.shutdown()
-            print(f"{name:<24}{ts:>10.3f}{tt:>12.3f}{ts / tt:>9.2f}")
+            print(f"{name:<32}{ts:>10.3f}{tt:>12.3f}{ts / tt:>9.2f}")
         ts, tt = thread_matmul_speedup()
-        print(f"{'threading.Thread':<24}{ts:>10.3f}{tt:>12.3f}{ts / tt:>9.2f}")
+        print(f"{'threading.Thread':<32}{ts:>10.3f}{tt:>12.3f}{ts / tt:>9.2f}")
 
 
 if __name__ == "__main__":

@@ -1,19 +1,23 @@
-"""mxnext: MXNet's architecture as a Python plugin ecosystem (``import mxnext as mx``)."""
+"""mxnext: MXNet's architecture as a Python plugin ecosystem (``import mxnext as mx``).
+
+Importing it loads no plugin: the op registry and the device table load them at their
+first lookup (``mxnext._firstuse``).
+"""
 
 __version__ = "0.1.0"
 
-import gc as _gc
-import os as _os
-
 from . import base, context, engine, device, storage, resource, random
 from . import graph, registry, params, opctx, hookspecs, plugins
-from . import autograd, ndarray, operator, util, test_utils
+from . import autograd, ndarray, operator, util
 from . import ndarray as nd
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 
-plugins.load()  # last: plugins import opsdk, which needs the modules above
-if _os.environ.get("MXNEXT_GC_FREEZE", "1") != "0":
-    # What imports made (modules, the op registry, plugin tables) lives as long as the process:
-    # keep it out of the cyclic collector's full passes (20 ms each over ~45k objects otherwise).
-    _gc.freeze()
+
+def __getattr__(name):
+    # mx.test_utils loads on first use: it imports numpy.testing (30 ms), which MXNet's
+    # star import exports and few programs need
+    if name == "test_utils":
+        import importlib
+        return importlib.import_module(".test_utils", __name__)
+    raise AttributeError(f"module 'mxnext' has no attribute {name!r}")

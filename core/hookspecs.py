@@ -2,8 +2,9 @@
 
 A plugin is a module (or object) registered under its entry-point name in
 group ``mxnext``; it implements any subset of the hooks below, marked with
-``opsdk.hookimpl``. Hooks run once, while plugins load (``mxnext.plugins``),
-never per operator call: they fill plain tables that the hot path reads.
+``opsdk.hookimpl``. Hooks run once, while plugins load (``mxnext.plugins``, at
+the first op or device lookup), never per operator call: they fill plain tables
+that the hot path reads. (KVStore backends get their hook with the KVStore.)
 Within one plugin the registration hooks run in the order they appear here.
 """
 
@@ -38,18 +39,6 @@ def mxnext_register_devices(registry: "types.ModuleType") -> None:
 
     Return value is ignored. Runs before ``mxnext_register_ops`` of the same
     plugin, so ops may refer to the device types registered here.
-    """
-
-
-@hookspec
-def mxnext_register_kvstores(registry: "types.ModuleType") -> None:
-    """Register KVStore backends.
-
-    :param registry: the ``mxnext.kvstore`` module; register each backend
-        under the name ``mx.kv.create(name)`` will look up.
-
-    Return value is ignored. Import heavy libraries (mpi4py) lazily, inside
-    the backend's constructor.
     """
 
 

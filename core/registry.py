@@ -1,7 +1,8 @@
 """The operator registry: one ``OpDef`` per op, read by every frontend.
 
-Ops are get-or-create by name (``op``), so load order never matters: a GPU
-plugin may attach ``FCompute<gpu>`` before or after ops-tensor defines the op.
+Plugins fill it at its first lookup (``_firstuse``). Ops are get-or-create by name
+(``op``), so load order never matters: a GPU plugin may attach ``FCompute<gpu>``
+before or after ops-tensor defines the op.
 An op is *defined* once a provider claims it (``define``, which
 ``opsdk.register_op`` calls); attributes on ops nobody defined are orphans.
 Every attribute entry remembers its provider and priority level; the higher
@@ -13,16 +14,17 @@ The hot path is plain dict reads: ``OpDef.get_attr`` is one ``dict.get``.
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ._firstuse import fill as _fill
 from .base import OpNotFound, ParamError, PluginError, did_you_mean
 
 __all__ = ["OpDef", "AttrEntry", "Argument", "Conflict", "Report", "USER", "op", "get", "define",
            "add_alias", "list_ops", "providing", "current_provider", "on_new_op", "validate",
-           "withdraw", "provided_by", "claim_package"]
+           "withdraw", "provided_by", "claim_package", "require", "missing_required",
+           "CORE_OPS_DISTRIBUTION"]
 
 USER = "__main__"
 """The provider of entries made outside any ``providing()`` block (user scripts)."""
@@ -175,7 +177,12 @@ _aliases: dict[str, str] = {}
 _conflicts: list[Conflict] = []
 _callbacks: list = []
 _packages: dict[str, str] = {}
+_required: dict[str, str] = {}    # op -> what in the core runs it
 _lock = threading.RLock()
+CORE_OPS_DISTRIBUTION = "mxnext-ops-tensor"
+"""The distribution defining the ops the core runs itself (``require``). It is not a
+packaging dependency of mxnext (plugins depend on the core, never the reverse); ``make
+setup`` installs it, and without it the core says what is missing once plugins load."""
 
 
 class _State(threading.local):
@@ -187,28 +194,26 @@ _state = _State()
 
 
 def claim_package(package: str, plugin: str) -> None:
-    """Attribute entries made by code of top-level ``package`` outside ``providing()`` to
-    ``plugin`` (a plugin module imported before its hook ran registers at import time)."""
+    """Attribute to ``plugin`` the entries made outside ``providing()`` by code of top-level
+    ``package`` (an op module of the plugin imported before plugins loaded)."""
     _packages[package.partition(".")[0]] = plugin
 
 
-def current_provider() -> str:
-    """The provider new entries are attributed to: the ``providing()`` block's plugin, else
-    the plugin owning the calling code's package, else ``USER``."""
+def current_provider(module: str | None = None) -> str:
+    """The provider new entries are attributed to: the plugin being loaded (a
+    ``providing()`` block), else the plugin that claimed the package of ``module`` (the
+    registering code's module, when known), else ``USER``. Plugins load first: loading is
+    what claims packages."""
+    _fill()
     provider = _state.provider
-    if provider != USER or not _packages:
-        return provider
-    frame = sys._getframe(1)
-    while frame is not None:
-        top = frame.f_globals.get("__name__", "").partition(".")[0]
-        if top not in ("mxnext", "opsdk"):
-            return _packages.get(top, USER)
-        frame = frame.f_back
-    return USER
+    if provider == USER and module:
+        return _packages.get(module.partition(".")[0], USER)
+    return provider
 
 
 def op(name: str) -> OpDef:
     """The OpDef for ``name`` or an alias of it, created (undefined) if new."""
+    _fill()
     d = _ops.get(name)
     if d is not None:
         return d
@@ -219,9 +224,10 @@ def op(name: str) -> OpDef:
         return _ops.setdefault(name, OpDef(name))
 
 
-def define(name: str, provider: str | None = None) -> OpDef:
-    """Claim ``name`` for ``provider`` (default: the current one) and return its OpDef."""
-    provider = provider or current_provider()
+def define(name: str, provider: str | None = None, module: str | None = None) -> OpDef:
+    """Claim ``name`` for ``provider`` (default: ``current_provider(module)``) and return
+    its OpDef."""
+    provider = provider or current_provider(module)
     d = op(name)
     if d.provider is None:
         d.provider = provider
@@ -254,8 +260,22 @@ def add_alias(d: OpDef, alias: str) -> None:
         d.aliases.append(alias)
 
 
+def require(user: str, *names: str) -> None:
+    """Declare that ``user`` (e.g. "NDArray operators") runs ops ``names`` itself."""
+    for n in names:
+        _required.setdefault(n, user)
+
+
+def missing_required() -> dict[str, str]:
+    """``{op: its user}`` for declared core ops no loaded plugin defines."""
+    _fill()
+    return {n: u for n, u in _required.items() if (d := _ops.get(_aliases.get(n, n))) is None
+            or d.provider is None}
+
+
 def get(name: str) -> OpDef:
     """The defined op ``name`` (or alias); ``OpNotFound`` with suggestions otherwise."""
+    _fill()
     d = _ops.get(name)
     if d is None:
         real = _aliases.get(name)
@@ -266,12 +286,20 @@ def get(name: str) -> OpDef:
         providers = sorted({e.provider for e in d.attrs.values()})
         raise OpNotFound(f"Operator {name!r} is not defined: plugin(s) {', '.join(providers)} "
                          f"attached attributes to it but no plugin defines it")
+    user = _required.get(name)
+    if user is not None:
+        raise OpNotFound(f"Operator {name!r}, which {user} run, is not registered: it comes "
+                         f"from {CORE_OPS_DISTRIBUTION}, which is not installed or not loaded "
+                         f"(see `mxnext plugins`; install it with `mxnext install "
+                         f"{CORE_OPS_DISTRIBUTION}`)")
+    from ._mxnet_names import suggest    # the error path only
     known = [n for n, o in _ops.items() if o.provider is not None] + list(_aliases)
-    raise OpNotFound(f"Operator {name!r} is not registered{did_you_mean(name, known)}")
+    raise OpNotFound(f"Operator {name!r} is not registered{suggest('op', name, known)}")
 
 
 def list_ops() -> list[OpDef]:
     """Every defined op, sorted by name."""
+    _fill()
     return sorted((d for d in _ops.values() if d.provider is not None), key=lambda d: d.name)
 
 
@@ -288,6 +316,7 @@ def on_new_op(callback) -> None:
 
 def provided_by(provider: str) -> tuple[list[str], list[str]]:
     """``(ops it defined, "op.key" attributes it set on ops others define)``, sorted."""
+    _fill()
     ops, attrs = [], []
     for d in list(_ops.values()):
         if d.provider == provider:
@@ -375,6 +404,7 @@ class Report:
 def validate() -> Report:
     """Orphans (attributes on ops nobody defined), gaps (defined ops without
     ``FInferShape`` or any ``FCompute<dev>``), conflicts and ignored entries."""
+    _fill()
     rep = Report(conflicts=list(_conflicts))
     for d in sorted(_ops.values(), key=lambda d: d.name):
         if d.provider is None:

@@ -12,10 +12,6 @@ Use ``register_op`` to *define* an op and ``extend_op`` to *attach*
 attributes (such as ``FCompute<gpu>``) to an op another plugin defines.
 """
 
-# Importing mxnext loads plugins, and plugins import opsdk: while this module is
-# still initializing, mxnext postpones plugin loading to the end of this file.
-_initializing = True
-
 from mxnext.base import MXNetError, ParamError, PluginError, ShapeError, TypeInferError
 from mxnext.graph import NodeEntry, make_node
 from mxnext.hookspecs import hookimpl
@@ -47,8 +43,3 @@ __all__ = [
     # errors
     "MXNetError", "ParamError", "PluginError", "ShapeError", "TypeInferError",
 ]
-
-from mxnext import plugins as _plugins  # noqa: E402
-
-_initializing = False
-_plugins.ensure_loaded()

@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import sys
+
 from mxnext import registry
 from mxnext.base import PluginError
 
 
+def caller_module(depth: int = 2) -> str | None:
+    """The module of the code calling an opsdk registration function (``depth`` frames up):
+    what the registry attributes an op to when it is registered outside a plugin load (an
+    op module imported before mxnext loaded the plugins)."""
+    return sys._getframe(depth).f_globals.get("__name__")
+
+
 class OpBuilder:
-    """Chainable setters on one ``OpDef`` (``NNVM_REGISTER_OP(name).set_attr(...)...``)."""
+    """Chainable setters on one ``OpDef`` (``NNVM_REGISTER_OP(name).set_attr(...)...``),
+    all attributed to ``provider``."""
 
-    __slots__ = ("opdef", "_defines")
+    __slots__ = ("opdef", "provider", "_defines")
 
-    def __init__(self, opdef, defines: bool):
+    def __init__(self, opdef, provider: str, defines: bool):
         self.opdef = opdef
+        self.provider = provider
         self._defines = defines
 
     def _definition(self, what: str):
@@ -47,7 +58,7 @@ class OpBuilder:
         return self.set_attr("FNumOutputs", n, plevel)
 
     def set_attr(self, key: str, value, plevel: int = 10) -> "OpBuilder":
-        self.opdef.set_attr(key, value, plevel)
+        self.opdef.set_attr(key, value, plevel, self.provider)
         return self
 
     # decorator sugar: @register_op("x").compute("cpu") / .attr("FGradient")
@@ -74,10 +85,12 @@ class OpBuilder:
 
 def register_op(name: str) -> OpBuilder:
     """Define op ``name`` for the current plugin (get-or-create) and return its builder."""
-    return OpBuilder(registry.define(name), defines=True)
+    d = registry.define(name, module=caller_module())
+    return OpBuilder(d, d.provider, defines=True)
 
 
 def extend_op(name: str) -> OpBuilder:
     """Add attributes (e.g. ``FCompute<gpu>``) to an op another plugin defines, in any load
     order; this does not claim the op, and definition setters raise ``PluginError``."""
-    return OpBuilder(registry.op(name), defines=False)
+    d = registry.op(name)
+    return OpBuilder(d, registry.current_provider(caller_module()), defines=False)

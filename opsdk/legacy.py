@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import inspect
 
+from mxnext import registry
 from mxnext.base import ParamError
 from mxnext.graph import NodeEntry
 
-from ._builder import register_op
+from ._builder import caller_module, register_op
 from .grad import make_backward_node
 from .shape import merge_out_shapes
 
@@ -199,7 +200,18 @@ class _Compiled:
 def register_property(name: str, prop_cls=None, devices=("cpu",)):
     """Register an ``OperatorProperty`` subclass as op ``name`` (also a class decorator)."""
     if prop_cls is None:
-        return lambda cls: register_property(name, cls, devices)
+        module = caller_module()
+        return lambda cls: _register_property(name, cls, devices, module)
+    return _register_property(name, prop_cls, devices, caller_module())
+
+
+def _register_property(name, prop_cls, devices, module):
+    with registry.providing(registry.current_provider(module)):
+        _compile_property(name, prop_cls, devices)
+    return prop_cls
+
+
+def _compile_property(name, prop_cls, devices):
     c = _Compiled(name, prop_cls)
     fwd = register_op(name).set_attr_parser(prop_cls.param_model)
     if prop_cls.__dict__.get("__doc__"):
@@ -235,4 +247,3 @@ def register_property(name: str, prop_cls=None, devices=("cpu",)):
     for dev in devices:
         fwd.set_attr(f"FCompute<{dev}>", c.compute)
         bwd.set_attr(f"FCompute<{dev}>", c.bwd_compute)
-    return prop_cls

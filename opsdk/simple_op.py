@@ -22,7 +22,7 @@ from mxnext import registry
 from mxnext.base import MXNetError, ShapeError
 from mxnext.params import Field, Param
 
-from ._builder import register_op
+from ._builder import caller_module, register_op
 from .grad import ElemwiseGradUseIn, ElemwiseGradUseNone, ElemwiseGradUseOut
 from .shape import ElemwiseShape, ElemwiseType, merge_out_shapes
 
@@ -63,11 +63,13 @@ def _inplace_pairs(pairs):
 class SimpleOp:
     """Builder for one SimpleOp; every setter recompiles the registered ``OpDef``s."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, _module: str | None = None):
         self.name = name
         self.bwd_name = f"_backward_{name}"
-        self.provider = registry.current_provider()   # later setters stay attributed to it
-        self._fwd = register_op(name)
+        # every setter registers for this provider, even when called later
+        self.provider = registry.current_provider(_module or caller_module())
+        with registry.providing(self.provider):
+            self._fwd = register_op(name)
         self._bwd = None
         self.n_in = 1
         self.shape_fn = None
@@ -180,7 +182,7 @@ class SimpleOp:
         n_in, needs = self.n_in, self.grad_needs
         n_extra = {"out_grad": 0, "out_value": 1, "in_data": n_in}[needs]
         if self._bwd is None:
-            self._bwd = register_op(self.bwd_name)
+            self._bwd = register_op(self.bwd_name)     # inside _compile's providing block
         b = self._bwd
         b.describe(f"Backward of {self.name}.").set_attr_parser(model)
         b.set_num_inputs(1 + n_extra).set_num_outputs(n_in).set_attr("TIsBackward", True)
@@ -215,4 +217,4 @@ def _backward_shape(name, needs, n_in, same_shape):
 
 def simple_op(name: str) -> SimpleOp:
     """Start a SimpleOp registration (``MXNET_REGISTER_SIMPLE_OP(name, ...)``)."""
-    return SimpleOp(name)
+    return SimpleOp(name, caller_module())

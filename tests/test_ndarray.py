@@ -239,20 +239,23 @@ def test_engine_orders_writes_and_reads():
 
 
 @pytest.mark.timeout(60)
-def test_long_kernels_overlap_and_short_ones_run_on_the_pushing_thread():
+def test_long_kernels_overlap_and_short_ones_run_on_the_pushing_thread(monkeypatch):
     """An op's first runs are timed: one with a long kernel is then handed to workers, so
     two independent applications run at once (a 2-party barrier inside passes); a short
-    one runs where it is pushed, whatever its output size."""
+    one runs where it is pushed, whatever its output size. Kernel time comes from a clock
+    the kernels themselves advance, so nothing here depends on real timing."""
     import threading
-    import time
 
+    from mxnext.ndarray import _imperative
     from opsdk import ElemwiseShape, ElemwiseType, assign, register_op
+    clock = [0.0]
+    monkeypatch.setattr(_imperative, "perf_counter", lambda: clock[0])
     barrier = threading.Barrier(2, timeout=20)
-    mode, ran_on = ["sleep"], []
+    mode, ran_on = ["timed"], []
 
     def slow(ctx, i, req, o, p):
-        if mode[0] == "sleep":
-            time.sleep(0.01)              # 10x the inline threshold
+        if mode[0] == "timed":
+            clock[0] += 0.01              # 10x the inline threshold
         else:
             barrier.wait()                # needs another application running at once
         assign(o[0], req[0], i[0] + 1)
@@ -274,7 +277,7 @@ def test_long_kernels_overlap_and_short_ones_run_on_the_pushing_thread():
             a = mx.nd._internal._test_ndarray_slow(x)
             b = mx.nd._internal._test_ndarray_slow(x)
             assert (a + b).asnumpy().tolist() == [2, 2]
-            big = mx.nd.zeros((512, 512))               # 1 MB output, microseconds of work
+            big = mx.nd.zeros((512, 512))               # 1 MB output, no time at all
             for _ in range(5):
                 mx.nd._internal._test_ndarray_fast(big).wait_to_read()
             assert set(ran_on) == {threading.current_thread()}
@@ -283,18 +286,26 @@ def test_long_kernels_overlap_and_short_ones_run_on_the_pushing_thread():
 
 
 @pytest.mark.timeout(60)
-def test_a_second_thread_waits_for_the_first_threads_unbooked_kernel():
+def test_a_second_thread_waits_for_the_first_threads_unbooked_kernel(monkeypatch):
     """While one thread has the engine to itself its short kernels run with no var
     bookkeeping; a second thread arriving meanwhile must still see a write to an input of
-    the running kernel wait for it."""
+    the running kernel wait for it. The kernel ends only once the second thread is about to
+    block on it (or has wrongly written already)."""
     import threading
 
+    from mxnext.engine import _fastpath
     from opsdk import ElemwiseShape, ElemwiseType, assign, register_op
-    started, log = threading.Event(), []
+    started, waiting, log = threading.Event(), threading.Event(), []
+
+    class SeenWaiting(threading.Event):
+        def wait(self, timeout=None):
+            waiting.set()
+            return super().wait(timeout)
+    monkeypatch.setattr(_fastpath, "Event", SeenWaiting)
 
     def kernel(ctx, i, req, o, p):
         started.set()
-        threading.Event().wait(0.3)       # a window for the other thread to push
+        waiting.wait(20)
         log.append("kernel end")
         assign(o[0], req[0], i[0] + 1)
     (register_op("_test_ndarray_hold").set_num_inputs(1)
@@ -455,3 +466,30 @@ def test_onehot_encode_writes_out():
     res = mx.nd.onehot_encode(mx.nd.array([0, 3, 1]), out)
     assert res is out or res.asnumpy().tolist() == out.asnumpy().tolist()
     assert out.asnumpy().tolist() == [[1, 0, 0, 0], [0, 0, 0, 1], [0, 1, 0, 0]]
+
+
+def test_creation_functions_reject_misspelt_keywords_like_every_op():
+    for make, bad, good in ((mx.nd.ones, "ctxx", "ctx"), (mx.nd.zeros, "dtyp", "dtype"),
+                            (mx.nd.empty, "ctxx", "ctx"), (mx.nd.eye, "dtpe", "dtype")):
+        with pytest.raises(ParamError, match=f"'{make.__name__}'.*unknown parameter '{bad}'"
+                                             f".*did you mean '{good}'"):
+            make((2, 2) if make is not mx.nd.eye else 2, **{bad: None})
+    with pytest.raises(ParamError, match="'full'.*unknown parameter 'vall'"):
+        mx.nd.full((2,), 1.0, vall=2)
+    with pytest.raises(ParamError, match="'arange'.*unknown parameter 'stpe'"):
+        mx.nd.arange(0, 4, stpe=2)
+    with pytest.raises(ParamError, match="stype 'row_sparse' is not supported"):
+        mx.nd.zeros((2,), stype="row_sparse")
+    out = mx.nd.ones((2,))
+    assert mx.nd.zeros((2,), out=out, name="z") is out and out.asnumpy().tolist() == [0, 0]
+
+
+def test_mxnet_names_mxnext_lacks_say_where_they_come_from():
+    with pytest.raises(AttributeError, match="'ROIPooling' is an MXNet 1.x operator provided "
+                                             "by mxnext-ops-nn") as info:
+        mx.nd.ROIPooling
+    assert "did you mean" not in str(info.value)
+    with pytest.raises(MXNetError, match="'gpu' is an MXNet 1.x device type provided by "
+                                         "mxnext-device-cupy") as info:
+        mx.nd.zeros((2,), ctx=mx.gpu(0))
+    assert "null" not in str(info.value)        # internal test devices are not offered

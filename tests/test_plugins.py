@@ -112,9 +112,10 @@ warnings.simplefilter("always")
 with warnings.catch_warnings(record=True) as caught:
     import mxnext
     from mxnext import plugins, registry
+    report = plugins.report()               # the first lookup loads the plugins
 infos = {i.name: {"status": i.status, "dist": i.distribution, "version": i.version,
                   "error": i.error, "traceback": i.traceback, "location": i.location,
-                  "contrib": i.contributions} for i in plugins.report()}
+                  "contrib": i.contributions} for i in report}
 import numpy as np
 out = None
 try:
@@ -217,6 +218,35 @@ def test_builtin_cannot_be_disabled(site):
     assert any("builtin" in w and "cannot be disabled" in w for w in res["warnings"])
 
 
+def test_import_loads_no_plugin_until_the_first_lookup(site):
+    code = ("import mxnext, opsdk, p_good_plugin, sys; from mxnext import plugins; "
+            "print(plugins._manager._loader.loaded, end=' '); "
+            "mxnext.nd.zeros((1,)); print(plugins._manager._loader.loaded)")
+    assert named_plugin_output(site, code, "p-good") == "False True"
+
+
+def test_missing_core_ops_are_named_once_with_the_plugin_to_install(site):
+    code = textwrap.dedent('''
+        import warnings
+        import mxnext as mx
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            x = mx.nd.ones((2,))
+        try:
+            x + 1
+        except mx.MXNetError as exc:
+            print("error:", exc)
+        print("warnings:", [str(w.message) for w in caught])
+    ''')
+    proc = run_fresh(site, code, MXNEXT_DISABLE_PLUGINS="ops-tensor")
+    assert proc.returncode == 0, proc.stderr
+    error, warned = proc.stdout.strip().splitlines()
+    assert "'_plus_scalar'" in error and "NDArray operators" in error
+    assert "mxnext install mxnext-ops-tensor" in error
+    assert "mxnext-ops-tensor (disabled by MXNEXT_DISABLE_PLUGINS)" in warned
+    assert warned.count("are not registered") == 1
+
+
 def test_import_opsdk_first_still_loads_plugins(site):
     code = ("import opsdk, mxnext; "
             "print(sorted(i.name for i in mxnext.plugins.report() if i.status == 'loaded'))")
@@ -289,8 +319,7 @@ def test_hookimpl_with_wrong_signature_is_rejected(tmp_path, monkeypatch):
 def test_hookspecs_document_every_hook():
     from mxnext import hookspecs
     names = [n for n in dir(hookspecs) if n.startswith("mxnext_")]
-    assert names == ["mxnext_cli_commands", "mxnext_register_devices",
-                     "mxnext_register_kvstores", "mxnext_register_ops"]
+    assert names == ["mxnext_cli_commands", "mxnext_register_devices", "mxnext_register_ops"]
     assert all(getattr(hookspecs, n).__doc__ for n in names)
     hook_names = {h for h in dir(plugins.manager().hook) if h.startswith("mxnext_")}
     assert set(names) <= hook_names

@@ -67,7 +67,9 @@ def test_same_seed_same_numbers_on_every_engine(engine_cls):
 
 
 def test_seed_is_ordered_after_pending_users_of_the_generator():
-    e = ThreadedEngine()
+    # No fast paths: the gated draw must run on a worker (the fast paths may let the pushing
+    # thread run it itself, which would then wait for its own later gate.set()).
+    e = ThreadedEngine(fast_paths=False)
     try:
         with engine.use_engine(e):
             mx.random.seed(7)
@@ -79,6 +81,7 @@ def test_seed_is_ordered_after_pending_users_of_the_generator():
             got = []
             e.push_sync(lambda r: (gate.wait(20), got.append(res.get_random().random(3))),
                         mx.cpu(), mutate_vars=(res.var,))
+            assert not got                 # held by the gate: the seed below queues behind
             mx.random.seed(7)              # pushed behind the pending draw
             e.push_sync(lambda r: got.append(res.get_random().random(3)), mx.cpu(),
                         mutate_vars=(res.var,))

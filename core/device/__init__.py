@@ -2,12 +2,14 @@
 
 A device type is an object with ``type``, ``xp``, ``count()``, ``alloc``,
 ``free``, ``view``, ``to_numpy`` and ``from_numpy``. ``cpu`` and ``null`` are
-builtins registered through the plugin hook like any external device.
+builtins registered through the plugin hook like any external device; a device
+with ``internal = True`` (``null``, for tests) is never offered in errors.
 """
 
 from __future__ import annotations
 
-from ..base import MXNetError, did_you_mean
+from .._firstuse import fill as _fill
+from ..base import MXNetError
 
 __all__ = ["register", "get", "available"]
 
@@ -27,35 +29,24 @@ def register(dev) -> None:
 
 
 def get(device_type: str):
-    """The device registered as ``device_type``."""
+    """The device registered as ``device_type`` (plugins load at the first lookup)."""
     dev = _devices.get(device_type)
     if dev is None:
-        _load_builtins(device_type)
+        _fill()
         dev = _devices.get(device_type)
         if dev is None:
-            raise MXNetError(f"unknown device type {device_type!r}"
-                             f"{did_you_mean(device_type, _devices)}; known device types "
-                             f"are: {', '.join(sorted(_devices)) or '(none)'}")
+            raise MXNetError(_unknown(device_type))
     return dev
 
 
 def available() -> dict:
     """``{type: device}`` for every registered device type."""
+    _fill()
     return dict(_devices)
 
 
-def _load_builtins(device_type):
-    try:
-        from .. import plugins
-    except ImportError:
-        plugins = None
-    ensure = getattr(plugins, "ensure_loaded", None)
-    if ensure is not None:
-        ensure()
-    if device_type not in _devices:
-        if device_type == "cpu":
-            from .cpu import CpuDevice
-            register(CpuDevice())
-        elif device_type == "null":
-            from .null import NullDevice
-            register(NullDevice())
+def _unknown(device_type) -> str:
+    from .._mxnet_names import suggest    # the error path only
+    users = [t for t, d in _devices.items() if not getattr(d, "internal", False)]
+    return (f"unknown device type {device_type!r}{suggest('device', device_type, users)}; "
+            f"known device types are: {', '.join(sorted(users)) or '(none)'}")

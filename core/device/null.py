@@ -13,6 +13,7 @@ __all__ = ["NullDevice"]
 
 class NullDevice(CpuDevice):
     type = "null"
+    internal = True           # for tests: never offered to users in errors
 
     def __init__(self):
         self._lock = threading.Lock()

@@ -75,26 +75,23 @@ class FastPaths:
         if self.fast_paths and cheap and not self._stopped:
             me = get_ident()
             if leaf and self._solo == me and not self._pending and not _tls.in_worker:
-                if self._run_solo(fn, ctx, const, mutate, name, me):
-                    return
+                # Solo: nothing pending and no other thread, so no var bookkeeping and no
+                # lock (the imperative hot path; -15% per op against _run_here on the MLP
+                # step of bench/ndarray.py; written here, not in a method: a frame is 6%
+                # of a tiny op)
+                self._solo_running = True           # first, then check again (see _enter)
+                try:
+                    if self._solo == me and not self._pending:
+                        self._run_guarded(fn, self._run_ctxs.get(ctx) or self._run_ctx(ctx),
+                                          const, mutate, name)
+                        return
+                finally:
+                    self._solo_running = False
+                    if self._solo_done is not None:
+                        self._solo_done.set()
             if self._run_here(fn, ctx, const, mutate, name, fresh):
                 return
         super()._push_lists(fn, ctx, const, mutate, name, cheap, prop, priority, fresh, leaf)
-
-    def _run_solo(self, fn, ctx, const, mutate, name, me) -> bool:
-        # Nothing pending and no other thread: no var bookkeeping, no lock (the imperative
-        # hot path; -15% per op against _run_here on the MLP step of bench/ndarray.py).
-        self._solo_running = True           # first, then check again (see _enter)
-        try:
-            if self._solo != me or self._pending:
-                return False
-            self._run_guarded(fn, self._run_ctxs.get(ctx) or self._run_ctx(ctx), const, mutate,
-                              name)
-            return True
-        finally:
-            self._solo_running = False
-            if self._solo_done is not None:
-                self._solo_done.set()
 
     def _run_here(self, fn, ctx, const, mutate, name, fresh) -> bool:
         """Run a cheap function on this thread now if its vars are free; whether it ran."""

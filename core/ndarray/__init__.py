@@ -7,21 +7,26 @@ live in ``mx.nd._internal``, public ones in ``mx.nd.op``.
 
 from __future__ import annotations
 
+import functools
+import inspect
+import sys as _sys
+
 import numpy as np
 
 from .. import engine as _engine
 from .. import registry as _registry
 from .. import storage as _storage
-from ..base import MXNetError
+from ..base import MXNetError, ParamError, did_you_mean
 from ..context import Context, as_context, current_context
-from . import _imperative
+from . import _imperative, _internal, op, random
 from ._arith import functions as _functions
 from ._copies import push_copy as _push_copy
 from ._copies import push_fill as _push_fill
 from ._imperative import from_host as _from_host
 from ._imperative import invoke, invoke_name, new_array
 from ._methods import split_v2
-from .ndarray import NDArray, empty, waitall
+from .ndarray import NDArray, waitall
+from .ndarray import empty as _empty
 from .serialization import load, load_frombuffer, save
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye", "linspace",
@@ -63,35 +68,79 @@ def _filled(shape, value, ctx, dtype, out=None):
     return out
 
 
-def zeros(shape, ctx=None, dtype=None, **kwargs) -> NDArray:
-    return _filled(shape, 0, ctx, dtype, kwargs.get("out"))
+def _strict(fn):
+    """``fn`` refusing keywords it does not have with the error every registered op gives
+    (``ParamError``, with suggestions), instead of Python's bare ``TypeError``. ``stype``
+    must be ``'default'`` (dense storage only); ``name`` is accepted and unused, as in
+    MXNet's ``mx.nd``."""
+    known = [p for p in inspect.signature(fn).parameters if p != "kwargs"]
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        for k in kwargs:
+            if k not in known:
+                raise ParamError(f"Operator {fn.__name__!r}: unknown parameter {k!r}"
+                                 f"{did_you_mean(k, known)}; known parameters: "
+                                 f"{', '.join(known)}")
+        if kwargs.get("stype") not in (None, "default"):
+            raise ParamError(f"Operator {fn.__name__!r}: stype {kwargs['stype']!r} is not "
+                             f"supported; mxnext has dense ('default') storage only")
+        return fn(*args, **kwargs)
+    return checked
 
 
-def ones(shape, ctx=None, dtype=None, **kwargs) -> NDArray:
-    return _filled(shape, 1, ctx, dtype, kwargs.get("out"))
+@_strict
+def zeros(shape, ctx=None, dtype=None, stype=None, out=None, name=None) -> NDArray:
+    """An array of zeros (float32 unless ``dtype``) on ``ctx``, or written into ``out``."""
+    return _filled(shape, 0, ctx, dtype, out)
 
 
+@_strict
+def ones(shape, ctx=None, dtype=None, stype=None, out=None, name=None) -> NDArray:
+    """An array of ones (float32 unless ``dtype``) on ``ctx``, or written into ``out``."""
+    return _filled(shape, 1, ctx, dtype, out)
+
+
+@_strict
 def full(shape, val, ctx=None, dtype=None, out=None) -> NDArray:
+    """An array filled with ``val``."""
     return _filled(shape, val, ctx, dtype, out)
 
 
+@_strict
+def empty(shape, ctx=None, dtype=None, stype=None) -> NDArray:
+    """An uninitialised array (MXNet's ``mx.nd.empty``)."""
+    return _empty(shape, ctx, dtype)
+
+
+@_strict
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
            dtype=None) -> NDArray:
+    """Evenly spaced values in [start, stop), each repeated ``repeat`` times."""
     host = np.arange(start, stop, step, dtype=np.dtype(dtype) if dtype else _FLOAT32)
     if repeat != 1:
         host = np.repeat(host, int(repeat))
     return _from_host(host, _ctx(ctx))
 
 
-def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs) -> NDArray:
+@_strict
+def eye(N, M=0, k=0, ctx=None, dtype=None, out=None, name=None) -> NDArray:
+    """A 2-D array with ones on diagonal ``k`` and zeros elsewhere."""
     host = np.eye(int(N), int(M) or None, int(k), dtype=np.dtype(dtype) if dtype else _FLOAT32)
+    if out is not None:
+        return array(host, ctx=out.context, dtype=out.dtype).copyto(out)
     return _from_host(host, _ctx(ctx))
 
 
+@_strict
 def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None) -> NDArray:
+    """``num`` evenly spaced values from ``start`` to ``stop``."""
     host = np.linspace(start, stop, int(num), endpoint=endpoint,
                        dtype=np.dtype(dtype) if dtype else _FLOAT32)
     return _from_host(host, _ctx(ctx))
+
+
+_registry.require("mx.nd functions", "Concat", "transpose", "one_hot")
 
 
 def concatenate(arrays, axis=0, always_copy=True) -> NDArray:
@@ -175,14 +224,7 @@ _registry.on_new_op(_forget)
 
 
 def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    try:
-        fn = _imperative.op_function(name)
-    except KeyError as exc:   # OpNotFound is a KeyError: keep hasattr() working
-        raise AttributeError(f"module 'mxnext.ndarray' has no attribute {name!r}: {exc}") from None
-    globals()[name] = fn
-    return fn
+    return _imperative.op_attribute(_sys.modules[__name__], name)
 
 
 def __dir__():
@@ -191,5 +233,3 @@ def __dir__():
         names.update([d.name, *d.aliases])
     return sorted(names)
 
-
-from . import _internal, op, random  # noqa: E402

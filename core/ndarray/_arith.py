@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from .. import registry
 from ._imperative import from_host, invoke_name
 
 __all__ = ["Arithmetic", "functions"]
@@ -155,3 +156,5 @@ def _function(name, names, on_scalars):
 
 
 functions = {name: _function(name, names, f) for name, (names, f) in _FUNCTIONS.items()}
+registry.require("NDArray operators", "dot", "negative", "abs",
+                 *{n for names, _ in _FUNCTIONS.values() for n in names})

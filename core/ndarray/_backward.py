@@ -8,7 +8,7 @@ too, so gradients can be differentiated again.
 
 from __future__ import annotations
 
-from .. import _recipe
+from .. import _recipe, registry
 from .._tape import FunctionOp
 from .._tape import state as _state
 from ..base import MXNetError
@@ -17,6 +17,7 @@ from ._copies import filled, filled_like, push_add, push_copy
 from ._imperative import array_class, invoke_name, invoke_params
 
 __all__ = ["backward", "grad"]
+registry.require("autograd's gradient sums", "add_n")
 
 
 def backward(heads, head_grads=None, retain_graph=False, train_mode=True) -> None:

@@ -113,11 +113,7 @@ def _run(plan, inputs, out, all_outputs=False, req=None):
             for o, _ in plan.alias:
                 req[o] = _NULL
     else:
-        outs, req = _given_outputs(plan, inputs, out, req)
-        out_views, mutate = [], []
-        for o in outs:
-            out_views.append(o._data())
-            mutate.append(o._chunk.var)
+        outs, out_views, mutate, req = _given_outputs(plan, inputs, out, req)
     in_views, const = [], []                 # plain loops: no comprehension frame per call
     for a in inputs:
         v = a._v
@@ -127,7 +123,7 @@ def _run(plan, inputs, out, all_outputs=False, req=None):
     if req is None:
         req = plan.req
     if any(req) or plan.mutate or plan.res_vars:     # else every output is aliased or unused
-        _engine.get()._push_lists(_Job(plan, in_views, req, out_views, _state.training).run,
+        _engine.get()._push_lists(_Job((plan, in_views, req, out_views, _state.training)).run,
                                   plan.ctx, const, mutate, plan.name, plan.cheap,
                                   fresh=out is None and not plan.mutate and not plan.res_vars,
                                   leaf=True)
@@ -166,15 +162,24 @@ def _new_outputs(plan, inputs):
 
 
 def _given_outputs(plan, inputs, out, req):
-    """The ``out=`` arrays, checked, and the write requests for them."""
-    outs = _check_out(plan, out)
+    """The ``out=`` arrays (checked), their device views and vars, and the write requests."""
+    if type(out) is _NDArray and len(plan.out_sigs) == 1 and out._sig == plan.out_sigs[0]:
+        outs = [out]                         # the usual case: ``a += b``, ``op(..., out=a)``
+    else:
+        outs = _check_out(plan, out)
     if _state.recording:
         _tape.check_assignable(outs)
-    if plan.alias and req is None:           # given outputs are written, never aliased
-        req = [_WRITE] * len(outs)
-    if plan.inplace and req is None:
-        req = _inplace_req(plan, inputs, outs)
-    return outs, req
+    if req is None:
+        if plan.alias:                       # given outputs are written, never aliased
+            req = [_WRITE] * len(outs)
+        elif plan.inplace:
+            req = _inplace_req(plan, inputs, outs)
+    views, mutate = [], []
+    for o in outs:
+        v = o._v
+        views.append(o._data() if v is None else v)
+        mutate.append(o._chunk.var)
+    return outs, views, mutate, req
 
 
 def _op_vars(plan, inputs, const, mutate, given):
@@ -202,25 +207,22 @@ def _op_vars(plan, inputs, const, mutate, given):
     return kept, mutate
 
 
-class _Job:
-    """One pushed op application: runs the plan's kernel on the arrays bound at push time."""
+class _Job(tuple):
+    """One pushed op application, ``(plan, input views, req, output views, is_train)``; its
+    ``run`` is the function pushed. A tuple is made in C: no ``__init__`` frame per op."""
 
-    __slots__ = ("plan", "ins", "req", "outs", "is_train")
-
-    def __init__(self, plan, ins, req, outs, is_train):
-        self.plan, self.ins, self.req, self.outs, self.is_train = plan, ins, req, outs, is_train
+    __slots__ = ()
 
     def run(self, rctx):
-        plan = self.plan
-        octx = plan.octx[self.is_train]
+        plan, ins, req, outs, is_train = self
+        octx = plan.octx[is_train]
         if octx is None or octx.run_ctx is not rctx:
-            octx = plan.octx[self.is_train] = OpContext(self.is_train, rctx, plan.requested,
-                                                        plan.xp)
+            octx = plan.octx[is_train] = OpContext(is_train, rctx, plan.requested, plan.xp)
         if not plan.timing:
-            call_compute(plan.fcompute, octx, self.ins, self.req, self.outs, plan.params)
+            call_compute(plan.fcompute, octx, ins, req, outs, plan.params)
             return
         t = perf_counter()
-        call_compute(plan.fcompute, octx, self.ins, self.req, self.outs, plan.params)
+        call_compute(plan.fcompute, octx, ins, req, outs, plan.params)
         plan.observe(perf_counter() - t)
 
 
@@ -238,8 +240,6 @@ def _inplace_req(plan, inputs, outs):
 
 
 def _check_out(plan, out):
-    if type(out) is _NDArray and out._sig == plan.out_sigs[0] and len(plan.out_sigs) == 1:
-        return [out]                         # the usual case: ``a += b``, ``op(..., out=a)``
     outs = [out] if isinstance(out, _NDArray) else list(out)
     if len(outs) != len(plan.out_specs):
         if len(outs) == plan.n_vis:
@@ -264,6 +264,21 @@ def op_function(name):
     fn = _functions.get(name)
     if fn is None:
         fn = _functions[name] = make_op_function(_registry.get(name), _call, name)
+    return fn
+
+
+def op_attribute(module, name):
+    """``__getattr__`` of the modules of generated op functions (``mx.nd``, ``mx.nd.op``,
+    ``mx.nd._internal``): op ``name``'s function, kept in ``module``, or an AttributeError
+    saying why there is none (OpNotFound is a KeyError: ``hasattr`` keeps working)."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    try:
+        fn = op_function(name)
+    except KeyError as exc:
+        raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}: "
+                             f"{exc.args[0]}") from None
+    setattr(module, name, fn)
     return fn
 
 

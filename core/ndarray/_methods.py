@@ -10,6 +10,8 @@ from ..base import MXNetError, ShapeError
 from ._imperative import invoke_name, op_function
 
 __all__ = ["OpMethods", "split_v2"]
+registry.require("NDArray shape methods", "Reshape", "transpose", "broadcast_to", "slice_axis",
+                 "squeeze")
 
 
 def _op(opname):

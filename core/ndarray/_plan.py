@@ -29,7 +29,7 @@ class Plan:
 
     __slots__ = ("op", "name", "params", "ctx", "n_in", "n_vis", "out_specs", "out_sigs",
                  "fcompute", "req", "mutate", "inplace", "alias", "requested", "res_vars",
-                 "xp", "view", "alloc", "octx", "cheap", "timed", "fastest", "saves")
+                 "xp", "view", "alloc", "octx", "cheap", "timing", "timed", "fastest", "saves")
 
     def observe(self, seconds):
         """Time of one kernel run. After the first few, ``cheap`` (run inline when ready,
@@ -38,11 +38,8 @@ class Plan:
         self.fastest = min(self.fastest, seconds)
         self.timed += 1
         if self.timed == _TIMED_RUNS:
+            self.timing = False
             self.cheap = self.fastest < _INLINE_SECONDS and not self.requested
-
-    @property
-    def timing(self):
-        return self.timed < _TIMED_RUNS
 
 
 def make_plan(opdef, params, inputs, ctx) -> Plan:
@@ -126,7 +123,7 @@ def _settle_memory(p):
         p.alloc[o] = i
     nbytes = sum(t.itemsize * _prod(s) for s, t in p.out_specs)
     p.cheap = nbytes <= CHEAP_BYTES and not p.requested
-    p.timed, p.fastest = 0, float("inf")
+    p.timing, p.timed, p.fastest = True, 0, float("inf")
 
 
 def _identity_pairs(opdef, params, inputs, out_specs):

@@ -37,6 +37,7 @@ class Indexing:
 
 
 _ARRAY = Indexing          # NDArray is the class with this mixin
+registry.require("NDArray indexing", "slice_axis", "slice", "Reshape", "take")
 
 
 def getitem(self, key):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _tape
+from .. import _tape, registry
 from .. import device as _device
 from .. import engine as _engine
 from .._tape import state as _state
@@ -223,6 +223,7 @@ class NDArray(Arithmetic, OpMethods, Indexing):
 
 
 _imperative.use_array_class(NDArray)
+registry.require("NDArray copies and casts", "transpose", "_copy", "Cast")
 
 
 def empty(shape, ctx=None, dtype=None) -> NDArray:

@@ -1,14 +1,9 @@
 """MXNet's ``mx.nd.op``: every registered op by its public name (generated on first access)."""
 
-from ._imperative import op_function
+import sys
+
+from ._imperative import op_attribute
 
 
 def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    try:
-        fn = op_function(name)
-    except KeyError as exc:
-        raise AttributeError(f"module 'mxnext.ndarray.op' has no attribute {name!r}: {exc}") from None
-    globals()[name] = fn
-    return fn
+    return op_attribute(sys.modules[__name__], name)

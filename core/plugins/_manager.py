@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
 import os
-import sys
-import threading
 import time
 import traceback
 import warnings
@@ -15,7 +14,7 @@ from importlib.metadata import entry_points
 
 import pluggy
 
-from .. import hookspecs, registry
+from .. import _firstuse, hookspecs, registry
 from ..base import PluginError, did_you_mean
 
 ENTRY_POINT_GROUP = "mxnext"
@@ -24,7 +23,6 @@ _BUILTIN_MODULE = "mxnext._builtins"
 
 # Registration hooks in call order, with the module each receives as ``registry``.
 _REGISTRATION_HOOKS = (("mxnext_register_devices", "mxnext.device"),
-                       ("mxnext_register_kvstores", "mxnext.kvstore"),
                        ("mxnext_register_ops", "mxnext.registry"))
 
 
@@ -46,20 +44,18 @@ class PluginInfo:
     load_time: float = 0.0          # seconds spent importing and registering
     builtin: bool = False
     devices: list = field(default_factory=list)
-    kvstores: list = field(default_factory=list)
 
     @property
     def contributions(self) -> dict:
-        """``ops`` it defined, ``attrs`` (``"op.key"``) it added to other plugins' ops,
-        ``devices`` and ``kvstores`` it registered."""
+        """``ops`` it defined, ``attrs`` (``"op.key"``) it added to other plugins' ops and
+        ``devices`` it registered."""
         ops, attrs = registry.provided_by(self.name)
-        return {"ops": ops, "attrs": attrs, "devices": list(self.devices),
-                "kvstores": list(self.kvstores)}
+        return {"ops": ops, "attrs": attrs, "devices": list(self.devices)}
 
 
 class _Loader:
     def __init__(self):
-        self.lock = threading.RLock()
+        self.lock = _firstuse.lock    # one lock with the lookups that start a load
         self.loaded = False
         self.infos: dict[str, PluginInfo] = {}
         self.pm = pluggy.PluginManager("mxnext")
@@ -78,19 +74,11 @@ def _env_list(var: str) -> list[str]:
     return [s.strip() for s in os.environ.get(var, "").split(",") if s.strip()]
 
 
-def _opsdk_initializing() -> bool:
-    opsdk = sys.modules.get("opsdk")
-    return opsdk is not None and getattr(opsdk, "_initializing", False)
-
-
 def load() -> None:
-    """Load the builtin plugin and the installed ones, once per process.
-
-    Postponed while ``opsdk`` is half imported (``import opsdk`` imports
-    mxnext first); opsdk calls ``ensure_loaded()`` when it is complete.
-    """
+    """Load the builtin plugin and the installed ones, once per process (the first op or
+    device lookup does it; see ``mxnext._firstuse``)."""
     with _loader.lock:
-        if _loader.loaded or _opsdk_initializing():
+        if _loader.loaded:
             return
         _loader.loaded = True
         autoload = os.environ.get("MXNEXT_DISABLE_PLUGIN_AUTOLOAD", "") in ("", "0")
@@ -116,12 +104,33 @@ def load() -> None:
         for name in wanted:
             if name not in eps and name != BUILTIN and name not in disabled:
                 _load_module_plugin(name, eps)
+        _check_core_ops(disabled)
+        if os.environ.get("MXNEXT_GC_FREEZE") == "1":
+            # opt-in: what loading made lives as long as the process; keep it out of the
+            # cyclic collector's full passes (20 ms each over ~45k objects otherwise)
+            gc.freeze()
 
 
 def ensure_loaded() -> None:
     if not _loader.loaded:
         load()
 
+
+_firstuse.defer(ensure_loaded)
+
+
+def _check_core_ops(disabled) -> None:
+    """Warn once when ops the core runs itself (``registry.require``) are missing."""
+    missing = registry.missing_required()
+    if missing:
+        dist = registry.CORE_OPS_DISTRIBUTION
+        why = (" (disabled by MXNEXT_DISABLE_PLUGINS)" if "ops-tensor" in disabled
+               else ", which is not installed or failed to load")
+        users = sorted(set(missing.values()))
+        warnings.warn(f"mxnext: {len(missing)} op(s) that {', '.join(users)} run are not "
+                      f"registered ({', '.join(sorted(missing)[:6])}"
+                      f"{', ...' if len(missing) > 6 else ''}): they come from {dist}{why}; "
+                      f"install it with `mxnext install {dist}`", PluginWarning, stacklevel=4)
 
 def load_plugin(name_or_module) -> PluginInfo:
     """Load one more plugin at runtime: an entry-point name, a module name or a module
@@ -184,7 +193,8 @@ def _load_one(info: PluginInfo, loader, required: bool) -> PluginInfo:
     _loader.infos[info.name] = info
     t0 = time.perf_counter()
     try:
-        module = loader()
+        with registry.providing(info.name):   # ops registered as its module imports are its
+            module = loader()
         info.location = getattr(module, "__file__", None)
         if pm.get_plugin(info.name) is None:
             pm.register(module, name=info.name)
@@ -228,8 +238,5 @@ def _register(info: PluginInfo) -> None:
             except BaseException:
                 registry.withdraw(info.name)
                 raise
-        added = sorted(_registered_names(reg) - before)
         if hook_name == "mxnext_register_devices":
-            info.devices = added
-        elif hook_name == "mxnext_register_kvstores":
-            info.kvstores = added
+            info.devices = sorted(_registered_names(reg) - before)

@@ -85,24 +85,20 @@ def backward_grad(bw_op, d2):
     return OpsGrad(lambda p, h, og, v, out: (call(bw_op, h, v, params=p), d2(p, mul(h, og), v)))
 
 
-def forward_compute(fwd, extra=None):
-    """FCompute of a one-output table row: ``fwd(xp, *inputs, *extra)`` or a ``Ufunc``;
-    ``extra(inputs, params)`` gives trailing arguments (the scalar of the scalar ops)."""
+def forward_compute(fwd):
+    """FCompute of a one-output table row: ``fwd(xp, *inputs)`` or a ``Ufunc``."""
     if isinstance(fwd, Ufunc):
-        return _ufunc_compute(fwd, extra)
-    if extra is None:
-        def compute(ctx, inputs, req, outputs, params):
-            put(outputs[0], req[0], fwd(ctx.xp, *inputs))
-    else:
-        def compute(ctx, inputs, req, outputs, params):
-            put(outputs[0], req[0], fwd(ctx.xp, *inputs, *extra(inputs, params)))
+        return _ufunc_compute(fwd)
+
+    def compute(ctx, inputs, req, outputs, params):
+        put(outputs[0], req[0], fwd(ctx.xp, *inputs))
     return compute
 
 
-def _ufunc_compute(fwd, extra):
+def _ufunc_compute(fwd):
     """A ``Ufunc`` row's FCompute, one Python call deep: the hot path of elementwise ops."""
     name, consts, reverse = fwd.name, fwd.consts, fwd.reverse
-    if extra is None and not consts and not reverse:
+    if not consts and not reverse:
         def compute(ctx, inputs, req, outputs, params):
             r = req[0]
             if r == 1 or r == 2:
@@ -112,9 +108,8 @@ def _ufunc_compute(fwd, extra):
         return compute
 
     def compute(ctx, inputs, req, outputs, params):
-        args = (*inputs, *extra(inputs, params)) if extra is not None else tuple(inputs)
         put_ufunc(outputs[0], req[0], getattr(ctx.xp, name),
-                  *(args[::-1] if reverse else args), *consts)
+                  *(inputs[::-1] if reverse else inputs), *consts)
     return compute
 
 

@@ -17,8 +17,7 @@ import numpy as np
 from opsdk import (ElemwiseGradUseIn, ElemwiseShape, Field, MakeZeroGradNodes, Param,
                    TypeInferError, register_op)
 
-from ._common import (IN, INPLACE_0, OpsGrad, Ufunc, backward_grad, call, forward_compute, mul,
-                      put_ufunc)
+from ._common import IN, INPLACE_0, OpsGrad, Ufunc, backward_grad, call, mul, put, put_ufunc
 
 ZERO = MakeZeroGradNodes
 
@@ -106,8 +105,40 @@ def _infer_type(op):
     return infer
 
 
-def _scalar_arg(inputs, params):
-    return (_scalar_of(inputs[0], params),)
+_scalars: dict = {}           # (value, made integer, output dtype) -> numpy scalar
+
+
+def _scalar(params, x, out):
+    """The scalar as ``_scalar_of`` gives it, as a numpy scalar of the output dtype, made once:
+    numpy takes a numpy scalar 0.4 us faster than a Python float (a quarter of a tiny
+    ``a + 1``'s kernel time), with the same result."""
+    key = (params.scalar, params.is_int and x.dtype.kind in "iub", out.dtype)
+    s = _scalars.get(key)
+    if s is None:
+        if len(_scalars) >= 4096:
+            _scalars.clear()
+        s = _scalars[key] = out.dtype.type(int(key[0]) if key[1] else key[0])
+    return s
+
+
+def _forward(fwd):
+    """FCompute of a row, one Python call deep for ``Ufunc`` rows (``a + 1``)."""
+    if not isinstance(fwd, Ufunc):
+        def compute(ctx, inputs, req, outputs, params):
+            x = inputs[0]
+            put(outputs[0], req[0], fwd(ctx.xp, x, _scalar_of(x, params)))
+        return compute
+    name, reverse = fwd.name, fwd.reverse
+
+    def compute(ctx, inputs, req, outputs, params):
+        x, out, r = inputs[0], outputs[0], req[0]
+        s = _scalar(params, x, out)
+        args = (s, x) if reverse else (x, s)
+        if r == 1 or r == 2:
+            getattr(ctx.xp, name)(*args, out=out, casting="unsafe")
+        elif r:
+            put(out, r, getattr(ctx.xp, name)(*args))
+    return compute
 
 
 def _backward(deriv):
@@ -139,7 +170,7 @@ for _name, (_fwd, _grad) in _OPS.items():
      .set_attr_parser(ScalarParam).set_num_inputs(1).set_num_outputs(1)
      .set_attr("FInferShape", ElemwiseShape(1, 1)).set_attr("FInferType", _infer_type(_name))
      .set_attr("FInplaceOption", INPLACE_0)
-     .set_attr("FCompute<cpu>", forward_compute(_fwd, _scalar_arg))
+     .set_attr("FCompute<cpu>", _forward(_fwd))
      .set_attr("FGradient", _grad)
      .add_argument("data", "NDArray-or-Symbol", "source input"))
 
