@@ -1,0 +1,14 @@
+"""Entry point of the ``ops-nn`` plugin: importing each op module registers its ops."""
+
+import importlib
+
+from opsdk import hookimpl
+
+# One module per op family; importing it registers its ops with the process registry.
+_MODULES = ()
+
+
+@hookimpl
+def mxnext_register_ops(registry):
+    for name in _MODULES:
+        importlib.import_module(f"{__package__}.{name}")
