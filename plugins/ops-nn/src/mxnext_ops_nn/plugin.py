@@ -5,7 +5,7 @@ import importlib
 from opsdk import hookimpl
 
 # One module per op family; importing it registers its ops with the process registry.
-_MODULES = ()
+_MODULES = ("softmax",)
 
 
 @hookimpl
