@@ -5,7 +5,8 @@ import importlib
 from opsdk import hookimpl
 
 # One module per op family; importing it registers its ops with the process registry.
-_MODULES = ("softmax", "softmax_output", "regression_output", "make_loss", "smooth_l1", "sequence")
+_MODULES = ("softmax", "softmax_output", "regression_output", "make_loss", "smooth_l1",
+            "sequence", "optimizer")
 
 
 @hookimpl
