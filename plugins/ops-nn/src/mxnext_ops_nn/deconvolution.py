@@ -79,9 +79,9 @@ def _shape(p, ins, outs):
     if x is None:
         return ins, list(outs)
     check_data(OP, p, x)
-    set_shape(OP, ins, 1, (x[1], p.num_filter // p.num_group) + p.kernel, "weight")
+    set_shape(OP, ins, 1, (x[1], p.num_filter // p.num_group) + p.kernel, "input 'weight'")
     if not p.no_bias:
-        set_shape(OP, ins, 2, (p.num_filter,), "bias")
+        set_shape(OP, ins, 2, (p.num_filter,), "input 'bias'")
     return ins, result_shapes(OP, outs, [deconv_out_shape(OP, p, x)])
 
 
