@@ -41,11 +41,11 @@ def assign_type(op, types, i, want, name):
                              f"expected {want.name}")
 
 
-def uniform_type(op, in_names, n_out, free=()):
+def uniform_type(op, in_names, free=()):
     """FInferType: every input (but those in ``free``) and every output share one dtype,
     taken from the first known of them (MXNet's ``UNIFORM_TYPE_CHECK`` pattern)."""
     def infer(params, ins, outs):
-        ins, outs = list(ins), list(outs) + [None] * (n_out - len(outs))
+        ins, outs = list(ins), list(outs)
         names = in_names(params) if callable(in_names) else in_names
         tied = [i for i in range(len(ins)) if i not in free]
         known = next((ins[i] for i in tied if ins[i] is not None),
@@ -54,7 +54,7 @@ def uniform_type(op, in_names, n_out, free=()):
             return ins, outs
         for i in tied:
             assign_type(op, ins, i, known, f"input {names[i]!r}")
-        for k in range(n_out):
+        for k in range(len(outs)):
             assign_type(op, outs, k, known, f"output {k}")
         return ins, outs
     return infer

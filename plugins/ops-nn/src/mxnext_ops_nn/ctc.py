@@ -253,6 +253,6 @@ def _label_examples():
     .set_num_inputs(2).set_num_outputs(1)
     .set_attr("FListInputNames", lambda p: ["ograd", "grad"])
     .set_attr("FInferShape", _backward_shape)
-    .set_attr("FInferType", uniform_type("_backward_ctc_loss", ["ograd", "grad"], 1))
+    .set_attr("FInferType", uniform_type("_backward_ctc_loss", ["ograd", "grad"]))
     .set_attr("FCompute<cpu>", _backward)
     .set_attr("TExamples", [{"inputs": [(3,), (4, 3, 5)]}]))

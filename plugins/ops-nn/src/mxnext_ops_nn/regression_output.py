@@ -80,7 +80,7 @@ def _register(name, bwd, forward, diff, doc, ref):
         .set_num_inputs(2).set_num_outputs(1)
         .set_attr("FListInputNames", lambda p: names)
         .set_attr("FInferShape", _shape(name))
-        .set_attr("FInferType", uniform_type(name, names, 1))
+        .set_attr("FInferType", uniform_type(name, names))
         .set_attr("FInplaceOption", lambda p: [(0, 0)])
         .set_attr("FCompute<cpu>", compute)
         .set_attr("FGradient", gradient)
@@ -95,7 +95,7 @@ def _register(name, bwd, forward, diff, doc, ref):
         .set_num_inputs(2).set_num_outputs(2)
         .set_attr("FListInputNames", lambda p: ["label", "output"])
         .set_attr("FInferShape", _backward_shape(bwd))
-        .set_attr("FInferType", uniform_type(bwd, ["label", "output"], 2))
+        .set_attr("FInferType", uniform_type(bwd, ["label", "output"]))
         .set_attr("FInplaceOption", lambda p: [(1, 0)])
         .set_attr("FCompute<cpu>", backward)
         .set_attr("TExamples", [{"inputs": [(3, 4), (3, 4)], "params": {"grad_scale": 0.5}},

@@ -191,7 +191,7 @@ _NAMES = ["data", "label"]
     .set_attr("FListInputNames", lambda p: _NAMES)
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", uniform_type(OP, _NAMES, 1))
+    .set_attr("FInferType", uniform_type(OP, _NAMES))
     .set_attr("FInplaceOption", lambda p: [(0, 0)])
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _gradient)
@@ -216,7 +216,7 @@ _NAMES = ["data", "label"]
               lambda p: ["output", "label", "ograd"] if p.out_grad else ["output", "label"])
     .set_attr("FInferShape", _backward_shape)
     .set_attr("FInferType", uniform_type("_backward_SoftmaxOutput",
-                                         ["output", "label", "ograd"], 2))
+                                         ["output", "label", "ograd"]))
     .set_attr("FInplaceOption", lambda p: [(0, 0)])
     .set_attr("FCompute<cpu>", _backward)
     .set_attr("TExamples", [
@@ -283,7 +283,7 @@ def _ce_gradient(node, og):
     .set_num_inputs(2).set_num_outputs(1)
     .set_attr("FListInputNames", lambda p: _NAMES)
     .set_attr("FInferShape", _ce_shape)
-    .set_attr("FInferType", uniform_type(CE, _NAMES, 1))
+    .set_attr("FInferType", uniform_type(CE, _NAMES))
     .set_attr("FCompute<cpu>", _ce_forward)
     .set_attr("FGradient", _ce_gradient)
     .set_attr("TExamples", [{"inputs": [(4, 3), (4,)], "domain": [(-2, 2), (0, 3)],
@@ -297,6 +297,6 @@ def _ce_gradient(node, og):
         list(ins), out_shapes("_backward_softmax_cross_entropy", outs, ins[1:])
         if None not in ins[1:] else list(outs)))
     .set_attr("FInferType", uniform_type("_backward_softmax_cross_entropy",
-                                         ["ograd", "data", "label"], 2))
+                                         ["ograd", "data", "label"]))
     .set_attr("FCompute<cpu>", _ce_backward)
     .set_attr("TExamples", [{"inputs": [(1,), (4, 3), (4,)], "domain": [(-1, 1), (-2, 2), (0, 3)]}]))
