@@ -163,5 +163,6 @@ def test_update_param_errors():
         run_op("sgd_update", [w, w], {})
     with pytest.raises(ParamError, match="lrs has 1"):
         run_op("multi_sgd_update", [w, w, w, w], {"num_weights": 2, "lrs": (0.1,), "wds": (0, 0)})
-    with pytest.raises(ParamError, match="centered"):   # the Python optimizer's switch, not an op param
+    # centered RMSProp is rmspropalex_update: the Python optimizer's switch, not a parameter
+    with pytest.raises(ParamError, match="centered"):
         run_op("rmsprop_update", [w, w, w], {"lr": 0.1, "centered": True})

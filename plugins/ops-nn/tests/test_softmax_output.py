@@ -76,7 +76,8 @@ def test_multi_output(norm):
 def test_preserve_shape_and_flattened_rows():
     x = RNG.normal(size=(2, 3, 4)).astype(np.float32)
     label = np.array([[3, 0, 1], [2, 2, 9]], np.float32)
-    out, (g, _) = grads("SoftmaxOutput", [x, label], {"preserve_shape": True, "normalization": "batch"})
+    out, (g, _) = grads("SoftmaxOutput", [x, label],
+                        {"preserve_shape": True, "normalization": "batch"})
     np.testing.assert_allclose(out, softmax(x), rtol=1e-6)
     want = np.stack([row_grad(r, lab) for r, lab in zip(out.reshape(6, 4), label.ravel())]) / 6
     np.testing.assert_allclose(g, want.reshape(x.shape), rtol=1e-5, atol=1e-7)

@@ -237,8 +237,8 @@ def _forward(ctx, inputs, req, outputs, params):
         y = xp.empty((steps, batch, dirs * n), acc)
         for k in range(dirs):
             s = layer * dirs + k
-            hs, h_last, c_last, parts = _direction_forward(xp, p, x, *weights[layer][k], h0[s], c0[s],
-                                                           reverse=k == 1)
+            hs, h_last, c_last, parts = _direction_forward(
+                xp, p, x, *weights[layer][k], h0[s], c0[s], reverse=k == 1)
             y[:, :, k * n:(k + 1) * n] = hs
             hy.append(h_last)
             cy.append(c_last)
@@ -415,6 +415,16 @@ def _examples():
             case("lstm", layers=2, bidirectional=True, p=0.5)]
 
 
+def _backward_example():
+    params = {"mode": "gru", "state_size": 2, "num_layers": 2, "bidirectional": True,
+              "state_outputs": True}
+    prm = RNNParam(**params)
+    steps, batch, size = 3, 2, 2
+    shapes = [(steps, batch, size), (param_size(prm, size),), (4, batch, 2), (steps, batch, 4),
+              (_reserve_size(prm, steps, batch),), (steps, batch, 4), (4, batch, 2)]
+    return [{"inputs": shapes, "params": params, "domain": (0.1, 0.9)}]
+
+
 (register_op(OP)
     .describe("Recurrent layers over ``data`` (sequence_length, batch_size, input_size): "
               "vanilla RNN with relu or tanh, LSTM (gates i, f, g, o) or GRU (r, z, n; "
@@ -452,4 +462,5 @@ def _examples():
     .set_attr("FListInputNames", _backward_layout)
     .set_attr("FInferShape", _backward_shape)
     .set_attr("FInferType", uniform_type("_backward_RNN", _backward_layout))
-    .set_attr("FCompute<cpu>", _backward))
+    .set_attr("FCompute<cpu>", _backward)
+    .set_attr("TExamples", _backward_example()))

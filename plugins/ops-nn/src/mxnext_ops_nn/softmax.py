@@ -243,7 +243,8 @@ def _register(op, log, negate, doc, examples):
         .set_attr("FInplaceOption", _backward_inplace)
         .set_attr("FCompute<cpu>", _make_backward(op, log, negate))
         .set_attr("TExamples", [{"inputs": [(2, 3), (2, 3)], "domain": [(-1, 1), (0, 1)]},
-                                {"inputs": [(2, 3), (2, 3), (2, 3)], "domain": [(-1, 1), (-1, 1), (0, 1)],
+                                {"inputs": [(2, 3), (2, 3), (2, 3)],
+                                 "domain": [(-1, 1), (-1, 1), (0, 1)],
                                  "dtype": ["float64", "float32", "float64"],
                                  "params": {"dtype": "float64", "axis": 0}}]))
 
@@ -257,13 +258,14 @@ def _single_input_shape(op):
 
 
 _DOC = ("{what} along ``axis``: ``{formula}`` with temperature ``t`` (default 1). "
-        "``dtype`` sets the output dtype (float16/32/64); ")
+        "``dtype`` sets the output dtype (float16/32/64).")
 _register("softmax", False, False,
           _DOC.format(what="Softmax", formula="exp(x/t) / sum(exp(x/t))")
-          + "with ``use_length`` a second input gives per-row lengths: positions at or beyond "
-            "the length are masked out and output 0.",
+          + " With ``use_length`` a second input gives per-row lengths: positions at or "
+            "beyond the length are masked out and output 0.",
           [{"inputs": [(3, 4)], "ref": _softmax_ref()},
-           {"inputs": [(2, 3, 4)], "params": {"axis": 1, "temperature": 2.5}, "ref": _softmax_ref()},
+           {"inputs": [(2, 3, 4)], "params": {"axis": 1, "temperature": 2.5},
+            "ref": _softmax_ref()},
            {"inputs": [(2, 5)], "params": {"dtype": "float64"}, "ref": _softmax_ref()},
            {"inputs": [(3, 4), np.array([4, 1, 2], np.int32)], "params": {"use_length": True}},
            {"inputs": [(2, 4, 3), np.array([[0, 2, 4], [3, 1, 4]], np.int64)],
@@ -315,7 +317,8 @@ def _activation_backward(ctx, inputs, req, outputs, params):
 def _activation_shape(p, ins, outs):
     known = ins[0] if ins[0] is not None else outs[0]
     if p.mode == "channel" and known is not None and len(known) < 3:
-        fail("SoftmaxActivation", f"mode='channel' needs data of at least 3 dims, got {tuple(known)}")
+        fail("SoftmaxActivation",
+             f"mode='channel' needs data of at least 3 dims, got {tuple(known)}")
     return ElemwiseShape(1, 1, "SoftmaxActivation")(p, ins, outs)
 
 

@@ -299,4 +299,5 @@ def _ce_gradient(node, og):
     .set_attr("FInferType", uniform_type("_backward_softmax_cross_entropy",
                                          ["ograd", "data", "label"]))
     .set_attr("FCompute<cpu>", _ce_backward)
-    .set_attr("TExamples", [{"inputs": [(1,), (4, 3), (4,)], "domain": [(-1, 1), (-2, 2), (0, 3)]}]))
+    .set_attr("TExamples", [{"inputs": [(1,), (4, 3), (4,)],
+                             "domain": [(-1, 1), (-2, 2), (0, 3)]}]))
