@@ -6,6 +6,10 @@ state inputs (``mom``, ``mean``, ``var``, ``n``, ``g``, ``delta``, ``z``) are
 updated in place and declared through ``FMutateInputs``. Gradients are clipped
 to ``[-clip_gradient, clip_gradient]`` when ``clip_gradient >= 0`` (MXNet's
 kernels test ``>= 0``, so 0 clips everything to 0). They have no gradient.
+
+nag_mom_update's momentum uses the weight before the update; MXNet's kernel reads
+the weight after writing the output, so called with ``out=weight`` (as its
+optimizer does) its ``wd`` term sees the new weight.
 """
 
 from __future__ import annotations

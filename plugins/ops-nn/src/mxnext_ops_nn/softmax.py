@@ -1,5 +1,10 @@
 """softmax, log_softmax, softmin (axis, temperature, dtype; softmax also a length mask) and
-SoftmaxActivation (instance / channel)."""
+SoftmaxActivation (instance / channel).
+
+SoftmaxActivation's ``instance`` mode is a softmax over all axes but the first, as
+documented, with its exact gradient; for data of more than 2 dims MXNet 1.9.1's
+oneDNN build takes it over the last axis and its backward sums over axis 1 only.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,10 @@
 SoftmaxOutput's forward is a softmax; its backward is MXNet's loss gradient
 ``(softmax(data) - onehot(label)) * grad_scale / normalizer``, which ignores
 the head gradient (unless ``out_grad``); the label gets a zero gradient.
+
+With ``out_grad`` the gradient is multiplied by the head gradient, as documented;
+MXNet 1.9.1's backward node is not given the head gradient and multiplies by the
+softmax output instead.
 """
 
 from __future__ import annotations
