@@ -7,7 +7,8 @@ from opsdk import hookimpl
 # One module per op family; importing it registers its ops with the process registry.
 _MODULES = ("softmax", "softmax_output", "regression_output", "make_loss", "smooth_l1",
             "sequence", "optimizer", "ctc", "rnn", "convolution", "deconvolution",
-            "fully_connected", "pooling", "activation", "leaky_relu", "dropout", "batch_norm")
+            "fully_connected", "pooling", "activation", "leaky_relu", "dropout", "batch_norm",
+            "layer_norms")
 
 
 @hookimpl
