@@ -183,3 +183,28 @@ def test_shape_errors_name_op_and_argument(params, shapes, match):
     opdef = op_def("Convolution")
     with pytest.raises(ShapeError, match="Operator 'Convolution': .*" + match):
         opdef.get_attr("FInferShape")(parse(opdef, params), shapes, [None])
+
+
+@pytest.mark.parametrize("shape, pad", [((3, 8, 10, 9), (1, 1)), ((2, 9, 10, 10), (0, 0)),
+                                        ((2, 8, 9, 11), (3, 2))])
+def test_winograd_path_matches_loops(shape, pad, monkeypatch):
+    """3x3 stride-1 layers with >= 8 channels and >= 8x8 outputs run Winograd F(4x4, 3x3);
+    uneven tile counts, pads beyond the kernel (cropped data-gradient input) and several
+    batch chunks with a shorter last one give the loop reference's values."""
+    from mxnext_ops_nn import _winograd
+    monkeypatch.setattr(_winograd, "TILE_BYTES", 1)          # one item per chunk
+    rng = np.random.default_rng(7)
+    x, w, b = rng.standard_normal(shape), rng.standard_normal((10, shape[1], 3, 3)), \
+        rng.standard_normal(10)
+    kw = {"kernel": (3, 3), "num_filter": 10, "pad": pad}
+    assert _winograd.applies((3, 3), (1, 1), (1, 1), 1, shape[1],
+                             conv_ref(x[:1, :1], w[:1, :1], None, (1, 1), (1, 1), pad, 1).shape[2:])
+    y = conv_ref(x, w, b, (1, 1), (1, 1), pad, 1)
+    check_forward("Convolution", [x, w, b], y, kw, rtol=1e-9, atol=1e-9)
+    gy = rng.standard_normal(y.shape)
+    check_backward("Convolution", [x, w, b], [gy],
+                   list(conv_grads_ref(x, w, gy, (1, 1), (1, 1), pad, 1)), kw, rtol=1e-9,
+                   atol=1e-9)
+    got = run_op("Convolution", [x.astype(np.float32), w.astype(np.float32),
+                                 b.astype(np.float32)], kw)[0]
+    np.testing.assert_allclose(got, y, rtol=1e-4, atol=1e-4 * np.abs(y).max())

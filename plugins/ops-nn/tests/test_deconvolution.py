@@ -139,3 +139,17 @@ def test_shape_errors(params, data, match):
 def test_adj_must_match_kernel_dims():
     with pytest.raises(ParamError, match="adj must have the same number of dimensions"):
         parse(op_def("Deconvolution"), {"kernel": (3, 3), "num_filter": 1, "adj": (1,)})
+
+
+def test_stride_one_3x3_runs_the_winograd_kernels():
+    """A 3x3 stride-1 deconvolution with >= 8 channels is a Winograd convolution of the
+    padded data with the flipped weight; its gradients too."""
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((2, 8, 9, 8)), rng.standard_normal((8, 9, 3, 3))
+    kw = {"kernel": (3, 3), "num_filter": 9, "pad": (1, 0)}
+    want = deconv_ref(x, w, None, (1, 1), (1, 1), (1, 0), (0, 0), 1, 9)
+    check_forward("Deconvolution", [x, w], want, kw, rtol=1e-9, atol=1e-9)
+    gy = rng.standard_normal(want.shape)
+    check_backward("Deconvolution", [x, w], [gy],
+                   list(deconv_grads_ref(x, w, gy, (1, 1), (1, 1), (1, 0), 1)), kw, rtol=1e-9,
+                   atol=1e-9)

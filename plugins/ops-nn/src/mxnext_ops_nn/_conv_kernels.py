@@ -29,6 +29,8 @@ from math import prod
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ._layer_rules import compute_dtype
+
 CHUNK_BYTES = 6 << 20     # scratch per batch chunk: the chunk's working set stays in cache
 _ALIGN = 64
 
@@ -151,7 +153,10 @@ def conv_forward(x, w, stride, dilate, lo, hi, groups, out, req, get_space, bias
     ``req`` 1/2 writes, 3 adds. ``get_space(shape, dtype)`` supplies scratch memory."""
     n, c = x.shape[:2]
     f, kernel = w.shape[0], w.shape[2:]
-    dt = np.result_type(w.dtype, np.float32) if w.dtype == np.float16 else w.dtype
+    if _winograd.applies(kernel, stride, dilate, groups, c, out.shape[2:]):
+        _winograd.forward(x, w, lo, hi, out, req, get_space, bias)
+        return
+    dt = compute_dtype(w.dtype)
     g = _geometry(x.shape, kernel, stride, dilate, lo, hi)
     k = prod(kernel)
     per_item = dt.itemsize * (c * prod(g.padded) + (c * k + f) * g.q)
@@ -201,7 +206,7 @@ def conv_data_grad(gy, w, stride, dilate, pad, groups, out, req, get_space):
 def _strided_data_grad(gy, w, stride, dilate, pad, groups, out, req, get_space):
     n, f = gy.shape[:2]
     c, kernel, osz = out.shape[1], w.shape[2:], gy.shape[2:]
-    dt = np.result_type(w.dtype, np.float32) if w.dtype == np.float16 else w.dtype
+    dt = compute_dtype(w.dtype)
     padded = tuple(s + 2 * p for s, p in zip(out.shape[2:], pad))
     k, q = prod(kernel), prod(osz)
     m = _chunk(n, dt.itemsize * (f * q + c * k * q + c * prod(padded)))
@@ -234,7 +239,9 @@ def conv_weight_grad(gy, x, w_shape, stride, dilate, pad, groups, get_space):
     wrt its weight, for the output gradient ``gy``."""
     n, c = x.shape[:2]
     f, kernel = w_shape[0], tuple(w_shape[2:])
-    dt = np.dtype(np.float32) if gy.dtype == np.float16 else gy.dtype
+    if _winograd.applies(kernel, stride, dilate, groups, c, gy.shape[2:]):
+        return _winograd.weight_grad(gy, x, pad, get_space)
+    dt = compute_dtype(gy.dtype)
     g = _geometry(x.shape, kernel, stride, dilate, pad, pad)
     k = prod(kernel)
     m = _chunk(n, dt.itemsize * (c * prod(g.padded) + (c * k + f) * g.q))
@@ -257,3 +264,6 @@ def conv_weight_grad(gy, x, w_shape, stride, dilate, pad, groups, get_space):
         gw += np.matmul(gm.reshape(groups, f // groups, -1),
                         cm.reshape(groups, (c // groups) * k, -1).swapaxes(1, 2))
     return gw.reshape(w_shape)
+
+
+from . import _winograd  # noqa: E402  (it builds on this module, so it comes last)
