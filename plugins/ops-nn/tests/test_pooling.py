@@ -174,3 +174,23 @@ def test_mxnet_symbol_json_attributes():
                                   "pooling_convention": "valid", "p_value": "None",
                                   "count_include_pad": "None", "layout": "None"})
     assert p.kernel == (2, 2) and p.p_value is None and p.count_include_pad is None
+
+
+@pytest.mark.parametrize("pool_type", ["max", "avg", "sum"])
+def test_gradient_when_windows_tile_the_input(pool_type):
+    """stride == kernel, no pad: each tap view of the gradient is written once; ties still
+    send max pooling's gradient to the first maximum."""
+    x = np.round(np.random.default_rng(8).standard_normal((2, 3, 6, 4)))
+    kw = {"kernel": (2, 2), "stride": (2, 2), "pool_type": pool_type}
+    want, first = pool_ref(x, (2, 2), (2, 2), (0, 0), pool_type)
+    gy = np.random.default_rng(9).standard_normal(want.shape)
+    if pool_type == "max":
+        gx = np.zeros(x.shape)
+        for o, at in first.items():
+            gx[o[:2] + at] += gy[o]
+    else:
+        gx = np.repeat(np.repeat(gy, 2, axis=2), 2, axis=3) / (4 if pool_type == "avg" else 1)
+    check_backward("Pooling", [x], [gy], [gx], kw)
+    got = run_op("_backward_Pooling", [gy, x, want], kw, req="add",
+                 outputs=[np.ones(x.shape)])[0]
+    np.testing.assert_allclose(got, gx + 1)

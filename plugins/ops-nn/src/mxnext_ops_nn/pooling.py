@@ -85,6 +85,9 @@ class _Geom:
         self.size = tuple(sp)
         self.hi = tuple(max(q, (o - 1) * s + k - q - n) for n, k, s, q, o in
                         zip(sp, self.kernel, self.stride, self.pad, self.out))
+        # windows tile the input exactly: every element is in one tap view of one window
+        self.disjoint = (not any(self.pad) and self.stride == tuple(self.kernel)
+                         and all(o * k == n for o, k, n in zip(self.out, self.kernel, sp)))
 
     def taps(self):
         """Per kernel tap: the index of its strided view into the padded input."""
@@ -260,14 +263,38 @@ def _global_unpool(p, og, x, y):
     return np.where(y == 0, 0, og * (r if p.p_value == 2 else r * r))
 
 
+def _unpool_into(p, g, og, x, y, gx):
+    """``gx`` <- the input gradient when the windows tile the input: each tap view of
+    ``gx`` is written once (no zeroing, no accumulation)."""
+    if p.pool_type == "max":
+        free = None
+        for t in g.taps():
+            first = np.equal(x[t], y)
+            if free is None:
+                free = ~first
+            else:
+                first &= free
+                free ^= first
+            np.multiply(og, first, out=gx[t])
+    else:
+        share = og / prod(g.kernel) if p.pool_type == "avg" else og
+        for t in g.taps():
+            np.copyto(gx[t], share)
+
+
 def _backward(ctx, inputs, req, outputs, p):
     if not req[0]:
         return
     og, x, y = inputs
     g = _geom(p, x.shape)
     dt = compute_dtype(x.dtype)
-    gx = _unpool(p, g, *(_nc(a, g.last).astype(dt, copy=False) for a in (og, x, y)))
-    put(_nc(outputs[0], g.last), req[0], gx)
+    og, x, y = (_nc(a, g.last).astype(dt, copy=False) for a in (og, x, y))
+    out = _nc(outputs[0], g.last)
+    if (req[0] == 1 or req[0] == 2) and out.dtype == dt and g.disjoint and not p.global_pool \
+            and p.pool_type != "lp":
+        _unpool_into(p, g, og, x, y, out)
+    else:
+        put(out, req[0], _unpool(p, g, og, x, y))
 
 
 def _grad(node, og):
