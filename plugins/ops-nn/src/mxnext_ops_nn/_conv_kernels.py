@@ -11,13 +11,15 @@ in cache, in scratch memory reused across chunks and calls (the op's TEMP_SPACE 
 * for stride 1 the positions are the *flat* padded grid (first spatial axis exact, the
   others padded): each kernel tap is then a constant offset into the flattened buffer and
   the column copy moves long contiguous rows; the few positions outside the image are
-  computed and dropped. Strided convolutions take the exact output grid instead;
+  computed and dropped. Strided convolutions, and those whose padded rows are much wider
+  than their output rows, take the exact output grid instead;
 * ``W (F/g, C/g*K) @ columns`` gives (F, m, *grid), written into the output with the crop,
   the transpose back to (m, F, *O), the bias and the request (write/add) in one pass.
 
 The data gradient of a stride-1 convolution is such a convolution again (of the padded
-output gradient with the flipped, transposed weight); strided ones multiply by the
-transposed weight and add the column gradient back with one strided add per kernel tap.
+output gradient with the flipped, transposed weight) unless the data has few channels;
+other ones multiply by the transposed weight and add the column gradient back with one
+strided add per kernel tap.
 No Python loop runs over pixels or single batch items.
 """
 
@@ -84,15 +86,17 @@ def write(out, value, req, bias=None):
 class _Grid:
     """Where the GEMM of one chunk computes: positions per item and the crop to the output.
 
-    ``flat`` (all strides 1): the grid is (O0, *S1..) of the padded input, a tap is a flat
-    offset; else the exact output grid."""
+    ``flat`` (all strides 1, little padding beyond the output): the grid is (O0, *S1..) of
+    the padded input, a tap is a flat offset; else the exact output grid."""
 
     def __init__(self, padded, kernel, stride, dilate):
         self.kernel, self.stride, self.dilate = tuple(kernel), tuple(stride), tuple(dilate)
         self.padded = tuple(padded)
         self.out = tuple(out_size(s, k, st, d) for s, k, st, d in
                          zip(padded, kernel, stride, dilate))
-        self.flat = all(s == 1 for s in stride)
+        # the flat grid computes prod(padded[1:]) positions per output row of prod(out[1:])
+        self.flat = all(s == 1 for s in stride) and \
+            prod(self.padded[1:]) <= 1.15 * prod(self.out[1:])
         self.grid = (self.out[0],) + self.padded[1:] if self.flat else self.out
         self.q = prod(self.grid)
         # how far the last item's flat taps reach past its plane (kept readable)
@@ -192,7 +196,10 @@ def conv_data_grad(gy, w, stride, dilate, pad, groups, out, req, get_space):
     for the output gradient ``gy`` (N, F, *O)."""
     kernel = w.shape[2:]
     sx = out.shape[2:]
-    if all(s == 1 for s in stride):
+    # stride 1: the correlation moves F*K*prod(sx) column values, col2im's adds C*K*P
+    # (slower per element); the first wins for wide inputs, the second for few channels
+    if all(s == 1 for s in stride) and \
+            gy.shape[1] * prod(sx) <= 2 * out.shape[1] * prod(gy.shape[2:]):
         # x[i] = sum_t gy[i + pad - t*d] w[t]: a correlation of the padded gy with flipped w
         ext = tuple((k - 1) * d for k, d in zip(kernel, dilate))
         lo = tuple(e - p for e, p in zip(ext, pad))
@@ -200,30 +207,50 @@ def conv_data_grad(gy, w, stride, dilate, pad, groups, out, req, get_space):
         conv_forward(gy, flipped_transpose(w, groups), stride, dilate, lo, hi, groups, out, req,
                      get_space)
         return
-    _strided_data_grad(gy, w, stride, dilate, pad, groups, out, req, get_space)
+    _col2im_data_grad(gy, w, stride, dilate, pad, groups, out, req, get_space)
 
 
-def _strided_data_grad(gy, w, stride, dilate, pad, groups, out, req, get_space):
+def _col2im_data_grad(gy, w, stride, dilate, pad, groups, out, req, get_space):
+    """Data gradient as ``W^T @ gy`` scattered back per kernel tap. For stride 1 the head
+    is laid on the flat padded grid (zeros past the output), so each tap adds long rows at a
+    constant flat offset; strided taps add strided blocks."""
     n, f = gy.shape[:2]
-    c, kernel, osz = out.shape[1], w.shape[2:], gy.shape[2:]
+    c, kernel, osz = out.shape[1], tuple(w.shape[2:]), gy.shape[2:]
     dt = compute_dtype(w.dtype)
     padded = tuple(s + 2 * p for s, p in zip(out.shape[2:], pad))
-    k, q = prod(kernel), prod(osz)
-    m = _chunk(n, dt.itemsize * (f * q + c * k * q + c * prod(padded)))
-    s = Scratch(get_space, [(f * m * q,), (c * k * m * q,), (c * m * prod(padded),)], dt)
-    gbuf, dcols, dxp = s.take((f * m * q,)), s.take((c * k * m * q,)), s.take((c * m * prod(padded),))
+    flat = all(s == 1 for s in stride)
+    grid = (osz[0],) + padded[1:] if flat else osz
+    k, q, plane = prod(kernel), prod(grid), prod(padded)
+    rows = [prod(padded[i + 1:]) for i in range(len(padded))]       # flat step of each axis
+    slack = sum((kk - 1) * d * r for kk, d, r in zip(kernel[1:], dilate[1:], rows[1:])) \
+        if flat else 0
+    m = _chunk(n, dt.itemsize * (f * q + c * k * q + c * plane))
+    s = Scratch(get_space, [(f * m * q,), (c * k * m * q,), (c * m * plane + slack,)], dt)
+    gbuf, dcols, dxp = s.take((f * m * q,)), s.take((c * k * m * q,)), \
+        s.take((c * m * plane + slack,))
     wt = w.astype(dt, copy=False).reshape(groups, f // groups, -1).swapaxes(1, 2)
     inner = tuple(slice(p, p + sz) for p, sz in zip(pad, out.shape[2:]))
     for i in range(0, n, m):
         j = min(n, i + m)
-        gm = gbuf[:f * (j - i) * q].reshape((f, j - i) + osz)
-        np.copyto(gm, gy[i:j].swapaxes(0, 1), casting="unsafe")
+        gm = gbuf[:f * (j - i) * q].reshape((f, j - i) + grid)
+        if flat and (i == 0 or j - i < m):
+            gm[...] = 0                     # grid positions past the output stay zero
+        np.copyto(gm[_everything(2) + tuple(slice(0, o) for o in osz)],
+                  gy[i:j].swapaxes(0, 1), casting="unsafe")
         dm = dcols[:c * k * (j - i) * q].reshape(groups, (c // groups) * k, -1)
         np.matmul(wt, gm.reshape(groups, f // groups, -1), out=dm)
-        xm = dxp[:c * (j - i) * prod(padded)].reshape((c, j - i) + padded)
-        xm[...] = 0
-        col2im(xm, dm.reshape((c,) + kernel + (j - i,) + osz), kernel, stride, dilate, osz)
-        write(out[i:j], xm[(slice(None), slice(None)) + inner].swapaxes(0, 1), req)
+        xflat = dxp[:c * (j - i) * plane + slack]
+        xflat[...] = 0
+        xm = xflat[:c * (j - i) * plane].reshape((c, j - i) + padded)
+        if flat:
+            taps = dm.reshape((c,) + kernel + (j - i, q))
+            for t in product(*(range(kk) for kk in kernel)):
+                at = sum(ti * d * r for ti, d, r in zip(t, dilate, rows))
+                dst = as_strided(xflat[at:], (c, j - i, q), xm.strides[:2] + (xm.itemsize,))
+                dst += taps[(slice(None),) + t]
+        else:
+            col2im(xm, dm.reshape((c,) + kernel + (j - i,) + osz), kernel, stride, dilate, osz)
+        write(out[i:j], xm[_everything(2) + inner].swapaxes(0, 1), req)
 
 
 def col2im(dxp, dcols, kernel, stride, dilate, osz):
