@@ -17,7 +17,9 @@ calls from two sides wait on each other's spinning threads).
 
 Cases: a ResNet 3x3 convolution 64->64 on 32x32, batch 32 (no bias); LeNet's two 5x5
 convolutions (1->20 on 28x28 and 20->50 on 12x12, batch 64, with bias); 2x2/2 max pooling
-of (32, 64, 32, 32); FullyConnected 1024->1024, batch 128. Printed, never asserted.
+of (32, 64, 32, 32); FullyConnected 1024->1024, batch 128; then the other layers of a CIFAR
+ResNet-18 step (strided 3x3 and 1x1 convolutions, the 3-channel stem, BatchNorm, ReLU,
+global average pooling). Printed, never asserted.
 """
 
 from __future__ import annotations
@@ -43,6 +45,22 @@ CASES = {  # name: (op, input shapes, kwargs)
                                      {"kernel": (2, 2), "stride": (2, 2), "pool_type": "max"}),
     "fc 1024->1024 b128": ("FullyConnected", [(128, 1024), (1024, 1024), (1024,)],
                            {"num_hidden": 1024}),
+    # the rest of a CIFAR ResNet-18 step
+    "conv 3x3/2 64->128 32x32 b32": ("Convolution", [(32, 64, 32, 32), (128, 64, 3, 3)],
+                                     {"kernel": (3, 3), "pad": (1, 1), "stride": (2, 2),
+                                      "num_filter": 128, "no_bias": True}),
+    "conv 1x1/2 64->128 32x32 b32": ("Convolution", [(32, 64, 32, 32), (128, 64, 1, 1)],
+                                     {"kernel": (1, 1), "stride": (2, 2), "num_filter": 128,
+                                      "no_bias": True}),
+    "conv 3x3 3->64 32x32 b32": ("Convolution", [(32, 3, 32, 32), (64, 3, 3, 3)],
+                                 {"kernel": (3, 3), "pad": (1, 1), "num_filter": 64,
+                                  "no_bias": True}),
+    "batchnorm (32,64,32,32)": ("BatchNorm", [(32, 64, 32, 32), (64,), (64,), (64,), (64,)],
+                                {"fix_gamma": False}),
+    "relu (32,64,32,32)": ("Activation", [(32, 64, 32, 32)], {"act_type": "relu"}),
+    "global avg pool (32,512,4,4)": ("Pooling", [(32, 512, 4, 4)],
+                                     {"global_pool": True, "pool_type": "avg",
+                                      "kernel": (1, 1)}),
 }
 
 
@@ -53,7 +71,8 @@ def run_side(mx, repeats: int) -> dict:
     result = {}
     for name, (op, shapes, kwargs) in CASES.items():
         inputs = [nd.array(rng.uniform(-1, 1, s).astype(np.float32)) for s in shapes]
-        for a in inputs:
+        grads = inputs[:3] if op == "BatchNorm" else inputs     # not BatchNorm's aux states
+        for a in grads:
             a.attach_grad()
         fn = getattr(nd, op)
         head = None
@@ -68,7 +87,7 @@ def run_side(mx, repeats: int) -> dict:
             if head is None:
                 head = nd.array(rng.uniform(-1, 1, y.shape).astype(np.float32))
             y.backward(head)
-            for a in inputs:
+            for a in grads:
                 a.grad.wait_to_read()
             t2 = time.perf_counter()
             fwd.append(t1 - t0)
