@@ -95,7 +95,7 @@ def _backward_type(p, ins, outs):
 
 _IDX = np.array([[0, 3, 3], [1, 0, 3]], np.float32)
 
-(register_op(OP)
+(register_op(OP).add_alias("_npx_embedding").add_alias("_sparse_Embedding")
     .describe("Maps integer indices to vector representations: output[..., :] = "
               "weight[data[...], :], indices clipped to [0, input_dim).")
     .set_attr_parser(EmbeddingParam)

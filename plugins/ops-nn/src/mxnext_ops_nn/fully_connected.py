@@ -98,7 +98,7 @@ def _backward_shape(p, ins, outs):
     return ins, outs
 
 
-(register_op(OP).add_alias("_npx_fully_connected")
+(register_op(OP).add_alias("_npx_fully_connected").add_alias("_sparse_FullyConnected")
     .describe("Applies a linear transformation: Y = X W^T + b. With flatten=True the data is "
               "(batch, x1, ..., xn) and weight (num_hidden, x1*...*xn); with flatten=False the "
               "product runs over the last axis only.")
