@@ -208,3 +208,15 @@ def test_winograd_path_matches_loops(shape, pad, monkeypatch):
     got = run_op("Convolution", [x.astype(np.float32), w.astype(np.float32),
                                  b.astype(np.float32)], kw)[0]
     np.testing.assert_allclose(got, y, rtol=1e-4, atol=1e-4 * np.abs(y).max())
+
+
+def test_data_shape_filled_back_from_output_and_weight():
+    """At stride 1 the output and the weight give the data shape (batch, channels, sizes)."""
+    opdef = op_def("Convolution")
+    p = parse(opdef, {"kernel": (3, 3), "num_filter": 8, "pad": (1, 0), "dilate": (1, 2),
+                      "num_group": 2})
+    ins, _ = opdef.get_attr("FInferShape")(p, [None, (8, 3, 3, 3), None], [(4, 8, 10, 6)])
+    assert ins == [(4, 6, 10, 10), (8, 3, 3, 3), (8,)]
+    strided = parse(opdef, {"kernel": (3, 3), "num_filter": 8, "stride": (2, 2)})
+    ins, _ = opdef.get_attr("FInferShape")(strided, [None, (8, 3, 3, 3), None], [(4, 8, 5, 5)])
+    assert ins[0] is None

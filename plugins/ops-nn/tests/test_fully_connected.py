@@ -78,3 +78,10 @@ def test_float16_runs_and_keeps_its_dtype():
     assert out.dtype == np.float16
     np.testing.assert_allclose(out, x.astype(np.float32) @ w.astype(np.float32).T, rtol=1e-2,
                                atol=1e-2)
+
+
+def test_data_filled_back_without_flatten():
+    opdef = op_def("FullyConnected")
+    p = parse(opdef, {"num_hidden": 6, "flatten": False})
+    ins, _ = opdef.get_attr("FInferShape")(p, [None, (6, 4), None], [(2, 3, 6)])
+    assert ins == [(2, 3, 4), (6, 4), (6,)]

@@ -85,8 +85,20 @@ def conv_out_shape(op, p, x):
     return (x[0], p.num_filter) + tuple(out)
 
 
+def _data_from_output(p, out, w):
+    """The data shape a stride-1 convolution's output and weight imply (MXNet fills the
+    batch and, at stride 1, the spatial sizes back from the output)."""
+    stride, dilate, pad = geometry(p)
+    if out is None or w is None or any(s != 1 for s in stride) or len(out) != len(p.kernel) + 2:
+        return None
+    sp = tuple(o + (k - 1) * d - 2 * q for o, k, d, q in zip(out[2:], p.kernel, dilate, pad))
+    return (out[0], w[1] * p.num_group) + sp
+
+
 def _shape(p, ins, outs):
     ins = list(ins)
+    if ins[0] is None:
+        ins[0] = _data_from_output(p, outs[0], ins[1])
     x = ins[0]
     if x is None:
         return ins, list(outs)

@@ -26,6 +26,8 @@ def _input_names(p):
 
 def _shape(p, ins, outs):
     ins = list(ins)
+    if ins[0] is None and not p.flatten and outs[0] is not None and ins[1] is not None:
+        ins[0] = tuple(outs[0][:-1]) + (ins[1][1],)       # the data the output implies
     x = ins[0]
     if x is None:
         return ins, list(outs)
