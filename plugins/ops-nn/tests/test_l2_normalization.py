@@ -10,7 +10,8 @@ X = np.random.default_rng(0).standard_normal((2, 3, 4, 2))
 
 @pytest.mark.parametrize("mode, slices, norm_shape", [
     ("instance", lambda x: [(n,) for n in range(2)], (2,)),
-    ("channel", lambda x: [(n, slice(None), i, j) for n, i, j in np.ndindex(2, 4, 2)], (2, 1, 4, 2)),
+    ("channel", lambda x: [(n, slice(None), i, j) for n, i, j in np.ndindex(2, 4, 2)],
+     (2, 1, 4, 2)),
     ("spatial", lambda x: [(n, c) for n, c in np.ndindex(2, 3)], (2, 3)),
 ])
 def test_each_slice_has_unit_norm(mode, slices, norm_shape):

@@ -39,7 +39,7 @@ _ALIGN = 64
 
 class Scratch:
     """Scratch arrays carved from one reusable buffer: ``take(shape)`` hands out the next
-    part; ``get(nbytes)`` supplies the buffer (a TEMP_SPACE resource's ``get_space``)."""
+    part; ``get(shape, dtype)`` supplies the buffer (a TEMP_SPACE resource's ``get_space``)."""
 
     def __init__(self, get, shapes, dtype):
         dtype = np.dtype(dtype)
@@ -136,7 +136,7 @@ def _padded_buffer(scratch, c, m, padded, slack):
     return flat[:c * m * prod(padded)].reshape((c, m) + padded)
 
 
-def _fill(pbuf, x, lo, hi, i, j):
+def fill_padded(pbuf, x, lo, hi, i, j):
     """Copy items ``i:j`` of ``x`` (N, C, *S) into the interior of ``pbuf`` (C, m, *padded),
     cropping where a pad is negative."""
     src = x[(slice(i, j), slice(None)) + tuple(slice(max(-a, 0), n - max(-b, 0))
@@ -173,7 +173,7 @@ def conv_forward(x, w, stride, dilate, lo, hi, groups, out, req, get_space, bias
     wm = w.astype(dt, copy=False).reshape(groups, f // groups, -1)
     for i in range(0, n, m):
         j = min(n, i + m)
-        _fill(pbuf, x, lo, hi, i, j)
+        fill_padded(pbuf, x, lo, hi, i, j)
         cm = cols[:c * k * (j - i) * g.q]
         g.columns(pbuf, j - i, c, cm)
         ym = y[:f * (j - i) * g.q].reshape(groups, f // groups, -1)
@@ -280,7 +280,7 @@ def conv_weight_grad(gy, x, w_shape, stride, dilate, pad, groups, get_space):
     gw = np.zeros((groups, f // groups, (c // groups) * k), dt)
     for i in range(0, n, m):
         j = min(n, i + m)
-        _fill(pbuf, x, pad, pad, i, j)
+        fill_padded(pbuf, x, pad, pad, i, j)
         cm = cols[:c * k * (j - i) * g.q]
         g.columns(pbuf, j - i, c, cm)
         gm = gflat[:f * (j - i) * g.q]

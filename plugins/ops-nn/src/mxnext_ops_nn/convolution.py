@@ -20,13 +20,17 @@ _AXES = {1: "(batch, channel, width)", 2: "(batch, channel, height, width)",
 
 
 class ConvolutionParam(Param):
-    kernel: tuple[int, ...] = Field(description="Convolution kernel size: (w,), (h, w) or (d, h, w)")
-    stride: tuple[int, ...] = Field((), description="Convolution stride: (w,), (h, w) or (d, h, w). "
-                                                    "Defaults to 1 for each dimension.")
-    dilate: tuple[int, ...] = Field((), description="Convolution dilate: (w,), (h, w) or (d, h, w). "
-                                                    "Defaults to 1 for each dimension.")
-    pad: tuple[int, ...] = Field((), description="Zero pad for convolution: (w,), (h, w) or (d, h, w). "
-                                                 "Defaults to no padding.")
+    kernel: tuple[int, ...] = Field(
+        description="Convolution kernel size: (w,), (h, w) or (d, h, w)")
+    stride: tuple[int, ...] = Field(
+        (), description="Convolution stride: (w,), (h, w) or (d, h, w). Defaults to 1 for each "
+                        "dimension.")
+    dilate: tuple[int, ...] = Field(
+        (), description="Convolution dilate: (w,), (h, w) or (d, h, w). Defaults to 1 for each "
+                        "dimension.")
+    pad: tuple[int, ...] = Field(
+        (), description="Zero pad for convolution: (w,), (h, w) or (d, h, w). Defaults to no "
+                        "padding.")
     num_filter: int = Field(ge=1, description="Convolution filter(channel) number")
     num_group: int = Field(1, ge=1, description="Number of group partitions.")
     workspace: int = Field(1024, ge=0, description="Maximum temporary workspace allowed (MB) in "
@@ -168,7 +172,8 @@ def backward_shape(op, head_shape):
 _EXAMPLES = [
     {"inputs": [(2, 3, 7), (4, 3, 3), (4,)], "params": {"kernel": "(3,)", "num_filter": "4"}},
     {"inputs": [(2, 4, 5, 6), (6, 2, 3, 3), (6,)],
-     "params": {"kernel": (3, 3), "num_filter": 6, "num_group": 2, "pad": (1, 1), "stride": (2, 1)}},
+     "params": {"kernel": (3, 3), "num_filter": 6, "num_group": 2, "pad": (1, 1),
+                "stride": (2, 1)}},
     {"inputs": [(1, 2, 6, 5), (3, 2, 2, 3)],
      "params": {"kernel": "(2, 3)", "num_filter": 3, "dilate": "(2, 1)", "no_bias": "True",
                 "workspace": "1024", "cudnn_tune": "None", "cudnn_off": "False"}},
