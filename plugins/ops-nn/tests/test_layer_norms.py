@@ -4,8 +4,8 @@ gradients, inference and errors."""
 import numpy as np
 import pytest
 from opsdk import ShapeError
-from opsdk.testing import check_backward, check_forward, check_numeric_gradient, infer, op_def, \
-    parse, run_op
+from opsdk.testing import (check_backward, check_forward, check_numeric_gradient, infer, op_def,
+                           parse, run_op)
 
 RNG = np.random.default_rng(0)
 
