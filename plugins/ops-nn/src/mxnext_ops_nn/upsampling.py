@@ -55,9 +55,8 @@ def kernel_size(scale):
 
 
 def _deconv_geometry(p):
-    """(kernel, stride, pad) of the bilinear deconvolution."""
-    k = kernel_size(p.scale)
-    return (k, k), (p.scale, p.scale), (ceil((p.scale - 1) / 2),) * 2
+    """(stride, pad) of the bilinear deconvolution (its kernel: kernel_size(scale))."""
+    return (p.scale, p.scale), (ceil((p.scale - 1) / 2),) * 2
 
 
 def _shape(p, ins, outs):
@@ -103,7 +102,7 @@ def _forward(ctx, inputs, req, outputs, p):
         return
     out = outputs[0]
     if _bilinear(p):
-        _, stride, pad = _deconv_geometry(p)
+        stride, pad = _deconv_geometry(p)
         kern.conv_data_grad(inputs[0], inputs[1], stride, (1, 1), pad, p.num_filter, out,
                             req[0], ctx.requested[0].get_space)
         return
@@ -122,7 +121,7 @@ def _backward(ctx, inputs, req, outputs, p):
     og = inputs[0]
     if _bilinear(p):
         x, w = inputs[1], inputs[2]
-        _, stride, pad = _deconv_geometry(p)
+        stride, pad = _deconv_geometry(p)
         get = ctx.requested[0].get_space
         if req[1]:
             put(outputs[1], req[1], kern.conv_weight_grad(x, og, w.shape, stride, (1, 1), pad,
