@@ -62,6 +62,10 @@ CASES = [  # data, weight, kernel params
     ((3, 4, 5, 5), (4, 1, 3, 3), {"kernel": (3, 3), "num_group": 4, "pad": (1, 1)}),
     ((2, 3, 6, 6), (5, 3, 1, 1), {"kernel": (1, 1), "stride": (2, 2)}),
     ((2, 2, 5, 5), (3, 2, 3, 3), {"kernel": (3, 3), "pad": (3, 2)}),   # pad beyond the kernel
+    # the three column layouts: flat padded grid, items innermost (short rows), items first
+    ((1, 3, 6, 20), (4, 3, 3, 3), {"kernel": (3, 3), "pad": (1, 1)}),
+    ((2, 1, 5, 18), (6, 1, 3, 3), {"kernel": (3, 3), "pad": (1, 1)}),
+    ((1, 2, 5, 34), (3, 2, 3, 3), {"kernel": (3, 3), "stride": (1, 2)}),
 ]
 
 

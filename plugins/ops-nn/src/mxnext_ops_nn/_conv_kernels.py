@@ -64,10 +64,6 @@ def out_size(n, k, stride, dilate):
     return (n - (k - 1) * dilate - 1) // stride + 1
 
 
-def _everything(n):
-    return (slice(None),) * n
-
-
 def write(out, value, req, bias=None):
     """``out (m, F, *O) <- value`` (+ ``bias`` per channel) honouring req 1/2 (write) and
     3 (add); casts to ``out``'s dtype."""
@@ -84,10 +80,17 @@ def write(out, value, req, bias=None):
 
 
 class _Grid:
-    """Where the GEMM of one chunk computes: positions per item and the crop to the output.
+    """Where the GEMM of one batch chunk computes and how the chunk's arrays are laid out.
 
-    ``flat`` (all strides 1, little padding beyond the output): the grid is (O0, *S1..) of
-    the padded input, a tap is a flat offset; else the exact output grid."""
+    * ``flat`` (all strides 1, padded rows not much wider than the output's): positions are
+      the grid (O0, *S1..) of the padded input, a kernel tap is a constant flat offset and
+      the column copy moves long rows; positions outside the output are computed, dropped.
+    * ``batch_last`` (short output rows): the exact output grid with the chunk's items as
+      the innermost axis, so copies move rows of (row length x items).
+    * otherwise the exact output grid, items outermost.
+    Padded inputs are (C, m, *padded) (first ``mm`` items used), or (C, *padded, mm);
+    GEMM operands and results are (rows, positions) with positions (mm, *grid) or
+    (*out, mm)."""
 
     def __init__(self, padded, kernel, stride, dilate):
         self.kernel, self.stride, self.dilate = tuple(kernel), tuple(stride), tuple(dilate)
@@ -97,53 +100,89 @@ class _Grid:
         # the flat grid computes prod(padded[1:]) positions per output row of prod(out[1:])
         self.flat = all(s == 1 for s in stride) and \
             prod(self.padded[1:]) <= 1.15 * prod(self.out[1:])
+        self.batch_last = not self.flat and self.out[-1] < 16
         self.grid = (self.out[0],) + self.padded[1:] if self.flat else self.out
         self.q = prod(self.grid)
+        self.rows = tuple(prod(self.padded[i + 1:]) for i in range(len(self.padded)))
         # how far the last item's flat taps reach past its plane (kept readable)
-        self.slack = sum((k - 1) * d * prod(self.padded[i + 1:]) for i, (k, d) in
-                         enumerate(zip(self.kernel, self.dilate)) if i) if self.flat else 0
+        self.slack = sum((k - 1) * d * r for k, d, r in
+                         zip(self.kernel[1:], self.dilate[1:], self.rows[1:])) if self.flat else 0
 
-    def crop(self, a):
-        """The output part of a (..., *grid) array."""
-        return a[(Ellipsis,) + tuple(slice(0, o) for o in self.out)] if self.flat else a
+    def buffer_size(self, c, m):
+        return c * m * prod(self.padded) + self.slack
 
-    def columns(self, pbuf, m, c, dst):
-        """Copy the columns of ``pbuf`` (C, M, *padded; first ``m`` items used) into ``dst``
-        (C, *kernel, m, *grid)."""
-        it = pbuf.itemsize
-        sc, sm = pbuf.strides[:2]
-        sp = pbuf.strides[2:]
+    def padded_view(self, buf, c, m, mm):
+        """The padded (C, m, *padded) or (C, *padded, mm) array of a chunk in ``buf``."""
+        if self.batch_last:
+            return buf[:c * prod(self.padded) * mm].reshape((c,) + self.padded + (mm,))
+        return buf[:c * m * prod(self.padded)].reshape((c, m) + self.padded)
+
+    def interior(self, view, lo, sizes, mm):
+        """The (mm, C, *sizes) view of the data inside a chunk's padded array."""
+        inner = tuple(slice(a, a + n) for a, n in zip(lo, sizes))
+        if self.batch_last:
+            return np.moveaxis(view[(slice(None),) + inner + (slice(None),)], -1, 0)
+        return view[(slice(None), slice(0, mm)) + inner].swapaxes(0, 1)
+
+    def columns(self, view, mm, c, dst):
+        """Copy the columns of a chunk's padded array into ``dst`` (C, *kernel, positions)."""
+        st, it = view.strides, view.itemsize
+        sp = st[1:-1] if self.batch_last else st[2:]
+        taps = tuple(s * d for s, d in zip(sp, self.dilate))
+        steps = tuple(s * k for s, k in zip(sp, self.stride))
         if self.flat:
-            taps = tuple(s * d for s, d in zip(sp, self.dilate))
-            view = as_strided(pbuf, (c,) + self.kernel + (m, self.q),
-                              (sc,) + taps + (sm, it), writeable=False)
+            shape, strides = self.kernel + (mm, self.q), taps + (st[1], it)
+        elif self.batch_last:
+            shape, strides = self.kernel + self.out + (mm,), taps + steps + (st[-1],)
         else:
-            view = as_strided(pbuf, (c,) + self.kernel + (m,) + self.out,
-                              (sc,) + tuple(s * d for s, d in zip(sp, self.dilate)) + (sm,)
-                              + tuple(s * st for s, st in zip(sp, self.stride)),
-                              writeable=False)
+            shape, strides = self.kernel + (mm,) + self.out, taps + (st[1],) + steps
+        view = as_strided(view, (c,) + shape, (st[0],) + strides, writeable=False)
         np.copyto(dst.reshape(view.shape), view)
+
+    def result(self, buf, f, mm):
+        """The (mm, F, *out) view of a chunk's (F, positions) buffer."""
+        if self.batch_last:
+            return np.moveaxis(buf.reshape((f,) + self.out + (mm,)), -1, 0)
+        a = buf.reshape((f, mm) + self.grid)
+        if self.flat:
+            a = a[(Ellipsis,) + tuple(slice(0, o) for o in self.out)]
+        return a.swapaxes(0, 1)
+
+    def scatter(self, view, buf, dcols, c, mm):
+        """``view`` (a chunk's padded array in ``buf``) += the column gradient ``dcols``
+        (C*K, positions) at every kernel tap."""
+        everything = (slice(None),)
+        for t in product(*(range(k) for k in self.kernel)):
+            if self.flat:
+                at = sum(ti * d * r for ti, d, r in zip(t, self.dilate, self.rows))
+                dst = as_strided(buf[at:], (c, mm, self.q), view.strides[:2] + (view.itemsize,))
+                dst += dcols.reshape((c,) + self.kernel + (mm, self.q))[everything + t]
+                continue
+            box = tuple(slice(ti * d, ti * d + s * (o - 1) + 1, s)
+                        for ti, d, s, o in zip(t, self.dilate, self.stride, self.out))
+            if self.batch_last:
+                view[everything + box + everything] += \
+                    dcols.reshape((c,) + self.kernel + self.out + (mm,))[everything + t]
+            else:
+                view[(slice(None), slice(0, mm)) + box] += \
+                    dcols.reshape((c,) + self.kernel + (mm,) + self.out)[everything + t]
 
 
 def _chunk(n, per_item):
     return max(1, min(n, CHUNK_BYTES // max(per_item, 1)))
 
 
-def _padded_buffer(scratch, c, m, padded, slack):
-    """Zeroed (C, m, *padded) buffer followed by ``slack`` readable zeros."""
-    flat = scratch.take((c * m * prod(padded) + slack,))
-    flat[...] = 0
-    return flat[:c * m * prod(padded)].reshape((c, m) + padded)
+def crop_input(x, lo, hi, i, j):
+    """Items ``i:j`` of ``x`` (N, C, *S) without what a negative pad crops."""
+    return x[(slice(i, j), slice(None)) + tuple(slice(max(-a, 0), n - max(-b, 0))
+                                                for a, b, n in zip(lo, hi, x.shape[2:]))]
 
 
-def fill_padded(pbuf, x, lo, hi, i, j):
-    """Copy items ``i:j`` of ``x`` (N, C, *S) into the interior of ``pbuf`` (C, m, *padded),
-    cropping where a pad is negative."""
-    src = x[(slice(i, j), slice(None)) + tuple(slice(max(-a, 0), n - max(-b, 0))
-                                               for a, b, n in zip(lo, hi, x.shape[2:]))]
-    dst = pbuf[(slice(None), slice(0, j - i))
-               + tuple(slice(max(a, 0), max(a, 0) + s) for a, s in zip(lo, src.shape[2:]))]
-    np.copyto(dst, src.swapaxes(0, 1), casting="unsafe")
+def fill_padded(g, view, x, lo, hi, i, j):
+    """Copy items ``i:j`` of ``x`` into the interior of a chunk's padded array."""
+    src = crop_input(x, lo, hi, i, j)
+    np.copyto(g.interior(view, tuple(max(a, 0) for a in lo), src.shape[2:], j - i), src,
+              casting="unsafe")
 
 
 def _geometry(x_shape, kernel, stride, dilate, lo, hi):
@@ -163,23 +202,22 @@ def conv_forward(x, w, stride, dilate, lo, hi, groups, out, req, get_space, bias
     dt = compute_dtype(w.dtype)
     g = _geometry(x.shape, kernel, stride, dilate, lo, hi)
     k = prod(kernel)
-    per_item = dt.itemsize * (c * prod(g.padded) + (c * k + f) * g.q)
-    m = _chunk(n, per_item)
-    s = Scratch(get_space, [(c * m * prod(g.padded) + g.slack,), (c * k * m * g.q,),
-                            (f * m * g.q,)], dt)
-    pbuf = _padded_buffer(s, c, m, g.padded, g.slack)
-    cols = s.take((c * k * m * g.q,))
-    y = s.take((f * m * g.q,))
+    m = _chunk(n, dt.itemsize * (c * prod(g.padded) + (c * k + f) * g.q))
+    s = Scratch(get_space, [(g.buffer_size(c, m),), (c * k * m * g.q,), (f * m * g.q,)], dt)
+    pbuf, cols, y = s.take((g.buffer_size(c, m),)), s.take((c * k * m * g.q,)), \
+        s.take((f * m * g.q,))
     wm = w.astype(dt, copy=False).reshape(groups, f // groups, -1)
     for i in range(0, n, m):
         j = min(n, i + m)
-        fill_padded(pbuf, x, lo, hi, i, j)
+        if i == 0 or j - i < m:
+            pbuf[...] = 0                   # the borders (a new layout for a short chunk)
+        view = g.padded_view(pbuf, c, m, j - i)
+        fill_padded(g, view, x, lo, hi, i, j)
         cm = cols[:c * k * (j - i) * g.q]
-        g.columns(pbuf, j - i, c, cm)
+        g.columns(view, j - i, c, cm)
         ym = y[:f * (j - i) * g.q].reshape(groups, f // groups, -1)
         np.matmul(wm, cm.reshape(groups, (c // groups) * k, -1), out=ym)
-        res = g.crop(ym.reshape((f, j - i) + g.grid)).swapaxes(0, 1)
-        write(out[i:j], res, req, bias)
+        write(out[i:j], g.result(ym, f, j - i), req, bias)
 
 
 def flipped_transpose(w, groups):
@@ -211,54 +249,31 @@ def conv_data_grad(gy, w, stride, dilate, pad, groups, out, req, get_space):
 
 
 def _col2im_data_grad(gy, w, stride, dilate, pad, groups, out, req, get_space):
-    """Data gradient as ``W^T @ gy`` scattered back per kernel tap. For stride 1 the head
-    is laid on the flat padded grid (zeros past the output), so each tap adds long rows at a
-    constant flat offset; strided taps add strided blocks."""
+    """Data gradient as ``W^T @ gy`` scattered back into the padded data per kernel tap
+    (along the flat grid at stride 1: zeros past the output, long rows at constant
+    offsets)."""
     n, f = gy.shape[:2]
-    c, kernel, osz = out.shape[1], tuple(w.shape[2:]), gy.shape[2:]
+    c, kernel = out.shape[1], tuple(w.shape[2:])
     dt = compute_dtype(w.dtype)
-    padded = tuple(s + 2 * p for s, p in zip(out.shape[2:], pad))
-    flat = all(s == 1 for s in stride)
-    grid = (osz[0],) + padded[1:] if flat else osz
-    k, q, plane = prod(kernel), prod(grid), prod(padded)
-    rows = [prod(padded[i + 1:]) for i in range(len(padded))]       # flat step of each axis
-    slack = sum((kk - 1) * d * r for kk, d, r in zip(kernel[1:], dilate[1:], rows[1:])) \
-        if flat else 0
-    m = _chunk(n, dt.itemsize * (f * q + c * k * q + c * plane))
-    s = Scratch(get_space, [(f * m * q,), (c * k * m * q,), (c * m * plane + slack,)], dt)
-    gbuf, dcols, dxp = s.take((f * m * q,)), s.take((c * k * m * q,)), \
-        s.take((c * m * plane + slack,))
+    g = _Grid(tuple(s + 2 * p for s, p in zip(out.shape[2:], pad)), kernel, stride, dilate)
+    k = prod(kernel)
+    m = _chunk(n, dt.itemsize * (f * g.q + c * k * g.q + c * prod(g.padded)))
+    s = Scratch(get_space, [(f * m * g.q,), (c * k * m * g.q,), (g.buffer_size(c, m),)], dt)
+    gbuf, dcols, dxp = s.take((f * m * g.q,)), s.take((c * k * m * g.q,)), \
+        s.take((g.buffer_size(c, m),))
     wt = w.astype(dt, copy=False).reshape(groups, f // groups, -1).swapaxes(1, 2)
-    inner = tuple(slice(p, p + sz) for p, sz in zip(pad, out.shape[2:]))
     for i in range(0, n, m):
         j = min(n, i + m)
-        gm = gbuf[:f * (j - i) * q].reshape((f, j - i) + grid)
-        if flat and (i == 0 or j - i < m):
+        gm = gbuf[:f * (j - i) * g.q]
+        if g.flat and (i == 0 or j - i < m):
             gm[...] = 0                     # grid positions past the output stay zero
-        np.copyto(gm[_everything(2) + tuple(slice(0, o) for o in osz)],
-                  gy[i:j].swapaxes(0, 1), casting="unsafe")
-        dm = dcols[:c * k * (j - i) * q].reshape(groups, (c // groups) * k, -1)
+        np.copyto(g.result(gm, f, j - i), gy[i:j], casting="unsafe")
+        dm = dcols[:c * k * (j - i) * g.q].reshape(groups, (c // groups) * k, -1)
         np.matmul(wt, gm.reshape(groups, f // groups, -1), out=dm)
-        xflat = dxp[:c * (j - i) * plane + slack]
-        xflat[...] = 0
-        xm = xflat[:c * (j - i) * plane].reshape((c, j - i) + padded)
-        if flat:
-            taps = dm.reshape((c,) + kernel + (j - i, q))
-            for t in product(*(range(kk) for kk in kernel)):
-                at = sum(ti * d * r for ti, d, r in zip(t, dilate, rows))
-                dst = as_strided(xflat[at:], (c, j - i, q), xm.strides[:2] + (xm.itemsize,))
-                dst += taps[(slice(None),) + t]
-        else:
-            col2im(xm, dm.reshape((c,) + kernel + (j - i,) + osz), kernel, stride, dilate, osz)
-        write(out[i:j], xm[_everything(2) + inner].swapaxes(0, 1), req)
-
-
-def col2im(dxp, dcols, kernel, stride, dilate, osz):
-    """``dxp[c, m, o*s + t*d] += dcols[c, t, m, o]``: one strided add per kernel tap."""
-    for t in product(*(range(k) for k in kernel)):
-        dst = tuple(slice(ti * d, ti * d + s * (o - 1) + 1, s)
-                    for ti, d, s, o in zip(t, dilate, stride, osz))
-        dxp[_everything(2) + dst] += dcols[(slice(None),) + t]
+        dxp[...] = 0
+        view = g.padded_view(dxp, c, m, j - i)
+        g.scatter(view, dxp, dm, c, j - i)
+        write(out[i:j], g.interior(view, pad, out.shape[2:], j - i), req)
 
 
 def conv_weight_grad(gy, x, w_shape, stride, dilate, pad, groups, get_space):
@@ -272,22 +287,21 @@ def conv_weight_grad(gy, x, w_shape, stride, dilate, pad, groups, get_space):
     g = _geometry(x.shape, kernel, stride, dilate, pad, pad)
     k = prod(kernel)
     m = _chunk(n, dt.itemsize * (c * prod(g.padded) + (c * k + f) * g.q))
-    s = Scratch(get_space, [(c * m * prod(g.padded) + g.slack,), (c * k * m * g.q,),
-                            (f * m * g.q,)], dt)
-    pbuf = _padded_buffer(s, c, m, g.padded, g.slack)
-    cols = s.take((c * k * m * g.q,))
-    gflat = s.take((f * m * g.q,))
+    s = Scratch(get_space, [(g.buffer_size(c, m),), (c * k * m * g.q,), (f * m * g.q,)], dt)
+    pbuf, cols, gflat = s.take((g.buffer_size(c, m),)), s.take((c * k * m * g.q,)), \
+        s.take((f * m * g.q,))
     gw = np.zeros((groups, f // groups, (c // groups) * k), dt)
     for i in range(0, n, m):
         j = min(n, i + m)
-        fill_padded(pbuf, x, pad, pad, i, j)
-        cm = cols[:c * k * (j - i) * g.q]
-        g.columns(pbuf, j - i, c, cm)
         gm = gflat[:f * (j - i) * g.q]
         if i == 0 or j - i < m:
-            gm[...] = 0                     # grid positions outside the output stay zero
-        np.copyto(g.crop(gm.reshape((f, j - i) + g.grid)), gy[i:j].swapaxes(0, 1),
-                  casting="unsafe")
+            pbuf[...] = 0                   # borders, and grid positions past the output
+            gm[...] = 0
+        view = g.padded_view(pbuf, c, m, j - i)
+        fill_padded(g, view, x, pad, pad, i, j)
+        cm = cols[:c * k * (j - i) * g.q]
+        g.columns(view, j - i, c, cm)
+        np.copyto(g.result(gm, f, j - i), gy[i:j], casting="unsafe")
         gw += np.matmul(gm.reshape(groups, f // groups, -1),
                         cm.reshape(groups, (c // groups) * k, -1).swapaxes(1, 2))
     return gw.reshape(w_shape)

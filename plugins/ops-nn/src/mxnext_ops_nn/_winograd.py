@@ -62,7 +62,10 @@ class _Plan:
         """V (36, C, T) of items i:j of ``x``."""
         d_buf, v1_buf, v_buf = s_bufs
         m, c = j - i, self.c
-        kern.fill_padded(pbuf, x, self.lo, self.hi, i, j)
+        src = kern.crop_input(x, self.lo, self.hi, i, j)
+        np.copyto(pbuf[(slice(None), slice(0, m)) + tuple(
+            slice(max(a, 0), max(a, 0) + n) for a, n in zip(self.lo, src.shape[2:]))],
+            src.swapaxes(0, 1), casting="unsafe")
         st = pbuf.strides
         tiles = as_strided(pbuf, (6, 6, c, m, self.th, self.tw),
                            (st[2], st[3], st[0], st[1], 4 * st[2], 4 * st[3]), writeable=False)
