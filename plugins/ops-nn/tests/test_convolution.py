@@ -198,11 +198,12 @@ def test_winograd_path_matches_loops(shape, pad, monkeypatch):
     from mxnext_ops_nn import _winograd
     monkeypatch.setattr(_winograd, "TILE_BYTES", 1)          # one item per chunk
     rng = np.random.default_rng(7)
-    x, w, b = rng.standard_normal(shape), rng.standard_normal((10, shape[1], 3, 3)), \
-        rng.standard_normal(10)
-    kw = {"kernel": (3, 3), "num_filter": 10, "pad": pad}
-    assert _winograd.applies((3, 3), (1, 1), (1, 1), 1, shape[1],
-                             conv_ref(x[:1, :1], w[:1, :1], None, (1, 1), (1, 1), pad, 1).shape[2:])
+    f = 10
+    x, w, b = rng.standard_normal(shape), rng.standard_normal((f, shape[1], 3, 3)), \
+        rng.standard_normal(f)
+    kw = {"kernel": (3, 3), "num_filter": f, "pad": pad}
+    out = tuple(n + 2 * q - 2 for n, q in zip(shape[2:], pad))
+    assert _winograd.variant((3, 3), (1, 1), (1, 1), 1, shape[1], out) is _winograd.F4
     y = conv_ref(x, w, b, (1, 1), (1, 1), pad, 1)
     check_forward("Convolution", [x, w, b], y, kw, rtol=1e-9, atol=1e-9)
     gy = rng.standard_normal(y.shape)

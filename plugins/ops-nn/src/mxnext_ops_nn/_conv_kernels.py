@@ -196,8 +196,9 @@ def conv_forward(x, w, stride, dilate, lo, hi, groups, out, req, get_space, bias
     ``req`` 1/2 writes, 3 adds. ``get_space(shape, dtype)`` supplies scratch memory."""
     n, c = x.shape[:2]
     f, kernel = w.shape[0], w.shape[2:]
-    if _winograd.applies(kernel, stride, dilate, groups, c, out.shape[2:]):
-        _winograd.forward(x, w, lo, hi, out, req, get_space, bias)
+    wino = _winograd.variant(kernel, stride, dilate, groups, c, out.shape[2:])
+    if wino is not None:
+        _winograd.forward(wino, x, w, lo, hi, out, req, get_space, bias)
         return
     dt = compute_dtype(w.dtype)
     g = _geometry(x.shape, kernel, stride, dilate, lo, hi)
@@ -281,8 +282,9 @@ def conv_weight_grad(gy, x, w_shape, stride, dilate, pad, groups, get_space):
     wrt its weight, for the output gradient ``gy``."""
     n, c = x.shape[:2]
     f, kernel = w_shape[0], tuple(w_shape[2:])
-    if _winograd.applies(kernel, stride, dilate, groups, c, gy.shape[2:]):
-        return _winograd.weight_grad(gy, x, pad, get_space)
+    wino = _winograd.variant(kernel, stride, dilate, groups, c, gy.shape[2:])
+    if wino is not None:
+        return _winograd.weight_grad(wino, gy, x, pad, get_space)
     dt = compute_dtype(gy.dtype)
     g = _geometry(x.shape, kernel, stride, dilate, pad, pad)
     k = prod(kernel)
