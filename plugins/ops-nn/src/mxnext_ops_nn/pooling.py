@@ -267,15 +267,15 @@ def _unpool_into(p, g, og, x, y, gx):
     """``gx`` <- the input gradient when the windows tile the input: each tap view of
     ``gx`` is written once (no zeroing, no accumulation)."""
     if p.pool_type == "max":
-        free = None
+        seen = None                         # windows whose maximum an earlier tap holds
         for t in g.taps():
-            first = np.equal(x[t], y)
-            if free is None:
-                free = ~first
+            hit = np.equal(x[t], y)
+            if seen is None:
+                np.multiply(og, hit, out=gx[t])
+                seen = hit
             else:
-                first &= free
-                free ^= first
-            np.multiply(og, first, out=gx[t])
+                np.multiply(og, hit > seen, out=gx[t])
+                seen |= hit
     else:
         share = og / prod(g.kernel) if p.pool_type == "avg" else og
         for t in g.taps():
