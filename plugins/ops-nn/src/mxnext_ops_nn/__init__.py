@@ -1,0 +1,1 @@
+"""MXNet 1.x neural-network operators for mxnext (plugin ``ops-nn``)."""

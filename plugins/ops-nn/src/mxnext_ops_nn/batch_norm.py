@@ -1,0 +1,230 @@
+"""BatchNorm with the auxiliary states moving_mean / moving_var, and its backward.
+
+As MXNet 1.9's CPU operator: the forward normalises with the batch statistics when training
+(``is_train`` and not ``use_global_stats``), else with the moving ones, and outputs the mean
+and the *inverse standard deviation* as hidden outputs 1 and 2; the moving statistics are
+updated (``moving = moving * momentum + batch * (1 - momentum)``, biased variance) by the
+backward pass of a training step, which declares them in ``FMutateInputs``. float16 data
+keeps float32 parameters and statistics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from opsdk import Field, Param, register_op
+
+from ._layer_rules import (backward_node, fail, grad_entries, norm_axis, out_entry, put,
+                           result_shapes, set_shape, set_type)
+
+OP = "BatchNorm"
+_INPUTS = ["data", "gamma", "beta", "moving_mean", "moving_var"]
+
+
+class BatchNormParam(Param):
+    eps: float = Field(1e-3, description="Epsilon to prevent div 0. Must be no less than "
+                                         "CUDNN_BN_MIN_EPSILON defined in cudnn.h when using "
+                                         "cudnn (usually 1e-5)")
+    momentum: float = Field(0.9, description="Momentum for moving average")
+    fix_gamma: bool = Field(True, description="Fix gamma while training")
+    use_global_stats: bool = Field(False, description="Whether use global moving statistics "
+                                                      "instead of local batch-norm. This will "
+                                                      "force change batch-norm into a scale "
+                                                      "shift operator.")
+    output_mean_var: bool = Field(False, description="Output the mean and inverse std ")
+    axis: int = Field(1, description="Specify which shape axis the channel is specified")
+    cudnn_off: bool = Field(False, description="Do not select CUDNN operator, if available")
+    min_calib_range: float | None = Field(None, description="The minimum scalar value obtained "
+                                                            "through calibration (quantized "
+                                                            "batch norm only; ignored here).")
+    max_calib_range: float | None = Field(None, description="The maximum scalar value obtained "
+                                                            "through calibration (quantized "
+                                                            "batch norm only; ignored here).")
+
+
+def _shape(p, ins, outs):
+    ins, x = list(ins), ins[0]
+    if x is None:
+        return ins, list(outs)
+    if not x:
+        fail(OP, "data must have at least 1 dim (the channel axis), got a scalar")
+    c = x[norm_axis(OP, p.axis, len(x))]
+    for i in range(1, 5):
+        set_shape(OP, ins, i, (c,), f"input {_INPUTS[i]!r}")
+    return ins, result_shapes(OP, outs, [tuple(x), (c,), (c,)], ["output", "mean", "var"])
+
+
+def param_dtype(dtype):
+    """Parameters and statistics of float16 data are float32 (MXNet's AccReal)."""
+    return np.dtype(np.float32) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
+
+
+def _type(p, ins, outs):
+    ins, outs = list(ins), list(outs)
+    t = ins[0] if ins[0] is not None else outs[0]
+    if t is None:
+        return ins, outs
+    set_type(OP, ins, 0, t, "input 'data'")
+    set_type(OP, outs, 0, t, "output 'output'")
+    acc = param_dtype(t)
+    for i in range(1, 5):
+        set_type(OP, ins, i, acc, f"input {_INPUTS[i]!r}")
+    for k, name in ((1, "mean"), (2, "var")):
+        set_type(OP, outs, k, acc, f"output {name!r}")
+    return ins, outs
+
+
+def _layout(x, axis):
+    """``x`` viewed as (outer, C, inner) around the channel axis, and the shape that
+    broadcasts a per-channel vector against it."""
+    a = axis % x.ndim
+    return x.reshape(int(np.prod(x.shape[:a])), x.shape[a], -1), (1, -1, 1)
+
+
+def _training(ctx, p):
+    return ctx.is_train and not p.use_global_stats
+
+
+def _invstd(var, eps):
+    inv = 1.0 / np.sqrt(var + eps)
+    return np.where((var == 0) & (eps == 0), 0, inv)       # MXNet: 0 for a constant channel
+
+
+def _forward(ctx, inputs, req, outputs, p):
+    x, gamma, beta, mm, mv = inputs
+    acc = param_dtype(x.dtype)
+    x3, bc = _layout(x, p.axis)
+    if _training(ctx, p):
+        n = x3.shape[0] * x3.shape[2]
+        xa = x3.astype(acc, copy=False)
+        mean = xa.sum(axis=(0, 2)) / n
+        d = xa - mean.reshape(bc)
+        invstd = _invstd(np.einsum("ocp,ocp->c", d, d) / n, p.eps)
+    else:
+        mean, invstd = mm.astype(acc), _invstd(mv.astype(acc), p.eps)
+    scale = invstd if p.fix_gamma else invstd * gamma
+    shift = beta - mean * scale
+    put(outputs[1], req[1], mean)
+    put(outputs[2], req[2], invstd)
+    if req[0]:
+        out3 = outputs[0].reshape(x3.shape)
+        if (req[0] == 1 or req[0] == 2) and out3.dtype == acc:
+            np.multiply(x3, scale.reshape(bc), out=out3)
+            out3 += shift.reshape(bc)
+        else:
+            put(out3, req[0], x3 * scale.reshape(bc) + shift.reshape(bc))
+
+
+def _backward(ctx, inputs, req, outputs, p):
+    og, mean, invstd, x, gamma, mm, mv = inputs
+    acc = param_dtype(x.dtype)
+    x3, bc = _layout(x, p.axis)
+    g3 = og.reshape(x3.shape).astype(acc, copy=False)
+    n = x3.shape[0] * x3.shape[2]
+    training = _training(ctx, p)
+    if training:
+        var = 1.0 / (invstd * invstd) - p.eps
+        mm *= p.momentum
+        mm += mean * (1 - p.momentum)
+        mv *= p.momentum
+        mv += var * (1 - p.momentum)
+    else:
+        mean, invstd = mm.astype(acc), _invstd(mv.astype(acc), p.eps)
+    w = np.ones_like(invstd) if p.fix_gamma else gamma.astype(acc, copy=False)
+    d = x3.astype(acc, copy=False) - mean.reshape(bc)
+    sum_g = g3.sum(axis=(0, 2))
+    dotp = np.einsum("ocp,ocp->c", d, g3)
+    if req[0]:
+        iw = (invstd * w).reshape(bc)
+        if training:
+            k = (dotp * invstd * invstd / n).reshape(bc)
+            gx = (g3 - (sum_g / n).reshape(bc) - d * k) * iw
+        else:
+            gx = g3 * iw
+        put(outputs[0].reshape(x3.shape), req[0], gx)
+    put(outputs[1], req[1], np.zeros_like(dotp) if p.fix_gamma else dotp * invstd)
+    put(outputs[2], req[2], sum_g)
+
+
+def _grad(node, og):
+    i = node.inputs
+    n = backward_node(f"_backward_{OP}", node,
+                      [og[0], out_entry(node, 1), out_entry(node, 2), i[0], i[1], i[3], i[4]])
+    return grad_entries(n, 3) + [None, None]      # the auxiliary states get no gradient
+
+
+def _backward_shape(p, ins, outs):
+    ins, outs = list(ins), list(outs)
+    x = ins[3] if ins[3] is not None else (ins[0] if ins[0] is not None else outs[0])
+    if x is None:
+        return ins, outs
+    c = x[norm_axis(OP, p.axis, len(x))]
+    for i in (0, 3):
+        set_shape(f"_backward_{OP}", ins, i, x, f"input {i}")
+    for i in (1, 2, 4, 5, 6):
+        set_shape(f"_backward_{OP}", ins, i, (c,), f"input {i}")
+    return ins, result_shapes(f"_backward_{OP}", outs, [tuple(x), (c,), (c,)])
+
+
+def _backward_type(p, ins, outs):
+    ins, outs = list(ins), list(outs)
+    t = next((v for v in (ins[3], ins[0], outs[0]) if v is not None), None)
+    if t is not None:
+        acc = param_dtype(t)
+        for i in range(7):
+            set_type(f"_backward_{OP}", ins, i, t if i in (0, 3) else acc, f"input {i}")
+        for k in range(3):
+            set_type(f"_backward_{OP}", outs, k, t if k == 0 else acc, f"output {k}")
+    return ins, outs
+
+
+_EXAMPLES = [
+    {"inputs": [(4, 3, 2, 2), (3,), (3,), (3,), np.array([0.5, 1.0, 2.0], np.float32)],
+     "params": {"fix_gamma": False}, "grad": [0, 1, 2]},
+    {"inputs": [(5, 2, 3), (2,), (2,), (2,), np.array([1.0, 1.5], np.float32)], "grad": [0, 2]},
+    {"inputs": [(3, 4, 2), (2,), (2,), (2,), np.array([1.0, 2.0], np.float32)],
+     "params": {"axis": -1, "fix_gamma": "False", "eps": "1e-5", "momentum": "0.8"},
+     "grad": [0, 1, 2]},
+    {"inputs": [(4, 3), (3,), (3,), (3,), np.array([0.5, 1.0, 2.0], np.float32)],
+     "params": {"use_global_stats": True, "fix_gamma": False}, "grad": [0, 1, 2]},
+    {"inputs": [(4, 3, 2), (3,), (3,), (3,), np.array([0.5, 1.0, 2.0], np.float32)],
+     "params": {"output_mean_var": True, "cudnn_off": True, "min_calib_range": "None"},
+     "grad": False},
+]
+
+(register_op(OP).add_alias("_npx_batch_norm")
+    .describe("Batch normalization: normalizes data by the mean and variance over every axis "
+              "but the channel axis (batch statistics when training, else the moving ones), "
+              "then scales by gamma (1 with fix_gamma) and shifts by beta. moving_mean and "
+              "moving_var are auxiliary states, updated by the backward pass of a training "
+              "step.")
+    .set_attr_parser(BatchNormParam)
+    .set_num_inputs(5).set_num_outputs(3)
+    .set_attr("FNumVisibleOutputs", lambda p: 3 if p.output_mean_var else 1)
+    .set_attr("FListInputNames", lambda p: list(_INPUTS))
+    .set_attr("FListOutputNames", lambda p: ["output", "mean", "var"])
+    .set_attr("FMutateInputs", lambda p: [3, 4])
+    .set_attr("FInferShape", _shape)
+    .set_attr("FInferType", _type)
+    .set_attr("FCompute<cpu>", _forward)
+    .set_attr("FGradient", _grad)
+    .set_attr("TExamples", _EXAMPLES)
+    .add_argument("data", "NDArray-or-Symbol", "Input data to batch normalization")
+    .add_argument("gamma", "NDArray-or-Symbol", "gamma array")
+    .add_argument("beta", "NDArray-or-Symbol", "beta array")
+    .add_argument("moving_mean", "NDArray-or-Symbol", "running mean of input")
+    .add_argument("moving_var", "NDArray-or-Symbol", "running variance of input"))
+
+(register_op(f"_backward_{OP}")
+    .describe("Gradient of BatchNorm wrt data, gamma and beta from the output gradient, the "
+              "saved mean and inverse std, the data and gamma; in training it also updates "
+              "moving_mean and moving_var (inputs 5 and 6).")
+    .set_attr_parser(BatchNormParam)
+    .set_attr("TIsBackward", True)
+    .set_num_inputs(7).set_num_outputs(3)
+    .set_attr("FMutateInputs", lambda p: [5, 6])
+    .set_attr("FInferShape", _backward_shape)
+    .set_attr("FInferType", _backward_type)
+    .set_attr("FCompute<cpu>", _backward)
+    .set_attr("TExamples", [
+        {"inputs": [(4, 3, 2), np.zeros(3, np.float32), np.ones(3, np.float32), (4, 3, 2),
+                    (3,), (3,), np.ones(3, np.float32)], "params": {"fix_gamma": False}}]))

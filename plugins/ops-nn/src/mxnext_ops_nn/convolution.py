@@ -1,0 +1,217 @@
+"""Convolution (1-D, 2-D, 3-D, grouped, dilated) and its backward, on the im2col + GEMM
+kernels of ``_conv_kernels``."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Literal
+
+from opsdk import Field, Param, ResourceRequest, register_op
+from pydantic import model_validator
+
+from . import _conv_kernels as kern
+from ._layer_rules import (backward_node, check_spatial, fail, grad_entries, put, result_shapes,
+                           same_type, set_shape, spatial)
+
+OP = "Convolution"
+_LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+_AXES = {1: "(batch, channel, width)", 2: "(batch, channel, height, width)",
+         3: "(batch, channel, depth, height, width)"}
+
+
+class ConvolutionParam(Param):
+    kernel: tuple[int, ...] = Field(
+        description="Convolution kernel size: (w,), (h, w) or (d, h, w)")
+    stride: tuple[int, ...] = Field(
+        (), description="Convolution stride: (w,), (h, w) or (d, h, w). Defaults to 1 for each "
+                        "dimension.")
+    dilate: tuple[int, ...] = Field(
+        (), description="Convolution dilate: (w,), (h, w) or (d, h, w). Defaults to 1 for each "
+                        "dimension.")
+    pad: tuple[int, ...] = Field(
+        (), description="Zero pad for convolution: (w,), (h, w) or (d, h, w). Defaults to no "
+                        "padding.")
+    num_filter: int = Field(ge=1, description="Convolution filter(channel) number")
+    num_group: int = Field(1, ge=1, description="Number of group partitions.")
+    workspace: int = Field(1024, ge=0, description="Maximum temporary workspace allowed (MB) in "
+                                                   "convolution (accepted, not needed on cpu).")
+    no_bias: bool = Field(False, description="Whether to disable bias parameter.")
+    cudnn_tune: Literal["off", "limited_workspace", "fastest"] | None = Field(
+        None, description="Whether to pick convolution algo by running performance test "
+                          "(accepted, ignored on cpu).")
+    cudnn_off: bool = Field(False, description="Turn off cudnn for this layer (ignored on cpu).")
+    layout: Literal["NCW", "NCHW", "NCDHW", "NHWC", "NDHWC"] | None = Field(
+        None, description="Set layout for input, output and weight. Empty for default layout: "
+                          "NCW for 1d, NCHW for 2d and NCDHW for 3d (the only ones on cpu).")
+
+    @model_validator(mode="after")
+    def _spatial(self):
+        check_spatial(self.kernel, {"stride": self.stride, "dilate": self.dilate, "pad": self.pad},
+                      positive=("kernel", "stride", "dilate"))
+        return self
+
+
+@lru_cache(maxsize=1024)
+def geometry(p):
+    """(stride, dilate, pad) with MXNet's defaults filled in."""
+    n = len(p.kernel)
+    return spatial(p.stride, n, 1), spatial(p.dilate, n, 1), spatial(p.pad, n, 0)
+
+
+def input_names(p):
+    return ["data", "weight"] if p.no_bias else ["data", "weight", "bias"]
+
+
+def check_data(op, p, x):
+    """The data shape fits the kernel's dimensionality, layout and groups."""
+    nd = len(p.kernel)
+    want = _LAYOUTS[nd]
+    if p.layout is not None and p.layout != want:
+        fail(op, f"layout {p.layout!r} is not supported on cpu for a {nd}-d kernel "
+                 f"(only {want!r}, as in MXNet)")
+    if len(x) != nd + 2:
+        fail(op, f"data should be {nd + 2}-d {_AXES[nd]} for kernel {p.kernel}, got shape {x}")
+    if x[1] % p.num_group:
+        fail(op, f"data has {x[1]} channels, not divisible by num_group={p.num_group}")
+    if p.num_filter % p.num_group:
+        fail(op, f"num_filter={p.num_filter} is not divisible by num_group={p.num_group}")
+
+
+def conv_out_shape(op, p, x):
+    stride, dilate, pad = geometry(p)
+    out = []
+    for i, (n, k, s, d, q) in enumerate(zip(x[2:], p.kernel, stride, dilate, pad)):
+        dk = (k - 1) * d + 1
+        if dk > n + 2 * q:
+            fail(op, f"kernel size {dk} (dilated) exceeds input {n} padded to {n + 2 * q} "
+                     f"on spatial axis {i}")
+        out.append((n + 2 * q - dk) // s + 1)
+    return (x[0], p.num_filter) + tuple(out)
+
+
+def _data_from_output(p, out, w):
+    """The data shape a stride-1 convolution's output and weight imply (MXNet fills the
+    batch and, at stride 1, the spatial sizes back from the output)."""
+    stride, dilate, pad = geometry(p)
+    if out is None or w is None or any(s != 1 for s in stride) or len(out) != len(p.kernel) + 2:
+        return None
+    sp = tuple(o + (k - 1) * d - 2 * q for o, k, d, q in zip(out[2:], p.kernel, dilate, pad))
+    return (out[0], w[1] * p.num_group) + sp
+
+
+def _shape(p, ins, outs):
+    ins = list(ins)
+    if ins[0] is None:
+        ins[0] = _data_from_output(p, outs[0], ins[1])
+    x = ins[0]
+    if x is None:
+        return ins, list(outs)
+    check_data(OP, p, x)
+    set_shape(OP, ins, 1, (p.num_filter, x[1] // p.num_group) + p.kernel, "input 'weight'")
+    if not p.no_bias:
+        set_shape(OP, ins, 2, (p.num_filter,), "input 'bias'")
+    return ins, result_shapes(OP, outs, [conv_out_shape(OP, p, x)])
+
+
+def space(ctx):
+    """Scratch memory of the op's TEMP_SPACE resource."""
+    return ctx.requested[0].get_space
+
+
+def _temp_space(p):
+    return [ResourceRequest.TEMP_SPACE]
+
+
+def _forward(ctx, inputs, req, outputs, p):
+    if req[0]:
+        stride, dilate, pad = geometry(p)
+        kern.conv_forward(inputs[0], inputs[1], stride, dilate, pad, pad, p.num_group,
+                          outputs[0], req[0], space(ctx), None if p.no_bias else inputs[2])
+
+
+def bias_grad(og):
+    return og.reshape(og.shape[0], og.shape[1], -1).sum(axis=2).sum(axis=0)
+
+
+def _backward(ctx, inputs, req, outputs, p):
+    og, x, w = inputs
+    stride, dilate, pad = geometry(p)
+    if req[1]:
+        put(outputs[1], req[1], kern.conv_weight_grad(og, x, w.shape, stride, dilate, pad,
+                                                      p.num_group, space(ctx)))
+    if not p.no_bias and req[2]:
+        put(outputs[2], req[2], bias_grad(og))
+    if req[0]:
+        kern.conv_data_grad(og, w, stride, dilate, pad, p.num_group, outputs[0], req[0],
+                            space(ctx))
+
+
+def _grad(node, og):
+    n = backward_node(f"_backward_{OP}", node, [og[0], node.inputs[0], node.inputs[1]])
+    return grad_entries(n, len(node.inputs))
+
+
+def backward_shape(op, head_shape):
+    """FInferShape of (head gradient, data, weight) -> (data, weight[, bias]) gradients;
+    ``head_shape(op, p, data_shape)`` is the forward output's shape."""
+    def infer(p, ins, outs):
+        ins, outs = list(ins), list(outs)
+        if ins[1] is not None:
+            set_shape(op, ins, 0, head_shape(op, p, ins[1]), "head gradient")
+        new = [ins[1], ins[2]] + ([] if p.no_bias else [(p.num_filter,)])
+        for k, s in enumerate(new):
+            if s is not None:
+                set_shape(op, outs, k, s, f"output {k}")
+        for k in (0, 1):
+            if outs[k] is not None:
+                set_shape(op, ins, k + 1, outs[k], f"input {k + 1}")
+        return ins, outs
+    return infer
+
+
+_EXAMPLES = [
+    {"inputs": [(2, 3, 7), (4, 3, 3), (4,)], "params": {"kernel": "(3,)", "num_filter": "4"}},
+    {"inputs": [(2, 4, 5, 6), (6, 2, 3, 3), (6,)],
+     "params": {"kernel": (3, 3), "num_filter": 6, "num_group": 2, "pad": (1, 1),
+                "stride": (2, 1)}},
+    {"inputs": [(1, 2, 6, 5), (3, 2, 2, 3)],
+     "params": {"kernel": "(2, 3)", "num_filter": 3, "dilate": "(2, 1)", "no_bias": "True",
+                "workspace": "1024", "cudnn_tune": "None", "cudnn_off": "False"}},
+    {"inputs": [(2, 2, 3, 4, 3), (2, 2, 2, 2, 2), (2,)],
+     "params": {"kernel": (2, 2, 2), "num_filter": 2, "pad": (1, 0, 1), "layout": "NCDHW"}},
+    {"inputs": [(2, 3, 4, 4), (5, 3, 1, 1), (5,)], "params": {"kernel": (1, 1), "num_filter": 5}},
+]
+
+(register_op(OP).add_alias("_npx_convolution")
+    .describe("Computes N-D (1-D, 2-D or 3-D) convolution (cross-correlation) of data with "
+              "weight, plus bias, with stride, dilation, zero padding and groups.")
+    .set_attr_parser(ConvolutionParam)
+    .set_num_inputs(lambda p: 2 if p.no_bias else 3).set_num_outputs(1)
+    .set_attr("FListInputNames", input_names)
+    .set_attr("FListOutputNames", lambda p: ["output"])
+    .set_attr("FInferShape", _shape)
+    .set_attr("FInferType", same_type(OP, input_names))
+    .set_attr("FResourceRequest", _temp_space)
+    .set_attr("FCompute<cpu>", _forward)
+    .set_attr("FGradient", _grad)
+    .set_attr("TExamples", _EXAMPLES)
+    .add_argument("data", "NDArray-or-Symbol", "Input data to the ConvolutionOp.")
+    .add_argument("weight", "NDArray-or-Symbol", "Weight matrix.")
+    .add_argument("bias", "NDArray-or-Symbol", "Bias parameter."))
+
+(register_op(f"_backward_{OP}")
+    .describe("Gradient of Convolution wrt data, weight and bias, from the output gradient, "
+              "the data and the weight.")
+    .set_attr_parser(ConvolutionParam)
+    .set_attr("TIsBackward", True)
+    .set_num_inputs(3).set_num_outputs(lambda p: 2 if p.no_bias else 3)
+    .set_attr("FInferShape", backward_shape(f"_backward_{OP}", conv_out_shape))
+    .set_attr("FInferType", same_type(f"_backward_{OP}"))
+    .set_attr("FResourceRequest", _temp_space)
+    .set_attr("FCompute<cpu>", _backward)
+    .set_attr("TExamples", [
+        {"inputs": [(2, 6, 3, 6), (2, 4, 5, 6), (6, 2, 3, 3)],
+         "params": {"kernel": (3, 3), "num_filter": 6, "num_group": 2, "pad": (1, 1),
+                    "stride": (2, 1)}},
+        {"inputs": [(2, 4, 5), (2, 3, 7), (4, 3, 3)],
+         "params": {"kernel": (3,), "num_filter": 4, "no_bias": True}}]))

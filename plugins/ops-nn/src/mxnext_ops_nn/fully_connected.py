@@ -1,0 +1,139 @@
+"""FullyConnected: ``Y = X W^T + b`` on a flattened (or last-axis) view of the data."""
+
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+from opsdk import Field, Param, register_op
+
+from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, put,
+                           result_shapes, same_type, set_shape, writes_into)
+
+OP = "FullyConnected"
+
+
+class FullyConnectedParam(Param):
+    num_hidden: int = Field(ge=1, description="Number of hidden nodes of the output.")
+    no_bias: bool = Field(False, description="Whether to disable bias parameter.")
+    flatten: bool = Field(True, description="Whether to collapse all but the first axis of the "
+                                            "input data tensor.")
+
+
+def _input_names(p):
+    return ["data", "weight"] if p.no_bias else ["data", "weight", "bias"]
+
+
+def _shape(p, ins, outs):
+    ins = list(ins)
+    if ins[0] is None and not p.flatten and outs[0] is not None and ins[1] is not None:
+        ins[0] = tuple(outs[0][:-1]) + (ins[1][1],)       # the data the output implies
+    x = ins[0]
+    if x is None:
+        return ins, list(outs)
+    if not x:
+        fail(OP, "data must have at least 1 dim, got a scalar")
+    k = prod(x[1:]) if p.flatten else x[-1]
+    set_shape(OP, ins, 1, (p.num_hidden, k), "input 'weight'")
+    if not p.no_bias:
+        if ins[2] is None:
+            ins[2] = (p.num_hidden,)
+        elif tuple(ins[2]) not in ((p.num_hidden,), (p.num_hidden, 1)):
+            fail(OP, f"input 'bias' has shape {tuple(ins[2])}, expected {(p.num_hidden,)} "
+                     f"(or {(p.num_hidden, 1)})")
+    out = (x[0], p.num_hidden) if p.flatten else tuple(x[:-1]) + (p.num_hidden,)
+    return ins, result_shapes(OP, outs, [out])
+
+
+def _rows(p, a):
+    """The data (or its gradient) as the (batch, features) matrix of the product."""
+    return a.reshape(a.shape[0], -1) if p.flatten else a.reshape(-1, a.shape[-1])
+
+
+def _product_into(out, req, a, b, dt):
+    """``out <- a @ b`` (2-d ``out`` view) honouring req, straight into ``out`` when it can."""
+    if writes_into(out, req, dt):
+        np.matmul(a, b, out=out)
+    else:
+        put(out, req, a @ b)
+
+
+def _forward(ctx, inputs, req, outputs, p):
+    if not req[0]:
+        return
+    x, w = inputs[0], inputs[1]
+    dt = compute_dtype(x.dtype)
+    x2, w = _rows(p, x).astype(dt, copy=False), w.astype(dt, copy=False)
+    out = outputs[0].reshape(x2.shape[0], p.num_hidden)
+    _product_into(out, req[0], x2, w.T, dt)
+    if not p.no_bias:
+        out += inputs[2].reshape(1, -1).astype(out.dtype, copy=False)
+
+
+def _backward(ctx, inputs, req, outputs, p):
+    og, x, w = inputs[:3]
+    dt = compute_dtype(og.dtype)
+    g = og.reshape(-1, p.num_hidden).astype(dt, copy=False)
+    x2, w2 = _rows(p, x).astype(dt, copy=False), w.astype(dt, copy=False)
+    # the weight and bias gradients first: the data gradient may overwrite the data in place
+    if req[1]:
+        _product_into(outputs[1], req[1], g.T, x2, dt)
+    if not p.no_bias and req[2]:
+        put(outputs[2], req[2], g.sum(axis=0).reshape(outputs[2].shape))
+    if req[0]:
+        _product_into(_rows(p, outputs[0]), req[0], g, w2, dt)
+
+
+def _grad(node, og):
+    # the bias (a parameter, alive anyway) only gives its gradient's shape: (H,) or (H, 1)
+    n = backward_node(f"_backward_{OP}", node, [og[0]] + list(node.inputs))
+    return grad_entries(n, len(node.inputs))
+
+
+def _backward_shape(p, ins, outs):
+    ins, outs = list(ins), list(outs)
+    for k in range(len(outs)):
+        if ins[k + 1] is not None:
+            set_shape(OP, outs, k, ins[k + 1], f"output {k}")
+        elif outs[k] is not None:
+            ins[k + 1] = tuple(outs[k])
+    return ins, outs
+
+
+(register_op(OP).add_alias("_npx_fully_connected").add_alias("_sparse_FullyConnected")
+    .describe("Applies a linear transformation: Y = X W^T + b. With flatten=True the data is "
+              "(batch, x1, ..., xn) and weight (num_hidden, x1*...*xn); with flatten=False the "
+              "product runs over the last axis only.")
+    .set_attr_parser(FullyConnectedParam)
+    .set_num_inputs(lambda p: 2 if p.no_bias else 3).set_num_outputs(1)
+    .set_attr("FListInputNames", _input_names)
+    .set_attr("FListOutputNames", lambda p: ["output"])
+    .set_attr("FInferShape", _shape)
+    .set_attr("FInferType", same_type(OP, _input_names))
+    .set_attr("FCompute<cpu>", _forward)
+    .set_attr("FGradient", _grad)
+    .set_attr("TExamples", [
+        {"inputs": [(3, 2, 2), (4, 4), (4,)], "params": {"num_hidden": 4}},
+        {"inputs": [(2, 3, 5), (2, 5)], "params": {"num_hidden": "2", "no_bias": "True",
+                                                   "flatten": "False"}},
+        {"inputs": [(4, 3), (2, 3), (2, 1)], "params": {"num_hidden": 2}},
+        {"inputs": [(3,), (2, 1), (2,)], "params": {"num_hidden": 2}}])
+    .add_argument("data", "NDArray-or-Symbol", "Input data.")
+    .add_argument("weight", "NDArray-or-Symbol", "Weight matrix.")
+    .add_argument("bias", "NDArray-or-Symbol", "Bias parameter."))
+
+(register_op(f"_backward_{OP}")
+    .describe("Gradient of FullyConnected wrt data, weight and bias, from the output gradient, "
+              "the data and the weight (and the bias, for its shape).")
+    .set_attr_parser(FullyConnectedParam)
+    .set_attr("TIsBackward", True)
+    .set_num_inputs(lambda p: 3 if p.no_bias else 4)
+    .set_num_outputs(lambda p: 2 if p.no_bias else 3)
+    .set_attr("FInferShape", _backward_shape)
+    .set_attr("FInferType", same_type(f"_backward_{OP}"))
+    .set_attr("FInplaceOption", lambda p: [(1, 0)])
+    .set_attr("FCompute<cpu>", _backward)
+    .set_attr("TExamples", [
+        {"inputs": [(3, 4), (3, 2, 2), (4, 4), (4,)], "params": {"num_hidden": 4}},
+        {"inputs": [(2, 3, 2), (2, 3, 5), (2, 5)],
+         "params": {"num_hidden": 2, "no_bias": True, "flatten": False}}]))

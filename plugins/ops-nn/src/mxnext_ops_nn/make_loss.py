@@ -1,0 +1,84 @@
+"""MakeLoss: marks its input as a loss. Forward is the identity; the gradient is the constant
+``grad_scale`` (divided by the batch size or the count of elements above ``valid_thresh``),
+whatever the head gradient."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from opsdk import ElemwiseShape, ElemwiseType, Field, Param, register_op
+
+from ._infer import backward_node, grads_of
+
+
+class MakeLossParam(Param):
+    grad_scale: float = Field(1.0, description="Gradient scale as a supplement to unary and "
+                                               "binary operators")
+    valid_thresh: float = Field(
+        0.0, description="clip each element in the array to 0 when it is less than "
+                         "``valid_thresh``. This is used when ``normalization`` is set to "
+                         "``'valid'``.")
+    normalization: Literal["null", "batch", "valid"] = Field(
+        "null", description="If this is set to null, the output gradient will not be "
+                            "normalized. If this is set to batch, the output gradient will be "
+                            "divided by the batch size. If this is set to valid, the output "
+                            "gradient will be divided by the number of valid input elements.")
+
+
+def _put(out, req, value):
+    if req == 3:
+        out += value
+    elif req:
+        out[...] = value
+
+
+def _forward(ctx, inputs, req, outputs, params):
+    if req[0] != 2:          # in place, the output already is the input
+        _put(outputs[0], req[0], inputs[0])
+
+
+def _backward(ctx, inputs, req, outputs, params):
+    """Input 0 is the forward data (``valid``) or the head gradient (only its shape is used)."""
+    x = inputs[0]
+    if params.normalization == "valid":
+        scale = params.grad_scale / max(int((x > params.valid_thresh).sum()), 1)
+    elif params.normalization == "batch":   # MXNet's batch: all axes but the last (FlatTo2D)
+        rows = x.size // x.shape[-1] if x.ndim and x.shape[-1] else 1
+        scale = params.grad_scale / max(rows, 1)
+    else:
+        scale = params.grad_scale
+    _put(outputs[0], req[0], outputs[0].dtype.type(scale))
+
+
+def _gradient(node, og):
+    """Reads the data with ``valid`` normalization, else only the head gradient's shape."""
+    src = node.inputs[0] if node.params.normalization == "valid" else og[0]
+    return grads_of(backward_node("_backward_MakeLoss", node, [src]), 1)
+
+
+(register_op("MakeLoss")
+    .describe("Identity forward that makes its input a loss: the gradient it sends back is "
+              "``grad_scale`` (divided by the batch size with ``normalization='batch'``, or by "
+              "the number of elements greater than ``valid_thresh`` with ``'valid'``), "
+              "independent of any head gradient.")
+    .set_attr_parser(MakeLossParam).set_num_inputs(1).set_num_outputs(1)
+    .set_attr("FInferShape", ElemwiseShape(1, 1, "MakeLoss"))
+    .set_attr("FInferType", ElemwiseType(1, 1, "MakeLoss"))
+    .set_attr("FInplaceOption", lambda p: [(0, 0)])
+    .set_attr("FCompute<cpu>", _forward)
+    .set_attr("FGradient", _gradient)
+    .set_attr("TExamples", [
+        {"inputs": [(3, 4)], "grad": False, "ref": lambda x, **k: x},
+        {"inputs": [(2, 3, 2)], "grad": False, "ref": lambda x, **k: x,
+         "params": {"normalization": "valid", "valid_thresh": 0.3, "grad_scale": 2.0}}])
+    .add_argument("data", "NDArray-or-Symbol", "Input array."))
+(register_op("_backward_MakeLoss")
+    .describe("MakeLoss's constant gradient, shaped like its input.")
+    .set_attr_parser(MakeLossParam).set_attr("TIsBackward", True)
+    .set_num_inputs(1).set_num_outputs(1)
+    .set_attr("FInferShape", ElemwiseShape(1, 1, "_backward_MakeLoss"))
+    .set_attr("FInferType", ElemwiseType(1, 1, "_backward_MakeLoss"))
+    .set_attr("FInplaceOption", lambda p: [(0, 0)])
+    .set_attr("FCompute<cpu>", _backward)
+    .set_attr("TExamples", [{"inputs": [(3, 4)], "params": {"normalization": "batch"}},
+                            {"inputs": [(3, 4)], "params": {"normalization": "valid"}}]))

@@ -1,0 +1,367 @@
+"""Optimizer update ops (sgd, momentum, NAG, Adam, RMSProp, RMSPropAlex, FTRL, signSGD,
+Signum and the multi-weight SGD variants), with MXNet 1.9's formulas.
+
+The output is the new weight (MXNet's optimizers call them with ``out=weight``);
+state inputs (``mom``, ``mean``, ``var``, ``n``, ``g``, ``delta``, ``z``) are
+updated in place and declared through ``FMutateInputs``. Gradients are clipped
+to ``[-clip_gradient, clip_gradient]`` when ``clip_gradient >= 0`` (MXNet's
+kernels test ``>= 0``, so 0 clips everything to 0). They have no gradient.
+
+nag_mom_update's momentum uses the weight before the update; MXNet's kernel reads
+the weight after writing the output, so called with ``out=weight`` (as its
+optimizer does) its ``wd`` term sees the new weight.
+"""
+
+from __future__ import annotations
+
+from opsdk import ElemwiseShape, ElemwiseType, Field, Param, ParamError, assign, register_op
+
+from ._infer import out_shapes
+
+_LR = "Learning rate"
+_WD = ("Weight decay augments the objective function with a regularization term that "
+       "penalizes large weights. The penalty scales with the square of the magnitude of each "
+       "weight.")
+_RESCALE = "Rescale gradient to grad = rescale_grad*grad."
+_CLIP = ("Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, "
+         "gradient clipping is turned off. grad = max(min(grad, clip_gradient), "
+         "-clip_gradient).")
+_LAZY = "If true, lazy updates are applied if gradient's stype is row_sparse (no effect on dense)."
+_MOM = "The decay rate of momentum estimates at each epoch."
+
+
+def _lr():
+    return Field(description=_LR)
+
+
+def _wd():
+    return Field(0.0, description=_WD)
+
+
+def _rescale():
+    return Field(1.0, description=_RESCALE)
+
+
+def _clip_gradient():
+    return Field(-1.0, description=_CLIP)
+
+
+def _lazy():
+    return Field(True, description=_LAZY)
+
+
+def _momentum():
+    return Field(0.0, description=_MOM)
+
+
+def _epsilon():
+    return Field(1e-8, description="A small constant for numerical stability.")
+
+
+def _gamma1():
+    return Field(0.95, description="The decay rate of the moving average of squared gradients.")
+
+
+def _clip_weights():
+    return Field(-1.0, description="Clip weights to the range of [-clip_weights, clip_weights] "
+                                   "If clip_weights <= 0, weight clipping is turned off.")
+
+
+# Field order follows MXNet's (it is the order of positional arguments in mx.nd / mx.sym).
+class SGDParam(Param):
+    lr: float = _lr()
+    wd: float = _wd()
+    rescale_grad: float = _rescale()
+    clip_gradient: float = _clip_gradient()
+    lazy_update: bool = _lazy()
+
+
+class SGDMomParam(Param):
+    lr: float = _lr()
+    momentum: float = _momentum()
+    wd: float = _wd()
+    rescale_grad: float = _rescale()
+    clip_gradient: float = _clip_gradient()
+    lazy_update: bool = _lazy()
+
+
+class NAGMomParam(Param):
+    lr: float = _lr()
+    momentum: float = _momentum()
+    wd: float = _wd()
+    rescale_grad: float = _rescale()
+    clip_gradient: float = _clip_gradient()
+
+
+class AdamParam(Param):
+    lr: float = _lr()
+    beta1: float = Field(0.9, description="The decay rate for the 1st moment estimates.")
+    beta2: float = Field(0.999, description="The decay rate for the 2nd moment estimates.")
+    epsilon: float = _epsilon()
+    wd: float = _wd()
+    rescale_grad: float = _rescale()
+    clip_gradient: float = _clip_gradient()
+    lazy_update: bool = _lazy()
+
+
+class RMSPropParam(Param):
+    lr: float = _lr()
+    gamma1: float = _gamma1()
+    epsilon: float = _epsilon()
+    wd: float = _wd()
+    rescale_grad: float = _rescale()
+    clip_gradient: float = _clip_gradient()
+    clip_weights: float = _clip_weights()
+
+
+class RMSPropAlexParam(Param):
+    lr: float = _lr()
+    gamma1: float = _gamma1()
+    gamma2: float = Field(0.9, description="Decay rate of the momentum of the update.")
+    epsilon: float = _epsilon()
+    wd: float = _wd()
+    rescale_grad: float = _rescale()
+    clip_gradient: float = _clip_gradient()
+    clip_weights: float = _clip_weights()
+
+
+class FtrlParam(Param):
+    lr: float = _lr()
+    lamda1: float = Field(0.01, description="The L1 regularization coefficient.")
+    beta: float = Field(1.0, description="Per-Coordinate Learning Rate beta.")
+    wd: float = _wd()
+    rescale_grad: float = _rescale()
+    clip_gradient: float = _clip_gradient()
+
+
+class SignSGDParam(Param):
+    lr: float = _lr()
+    wd: float = _wd()
+    rescale_grad: float = _rescale()
+    clip_gradient: float = _clip_gradient()
+
+
+class SignumParam(Param):
+    lr: float = _lr()
+    momentum: float = _momentum()
+    wd: float = _wd()
+    rescale_grad: float = _rescale()
+    clip_gradient: float = _clip_gradient()
+    wd_lh: float = Field(0.0, description="The amount of weight decay that does not go into "
+                                          "gradient/momentum calculations otherwise do weight "
+                                          "decay algorithmically only.")
+
+
+def _clip(xp, g, bound):
+    return xp.clip(g, -bound, bound) if bound >= 0 else g
+
+
+def _scaled(xp, p, g):
+    """``clip(rescale_grad * grad)``: the gradient as the SGD-family kernels use it."""
+    return _clip(xp, p.rescale_grad * g, p.clip_gradient)
+
+
+def _with_wd(xp, p, w, g):
+    """``clip(rescale_grad * grad + wd * weight)``: as Adam and RMSProp use it."""
+    return _clip(xp, p.rescale_grad * g + p.wd * w, p.clip_gradient)
+
+
+# Update rules: fn(xp, p, weight, grad, *states) -> new weight; states are written in place.
+def _sgd(xp, p, w, g):
+    return (1 - p.lr * p.wd) * w - p.lr * _scaled(xp, p, g)
+
+
+def _sgd_mom(xp, p, w, g, mom):
+    mom[...] = p.momentum * mom - p.lr * p.wd * w - p.lr * _scaled(xp, p, g)
+    return w + mom
+
+
+def _nag_mom(xp, p, w, g, mom):
+    step = p.lr * (_scaled(xp, p, g) + p.wd * w)
+    decayed = p.momentum * mom
+    new = w + p.momentum * decayed - (p.momentum + 1) * step
+    mom[...] = decayed - step
+    return new
+
+
+def _adam(xp, p, w, g, mean, var):
+    g = _with_wd(xp, p, w, g)
+    mean[...] = p.beta1 * mean + (1 - p.beta1) * g
+    var[...] = p.beta2 * var + (1 - p.beta2) * g * g
+    return w - p.lr * mean / (xp.sqrt(var) + p.epsilon)
+
+
+def _rmsprop(xp, p, w, g, n):
+    g = _with_wd(xp, p, w, g)
+    n[...] = (1 - p.gamma1) * (g * g) + p.gamma1 * n
+    return _clip(xp, w - p.lr * (g / xp.sqrt(n + p.epsilon)), p.clip_weights)
+
+
+def _rmspropalex(xp, p, w, g, n, mean_g, delta):
+    g = _with_wd(xp, p, w, g)
+    n[...] = (1 - p.gamma1) * g * g + p.gamma1 * n
+    mean_g[...] = (1 - p.gamma1) * g + p.gamma1 * mean_g
+    delta[...] = p.gamma2 * delta - p.lr * g / xp.sqrt(n - mean_g * mean_g + p.epsilon)
+    return _clip(xp, w + delta, p.clip_weights)
+
+
+def _ftrl(xp, p, w, g, z, n):
+    g = _scaled(xp, p, g)
+    z += g - (xp.sqrt(n + g * g) - xp.sqrt(n)) * w / p.lr
+    n += g * g
+    return ((xp.sign(z) * p.lamda1 - z) / ((p.beta + xp.sqrt(n)) / p.lr + p.wd)
+            * (xp.abs(z) > p.lamda1))
+
+
+def _signsgd(xp, p, w, g):          # clip_gradient has no effect here (as in MXNet)
+    return (1 - p.lr * p.wd) * w - p.lr * xp.sign(g)
+
+
+def _signum(xp, p, w, g, mom):
+    mom[...] = p.momentum * mom - (1 - p.momentum) * (p.wd * w + _scaled(xp, p, g))
+    return (1 - p.lr * p.wd_lh) * w + p.lr * xp.sign(mom)
+
+
+def _compute(rule):
+    def compute(ctx, inputs, req, outputs, params):
+        w, g, *states = inputs
+        new = rule(ctx.xp, params, w, g, *states)     # states first: out may alias the weight
+        assign(outputs[0], req[0], new.astype(outputs[0].dtype, copy=False))
+    compute.__name__ = f"{rule.__name__.lstrip('_')}_update"
+    return compute
+
+
+def _register(name, param, rule, states, doc, state_domain=(-1, 1)):
+    names = ["weight", "grad", *states]
+    n = len(names)
+    b = (register_op(name).describe(doc).set_attr_parser(param)
+         .set_num_inputs(n).set_num_outputs(1)
+         .set_attr("FInferShape", ElemwiseShape(n, 1, name))
+         .set_attr("FInferType", ElemwiseType(n, 1, name))
+         .set_attr("FCompute<cpu>", _compute(rule))
+         .set_attr("TExamples", [
+             {"inputs": [(3, 4)] * n, "domain": [(-1, 1), (-1, 1)] + [state_domain] * len(states),
+              "params": {"lr": 0.1, "wd": 0.01, "rescale_grad": 0.5}},
+             {"inputs": [(5,)] * n, "dtype": "float64",
+              "domain": [(-1, 1), (-3, 3)] + [state_domain] * len(states),
+              "params": {"lr": "0.05", "clip_gradient": "0.4"}}]))
+    for a in names:
+        b.add_argument(a, "NDArray-or-Symbol", a.capitalize())
+    if states:
+        b.set_attr("FMutateInputs", lambda p: list(range(2, n)))
+
+
+_register("sgd_update", SGDParam, _sgd, [],
+          "SGD step: ``weight = (1 - lr*wd) * weight - lr * clip(rescale_grad * grad)``.")
+_register("sgd_mom_update", SGDMomParam, _sgd_mom, ["mom"],
+          "SGD with momentum: ``mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad)``, "
+          "``weight += mom``.")
+_register("nag_mom_update", NAGMomParam, _nag_mom, ["mom"],
+          "Nesterov momentum: with ``step = lr * (clip(rescale_grad*grad) + wd*weight)``, "
+          "``weight += momentum**2 * mom - (1 + momentum) * step``, "
+          "``mom = momentum*mom - step``.")
+_register("adam_update", AdamParam, _adam, ["mean", "var"],
+          "Adam step (no bias correction; the optimizer folds it into lr): with "
+          "``g = clip(rescale_grad*grad + wd*weight)``, ``mean = beta1*mean + (1-beta1)*g``, "
+          "``var = beta2*var + (1-beta2)*g**2``, "
+          "``weight -= lr * mean / (sqrt(var) + epsilon)``.")
+_register("rmsprop_update", RMSPropParam, _rmsprop, ["n"],
+          "RMSProp (Tieleman & Hinton): ``n = (1-gamma1)*g**2 + gamma1*n``, "
+          "``weight -= lr * g / sqrt(n + epsilon)`` (then clipped to clip_weights if >= 0), "
+          "``g = clip(rescale_grad*grad + wd*weight)``.", state_domain=(0, 1))
+_register("rmspropalex_update", RMSPropAlexParam, _rmspropalex, ["n", "g", "delta"],
+          "Centered RMSProp (Graves 2013): ``n = (1-gamma1)*g**2 + gamma1*n``, "
+          "``g_avg = (1-gamma1)*g + gamma1*g_avg``, "
+          "``delta = gamma2*delta - lr*g / sqrt(n - g_avg**2 + epsilon)``, ``weight += delta``.",
+          state_domain=(0.3, 0.5))
+_register("ftrl_update", FtrlParam, _ftrl, ["z", "n"],
+          "FTRL-Proximal: ``z += g - (sqrt(n + g**2) - sqrt(n)) * weight / lr``, "
+          "``n += g**2``, ``weight = (sign(z)*lamda1 - z) / ((beta + sqrt(n))/lr + wd)`` where "
+          "``|z| > lamda1``, else 0.", state_domain=(0, 1))
+_register("signsgd_update", SignSGDParam, _signsgd, [],
+          "signSGD: ``weight = (1 - lr*wd) * weight - lr * sign(grad)``.")
+_register("signum_update", SignumParam, _signum, ["mom"],
+          "Signum: ``mom = momentum*mom - (1-momentum) * (wd*weight + clip(rescale_grad*grad))``, "
+          "``weight = (1 - lr*wd_lh) * weight + lr * sign(mom)``.")
+
+
+# -- multi-weight SGD ---------------------------------------------------------------------------
+class MultiSGDParam(Param):
+    lrs: tuple[float, ...] = Field(description="Learning rates.")
+    wds: tuple[float, ...] = Field(description=_WD)
+    rescale_grad: float = _rescale()
+    clip_gradient: float = _clip_gradient()
+    num_weights: int = Field(1, description="Number of updated weights.")
+
+
+class MultiSGDMomParam(Param):
+    lrs: tuple[float, ...] = Field(description="Learning rates.")
+    wds: tuple[float, ...] = Field(description=_WD)
+    momentum: float = _momentum()
+    rescale_grad: float = _rescale()
+    clip_gradient: float = _clip_gradient()
+    num_weights: int = Field(1, description="Number of updated weights.")
+
+
+def _multi_register(name, param, stride, doc):
+    kinds = ["weight", "grad", "mom"][:stride]
+
+    def names(p):
+        return [f"{k}_{i}" for i in range(p.num_weights) for k in kinds]
+
+    def check(p):
+        for field in ("lrs", "wds"):
+            if len(getattr(p, field)) != p.num_weights:
+                raise ParamError(f"Operator {name!r}: {field} has {len(getattr(p, field))} "
+                                 f"value(s), expected num_weights={p.num_weights}")
+
+    def infer_shape(p, ins, outs):
+        check(p)
+        ins, new = list(ins), []
+        for i in range(p.num_weights):
+            group = slice(i * stride, (i + 1) * stride)
+            gi, go = ElemwiseShape(stride, 1, name)(p, ins[group], [outs[i]])
+            ins[group] = gi
+            new.append(go[0])
+        if any(s is None for s in new):
+            return ins, [o if o is None else tuple(o) for o in new]
+        return ins, out_shapes(name, outs, new)
+
+    def compute(ctx, inputs, req, outputs, params):
+        xp = ctx.xp
+        for i in range(params.num_weights):
+            w, g, *mom = inputs[i * stride:(i + 1) * stride]
+            lr, wd = params.lrs[i], params.wds[i]
+            step = params.momentum * mom[0] if mom else 0
+            step = step - lr * wd * w - lr * _scaled(xp, params, g)
+            if mom:
+                mom[0][...] = step
+            assign(outputs[i], req[i], (w + step).astype(outputs[i].dtype, copy=False))
+
+    examples = [{"inputs": [(3, 4)] * stride + [(5,)] * stride,
+                 "params": {"num_weights": 2, "lrs": "(0.1, 0.2)", "wds": (0.0, 0.01),
+                            "rescale_grad": 0.5, "clip_gradient": 0.3}},
+                {"inputs": [(2, 2)] * stride, "params": {"lrs": "0.5", "wds": "(0.1,)"}}]
+    if stride == 3:
+        for e in examples:
+            e["params"]["momentum"] = 0.9
+    b = (register_op(name).describe(doc).set_attr_parser(param)
+         .set_num_inputs(lambda p: stride * p.num_weights)
+         .set_num_outputs(lambda p: p.num_weights)
+         .set_attr("FListInputNames", names)
+         .set_attr("FInferShape", infer_shape)
+         .set_attr("FInferType", ElemwiseType(-1, -1, name))
+         .set_attr("FCompute<cpu>", compute)
+         .set_attr("TExamples", examples)
+         .add_argument("data", "NDArray-or-Symbol[]", "Weights, gradients"
+                       + (" and momentum" if stride == 3 else "")))
+    if stride == 3:
+        b.set_attr("FMutateInputs", lambda p: [3 * i + 2 for i in range(p.num_weights)])
+
+
+_multi_register("multi_sgd_update", MultiSGDParam, 2,
+                "sgd_update over ``num_weights`` (weight_i, grad_i) pairs with per-weight "
+                "``lrs`` and ``wds``; output i is the new weight i.")
+_multi_register("multi_sgd_mom_update", MultiSGDMomParam, 3,
+                "sgd_mom_update over ``num_weights`` (weight_i, grad_i, mom_i) triples with "
+                "per-weight ``lrs`` and ``wds``; the moms are updated in place.")

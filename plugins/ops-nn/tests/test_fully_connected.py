@@ -1,0 +1,87 @@
+"""FullyConnected: forward/backward against numpy products, flatten, bias shapes, inference."""
+
+import numpy as np
+import pytest
+from opsdk import ShapeError
+from opsdk.testing import check_backward, check_forward, infer, op_def, parse, run_op
+
+
+def test_flatten_forward_and_gradients():
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal((4, 2, 3)), rng.standard_normal((5, 6)), rng.standard_normal(5)
+    x2 = x.reshape(4, 6)
+    check_forward("FullyConnected", [x, w, b], x2 @ w.T + b, {"num_hidden": 5})
+    gy = rng.standard_normal((4, 5))
+    check_backward("FullyConnected", [x, w, b], [gy],
+                   [(gy @ w).reshape(x.shape), gy.T @ x2, gy.sum(0)], {"num_hidden": 5})
+
+
+def test_no_flatten_uses_the_last_axis():
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((2, 3, 4)), rng.standard_normal((6, 4))
+    kw = {"num_hidden": 6, "flatten": False, "no_bias": True}
+    check_forward("FullyConnected", [x, w], np.einsum("abk,hk->abh", x, w), kw)
+    gy = rng.standard_normal((2, 3, 6))
+    check_backward("FullyConnected", [x, w], [gy],
+                   [np.einsum("abh,hk->abk", gy, w), np.einsum("abh,abk->hk", gy, x)], kw)
+
+
+def test_bias_of_shape_num_hidden_by_one():
+    rng = np.random.default_rng(2)
+    x, w, b = rng.standard_normal((3, 4)), rng.standard_normal((2, 4)), rng.standard_normal((2, 1))
+    check_forward("FullyConnected", [x, w, b], x @ w.T + b.T, {"num_hidden": 2})
+    gy = rng.standard_normal((3, 2))
+    check_backward("FullyConnected", [x, w, b], [gy], [None, None, gy.sum(0).reshape(2, 1)],
+                   {"num_hidden": 2})
+
+
+def test_backward_in_place_on_the_data():
+    """The data gradient may overwrite the data (FInplaceOption (1, 0)): the weight gradient
+    is taken first."""
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((3, 4)), rng.standard_normal((2, 4))
+    gy = rng.standard_normal((3, 2))
+    kw = {"num_hidden": 2, "no_bias": True}
+    data = x.copy()
+    outs = run_op("_backward_FullyConnected", [gy, data, w], kw, req=["inplace", "write"],
+                  outputs=[data, np.zeros((2, 4))])
+    np.testing.assert_allclose(outs[0], gy @ w)
+    np.testing.assert_allclose(outs[1], gy.T @ x)
+
+
+def test_inference_fills_weight_bias_and_names():
+    opdef = op_def("FullyConnected")
+    p = parse(opdef, {"num_hidden": "10"})
+    ins, outs, _, _ = infer(opdef, p, [(8, 3, 4, 4), None, None], ["float32", None, None])
+    assert ins == [(8, 3, 4, 4), (10, 48), (10,)] and outs == [(8, 10)]
+    p = parse(opdef, {"num_hidden": 10, "flatten": False, "no_bias": True})
+    ins, outs, _, _ = infer(opdef, p, [(8, 3, 4), None], ["float64", None])
+    assert ins == [(8, 3, 4), (10, 4)] and outs == [(8, 3, 10)]
+    assert opdef.list_input_names(p) == ["data", "weight"]
+
+
+@pytest.mark.parametrize("shapes, match", [
+    ([(8, 4), (10, 5), None], "input 'weight' has shape \\(10, 5\\), expected \\(10, 4\\)"),
+    ([(8, 4), None, (10, 2)], "input 'bias' has shape \\(10, 2\\), expected \\(10,\\)"),
+])
+def test_shape_conflicts(shapes, match):
+    opdef = op_def("FullyConnected")
+    with pytest.raises(ShapeError, match="Operator 'FullyConnected': " + match):
+        opdef.get_attr("FInferShape")(parse(opdef, {"num_hidden": 10}), shapes, [None])
+
+
+def test_float16_runs_and_keeps_its_dtype():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 4)).astype(np.float16)
+    w = rng.standard_normal((2, 4)).astype(np.float16)
+    out = run_op("FullyConnected", [x, w], {"num_hidden": 2, "no_bias": True})[0]
+    assert out.dtype == np.float16
+    np.testing.assert_allclose(out, x.astype(np.float32) @ w.astype(np.float32).T, rtol=1e-2,
+                               atol=1e-2)
+
+
+def test_data_filled_back_without_flatten():
+    opdef = op_def("FullyConnected")
+    p = parse(opdef, {"num_hidden": 6, "flatten": False})
+    ins, _ = opdef.get_attr("FInferShape")(p, [None, (6, 4), None], [(2, 3, 6)])
+    assert ins == [(2, 3, 4), (6, 4), (6,)]

@@ -1,0 +1,168 @@
+"""Optimizer update ops against their formulas, written per element."""
+
+import math
+
+import numpy as np
+import pytest
+
+from opsdk import ParamError
+from opsdk.testing import op_def, parse, run_op
+
+RNG = np.random.default_rng(21)
+
+
+def clip(v, bound):
+    return max(-bound, min(bound, v)) if bound >= 0 else v
+
+
+def sign(v):
+    return float(v > 0) - float(v < 0)
+
+
+# scalar rules: (params, w, g, *states) -> (new w, *new states)
+def sgd(p, w, g):
+    return ((1 - p["lr"] * p["wd"]) * w - p["lr"] * clip(p["rescale_grad"] * g, p["clip"]),)
+
+
+def sgd_mom(p, w, g, m):
+    m = p["momentum"] * m - p["lr"] * p["wd"] * w - p["lr"] * clip(p["rescale_grad"] * g, p["clip"])
+    return w + m, m
+
+
+def nag(p, w, g, m):
+    d = clip(p["rescale_grad"] * g, p["clip"]) + p["wd"] * w
+    m = p["momentum"] * m
+    new_w = w - m + (p["momentum"] + 1) * (m - p["lr"] * d)
+    return new_w, m - p["lr"] * d
+
+
+def adam(p, w, g, mean, var):
+    g = clip(p["rescale_grad"] * g + p["wd"] * w, p["clip"])
+    mean = p["beta1"] * mean + (1 - p["beta1"]) * g
+    var = p["beta2"] * var + (1 - p["beta2"]) * g * g
+    return w - p["lr"] * mean / (math.sqrt(var) + p["epsilon"]), mean, var
+
+
+def rmsprop(p, w, g, n):
+    g = clip(p["rescale_grad"] * g + p["wd"] * w, p["clip"])
+    n = (1 - p["gamma1"]) * g * g + p["gamma1"] * n
+    return clip(w - p["lr"] * g / math.sqrt(n + p["epsilon"]), p["clip_weights"]), n
+
+
+def rmspropalex(p, w, g, n, gm, delta):
+    g = clip(p["rescale_grad"] * g + p["wd"] * w, p["clip"])
+    n = (1 - p["gamma1"]) * g * g + p["gamma1"] * n
+    gm = (1 - p["gamma1"]) * g + p["gamma1"] * gm
+    delta = p["gamma2"] * delta - p["lr"] * g / math.sqrt(n - gm * gm + p["epsilon"])
+    return clip(w + delta, p["clip_weights"]), n, gm, delta
+
+
+def ftrl(p, w, g, z, n):
+    g = clip(p["rescale_grad"] * g, p["clip"])
+    z = z + g - (math.sqrt(n + g * g) - math.sqrt(n)) * w / p["lr"]
+    n = n + g * g
+    new_w = 0.0
+    if abs(z) > p["lamda1"]:
+        new_w = (sign(z) * p["lamda1"] - z) / ((p["beta"] + math.sqrt(n)) / p["lr"] + p["wd"])
+    return new_w, z, n
+
+
+def signsgd(p, w, g):
+    return ((1 - p["lr"] * p["wd"]) * w - p["lr"] * sign(g),)
+
+
+def signum(p, w, g, m):
+    m = (p["momentum"] * m - (1 - p["momentum"]) * p["wd"] * w
+         - (1 - p["momentum"]) * clip(p["rescale_grad"] * g, p["clip"]))
+    return (1 - p["lr"] * p["wd_lh"]) * w + p["lr"] * sign(m), m
+
+
+CASES = [  # op, rule, extra params, state value ranges
+    ("sgd_update", sgd, {}, []),
+    ("sgd_mom_update", sgd_mom, {"momentum": 0.9}, [(-1, 1)]),
+    ("nag_mom_update", nag, {"momentum": 0.8}, [(-1, 1)]),
+    ("adam_update", adam, {"beta1": 0.8, "beta2": 0.95, "epsilon": 1e-6}, [(-1, 1), (0, 1)]),
+    ("rmsprop_update", rmsprop, {"gamma1": 0.9, "epsilon": 1e-6, "clip_weights": 0.6}, [(0, 1)]),
+    ("rmspropalex_update", rmspropalex,
+     {"gamma1": 0.9, "gamma2": 0.8, "epsilon": 1e-6, "clip_weights": -1.0},
+     [(0.3, 0.5), (-0.2, 0.2), (-1, 1)]),
+    ("ftrl_update", ftrl, {"lamda1": 0.05, "beta": 0.7}, [(-1, 1), (0, 1)]),
+    ("signsgd_update", signsgd, {}, []),
+    ("signum_update", signum, {"momentum": 0.9, "wd_lh": 0.02}, [(-1, 1)]),
+]
+
+
+@pytest.mark.parametrize("clip_gradient", [-1.0, 0.3])
+@pytest.mark.parametrize("op, rule, extra, states", CASES, ids=[c[0] for c in CASES])
+def test_update_matches_formula(op, rule, extra, states, clip_gradient):
+    shape = (3, 4)
+    w = RNG.uniform(-1, 1, shape)
+    g = RNG.uniform(-2, 2, shape)
+    st = [RNG.uniform(lo, hi, shape) for lo, hi in states]
+    params = {"lr": 0.1, "wd": 0.05, "rescale_grad": 0.7, "clip_gradient": clip_gradient, **extra}
+    inputs = [w.copy(), g.copy(), *(s.copy() for s in st)]
+    (out,) = run_op(op, inputs, params, outputs=[inputs[0]])       # out=weight, as MXNet calls it
+    ref = {**params, "clip": clip_gradient}
+    for idx in np.ndindex(shape):
+        want = rule(ref, w[idx], g[idx], *(s[idx] for s in st))
+        np.testing.assert_allclose(out[idx], want[0], rtol=1e-10, atol=1e-12)
+        for k, value in enumerate(want[1:]):                   # states updated in place
+            np.testing.assert_allclose(inputs[2 + k][idx], value, rtol=1e-10, atol=1e-12)
+    assert out is inputs[0]
+    opdef = op_def(op)
+    assert opdef.mutate_inputs(parse(opdef, params)) == list(range(2, 2 + len(states)))
+    assert opdef.get_attr("FGradient") is None
+
+
+def test_signsgd_ignores_clip_and_zero_clip_clips_everything():
+    w, g = np.ones(3), np.array([-5.0, 0.0, 5.0])
+    (out,) = run_op("signsgd_update", [w, g], {"lr": 0.5, "clip_gradient": 0.1})
+    np.testing.assert_allclose(out, [1.5, 1.0, 0.5])
+    (out,) = run_op("sgd_update", [w, g], {"lr": 0.5, "clip_gradient": 0.0})
+    np.testing.assert_allclose(out, w)                # MXNet clips when clip_gradient >= 0
+
+
+def test_float32_keeps_dtype_and_lazy_update_is_accepted():
+    w, g, m = (RNG.uniform(-1, 1, 5).astype(np.float32) for _ in range(3))
+    (out,) = run_op("sgd_mom_update", [w, g, m.copy()], {"lr": "0.1", "momentum": "0.9",
+                                                         "lazy_update": "False"})
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, w + 0.9 * m - 0.1 * g, rtol=1e-6)
+
+
+@pytest.mark.parametrize("momentum", [None, 0.9])
+def test_multi_sgd(momentum):
+    op = "multi_sgd_update" if momentum is None else "multi_sgd_mom_update"
+    shapes, lrs, wds = [(3, 4), (5,)], (0.1, 0.2), (0.0, 0.01)
+    stride = 2 if momentum is None else 3
+    arrays = [RNG.uniform(-1, 1, s) for s in shapes for _ in range(stride)]
+    params = {"num_weights": 2, "lrs": lrs, "wds": wds, "rescale_grad": 0.5, "clip_gradient": 0.3}
+    if momentum is not None:
+        params["momentum"] = momentum
+    inputs = [a.copy() for a in arrays]
+    outs = run_op(op, inputs, params)
+    for i in range(2):
+        w, g = arrays[stride * i], arrays[stride * i + 1]
+        m = arrays[stride * i + 2] if momentum is not None else np.zeros_like(w)
+        ref = {"lr": lrs[i], "wd": wds[i], "rescale_grad": 0.5, "clip": 0.3,
+               "momentum": momentum or 0.0}
+        for idx in np.ndindex(w.shape):
+            new_w, new_m = sgd_mom(ref, w[idx], g[idx], m[idx])
+            np.testing.assert_allclose(outs[i][idx], new_w, rtol=1e-12)
+            if momentum is not None:
+                np.testing.assert_allclose(inputs[stride * i + 2][idx], new_m, rtol=1e-12)
+    opdef = op_def(op)
+    p = parse(opdef, params)
+    assert opdef.list_input_names(p)[:stride] == ["weight_0", "grad_0", "mom_0"][:stride]
+    assert opdef.mutate_inputs(p) == ([2, 5] if momentum is not None else [])
+
+
+def test_update_param_errors():
+    w = np.ones(3)
+    with pytest.raises(ParamError, match="lr"):
+        run_op("sgd_update", [w, w], {})
+    with pytest.raises(ParamError, match="lrs has 1"):
+        run_op("multi_sgd_update", [w, w, w, w], {"num_weights": 2, "lrs": (0.1,), "wds": (0, 0)})
+    # centered RMSProp is rmspropalex_update: the Python optimizer's switch, not a parameter
+    with pytest.raises(ParamError, match="centered"):
+        run_op("rmsprop_update", [w, w, w], {"lr": 0.1, "centered": True})
