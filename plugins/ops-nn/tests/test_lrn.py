@@ -26,7 +26,7 @@ def test_forward_and_gradient(kw):
 
 
 def test_errors():
-    with pytest.raises(ParamError, match="LRN only supports odd values for nsize"):
+    with pytest.raises(ParamError, match="nsize must be odd"):
         parse(op_def("LRN"), {"nsize": 4})
     opdef = op_def("LRN")
     with pytest.raises(ShapeError, match="Operator 'LRN': data should be 4-d"):

@@ -78,8 +78,8 @@ def check_spatial(kernel, others, positive=()):
         raise ValueError(f"kernel must have 1, 2 or 3 entries, got {kernel}")
     for name, value in others.items():
         if value and len(value) != len(kernel):
-            raise ValueError(f"{name} must have the same number of dimensions as kernel, but "
-                             f"kernel is {kernel} while {name} is {value}")
+            raise ValueError(f"{name} must have the same number of dimensions as kernel "
+                             f"{kernel}, got {value}")
     for name, value in {"kernel": kernel, **others}.items():
         if name in positive and any(v <= 0 for v in value):
             raise ValueError(f"{name} entries must be positive, got {value}")

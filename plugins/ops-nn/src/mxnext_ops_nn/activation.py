@@ -19,7 +19,7 @@ OP = "Activation"
 
 class ActivationParam(Param):
     act_type: Literal["relu", "sigmoid", "tanh", "softrelu", "softsign"] = Field(
-        description="Activation function to be applied.")
+        description="Which nonlinearity to apply.")
 
 
 def _sigmoid(x, out):
@@ -75,7 +75,7 @@ _EXAMPLES = [{"inputs": [(3, 4)], "params": {"act_type": a}, "domain": d}
                           ("softrelu", (-3, 3)), ("softsign", (-3, 3)))]
 
 (register_op(OP).add_alias("_npx_activation")
-    .describe("Applies an activation function element-wise: relu max(x, 0), sigmoid "
+    .describe("Element-wise nonlinearity chosen by act_type: relu max(x, 0), sigmoid "
               "1/(1+exp(-x)), tanh, softrelu log(1+exp(x)), softsign x/(1+|x|).")
     .set_attr_parser(ActivationParam)
     .set_num_inputs(1).set_num_outputs(1)

@@ -21,24 +21,27 @@ _INPUTS = ["data", "gamma", "beta", "moving_mean", "moving_var"]
 
 
 class BatchNormParam(Param):
-    eps: float = Field(1e-3, description="Epsilon to prevent div 0. Must be no less than "
-                                         "CUDNN_BN_MIN_EPSILON defined in cudnn.h when using "
-                                         "cudnn (usually 1e-5)")
-    momentum: float = Field(0.9, description="Momentum for moving average")
-    fix_gamma: bool = Field(True, description="Fix gamma while training")
-    use_global_stats: bool = Field(False, description="Whether use global moving statistics "
-                                                      "instead of local batch-norm. This will "
-                                                      "force change batch-norm into a scale "
-                                                      "shift operator.")
-    output_mean_var: bool = Field(False, description="Output the mean and inverse std ")
-    axis: int = Field(1, description="Specify which shape axis the channel is specified")
-    cudnn_off: bool = Field(False, description="Do not select CUDNN operator, if available")
-    min_calib_range: float | None = Field(None, description="The minimum scalar value obtained "
-                                                            "through calibration (quantized "
-                                                            "batch norm only; ignored here).")
-    max_calib_range: float | None = Field(None, description="The maximum scalar value obtained "
-                                                            "through calibration (quantized "
-                                                            "batch norm only; ignored here).")
+    eps: float = Field(1e-3, description="Added to the variance to keep the division finite; "
+                                         "cuDNN needs at least its CUDNN_BN_MIN_EPSILON "
+                                         "(normally 1e-5).")
+    momentum: float = Field(0.9, description="Weight kept by the old value when the moving "
+                                             "statistics are updated.")
+    fix_gamma: bool = Field(True, description="Treat gamma as 1 and give it no gradient.")
+    use_global_stats: bool = Field(False, description="Normalize with the moving statistics "
+                                                      "even when training, which turns the op "
+                                                      "into a fixed per-channel scale and "
+                                                      "shift.")
+    output_mean_var: bool = Field(False, description="Also return the batch mean and inverse "
+                                                     "standard deviation.")
+    axis: int = Field(1, description="Index of the channel axis.")
+    cudnn_off: bool = Field(False, description="Avoid the cuDNN implementation (no effect "
+                                               "on cpu).")
+    min_calib_range: float | None = Field(None, description="Calibrated lower bound of the "
+                                                            "data, used by quantized batch norm "
+                                                            "only (ignored here).")
+    max_calib_range: float | None = Field(None, description="Calibrated upper bound of the "
+                                                            "data, used by quantized batch norm "
+                                                            "only (ignored here).")
 
 
 def _shape(p, ins, outs):
@@ -192,11 +195,11 @@ _EXAMPLES = [
 ]
 
 (register_op(OP).add_alias("_npx_batch_norm")
-    .describe("Batch normalization: normalizes data by the mean and variance over every axis "
-              "but the channel axis (batch statistics when training, else the moving ones), "
-              "then scales by gamma (1 with fix_gamma) and shifts by beta. moving_mean and "
-              "moving_var are auxiliary states, updated by the backward pass of a training "
-              "step.")
+    .describe("Per-channel normalization: each channel is centred and divided by its standard "
+              "deviation taken over all other axes (statistics of the batch when training, "
+              "the moving ones otherwise), then multiplied by gamma (1 with fix_gamma) and "
+              "offset by beta. The auxiliary states moving_mean and moving_var change in the "
+              "backward pass of a training step.")
     .set_attr_parser(BatchNormParam)
     .set_num_inputs(5).set_num_outputs(3)
     .set_attr("FNumVisibleOutputs", lambda p: 3 if p.output_mean_var else 1)
@@ -208,11 +211,11 @@ _EXAMPLES = [
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)
     .set_attr("TExamples", _EXAMPLES)
-    .add_argument("data", "NDArray-or-Symbol", "Input data to batch normalization")
-    .add_argument("gamma", "NDArray-or-Symbol", "gamma array")
-    .add_argument("beta", "NDArray-or-Symbol", "beta array")
-    .add_argument("moving_mean", "NDArray-or-Symbol", "running mean of input")
-    .add_argument("moving_var", "NDArray-or-Symbol", "running variance of input"))
+    .add_argument("data", "NDArray-or-Symbol", "Array to normalize.")
+    .add_argument("gamma", "NDArray-or-Symbol", "Per-channel scale.")
+    .add_argument("beta", "NDArray-or-Symbol", "Per-channel shift.")
+    .add_argument("moving_mean", "NDArray-or-Symbol", "Moving average of the batch means.")
+    .add_argument("moving_var", "NDArray-or-Symbol", "Moving average of the batch variances."))
 
 (register_op(f"_backward_{OP}")
     .describe("Gradient of BatchNorm wrt data, gamma and beta from the output gradient, the "

@@ -21,28 +21,29 @@ _AXES = {1: "(batch, channel, width)", 2: "(batch, channel, height, width)",
 
 class ConvolutionParam(Param):
     kernel: tuple[int, ...] = Field(
-        description="Convolution kernel size: (w,), (h, w) or (d, h, w)")
+        description="Window extent per spatial axis: (w,), (h, w) or (d, h, w).")
     stride: tuple[int, ...] = Field(
-        (), description="Convolution stride: (w,), (h, w) or (d, h, w). Defaults to 1 for each "
-                        "dimension.")
+        (), description="Step between window positions per spatial axis, (w,), (h, w) or "
+                        "(d, h, w); empty means 1 everywhere.")
     dilate: tuple[int, ...] = Field(
-        (), description="Convolution dilate: (w,), (h, w) or (d, h, w). Defaults to 1 for each "
-                        "dimension.")
+        (), description="Spacing between kernel taps per spatial axis, (w,), (h, w) or "
+                        "(d, h, w); empty means 1 everywhere.")
     pad: tuple[int, ...] = Field(
-        (), description="Zero pad for convolution: (w,), (h, w) or (d, h, w). Defaults to no "
-                        "padding.")
-    num_filter: int = Field(ge=1, description="Convolution filter(channel) number")
-    num_group: int = Field(1, ge=1, description="Number of group partitions.")
-    workspace: int = Field(1024, ge=0, description="Maximum temporary workspace allowed (MB) in "
-                                                   "convolution (accepted, not needed on cpu).")
-    no_bias: bool = Field(False, description="Whether to disable bias parameter.")
+        (), description="Zeros added on both sides of each spatial axis, (w,), (h, w) or "
+                        "(d, h, w); empty means none.")
+    num_filter: int = Field(ge=1, description="Count of output channels.")
+    num_group: int = Field(1, ge=1, description="Split the channels into this many groups "
+                                                "that are convolved independently.")
+    workspace: int = Field(1024, ge=0, description="Scratch memory cap in MB (accepted, not "
+                                                   "needed on cpu).")
+    no_bias: bool = Field(False, description="Leave out the bias input.")
     cudnn_tune: Literal["off", "limited_workspace", "fastest"] | None = Field(
-        None, description="Whether to pick convolution algo by running performance test "
+        None, description="How cuDNN benchmarks its algorithms before choosing one "
                           "(accepted, ignored on cpu).")
-    cudnn_off: bool = Field(False, description="Turn off cudnn for this layer (ignored on cpu).")
+    cudnn_off: bool = Field(False, description="Avoid cuDNN for this op (ignored on cpu).")
     layout: Literal["NCW", "NCHW", "NCDHW", "NHWC", "NDHWC"] | None = Field(
-        None, description="Set layout for input, output and weight. Empty for default layout: "
-                          "NCW for 1d, NCHW for 2d and NCDHW for 3d (the only ones on cpu).")
+        None, description="Axis order of data, weight and output; None picks NCW, NCHW or "
+                          "NCDHW by kernel rank, and those are all cpu supports.")
 
     @model_validator(mode="after")
     def _spatial(self):
@@ -183,8 +184,8 @@ _EXAMPLES = [
 ]
 
 (register_op(OP).add_alias("_npx_convolution")
-    .describe("Computes N-D (1-D, 2-D or 3-D) convolution (cross-correlation) of data with "
-              "weight, plus bias, with stride, dilation, zero padding and groups.")
+    .describe("1-D, 2-D or 3-D cross-correlation of data with the weight filters, plus bias; "
+              "supports stride, dilation, zero padding and grouped channels.")
     .set_attr_parser(ConvolutionParam)
     .set_num_inputs(lambda p: 2 if p.no_bias else 3).set_num_outputs(1)
     .set_attr("FListInputNames", input_names)
@@ -195,9 +196,10 @@ _EXAMPLES = [
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)
     .set_attr("TExamples", _EXAMPLES)
-    .add_argument("data", "NDArray-or-Symbol", "Input data to the ConvolutionOp.")
-    .add_argument("weight", "NDArray-or-Symbol", "Weight matrix.")
-    .add_argument("bias", "NDArray-or-Symbol", "Bias parameter."))
+    .add_argument("data", "NDArray-or-Symbol", "Input, (batch, channel, *spatial).")
+    .add_argument("weight", "NDArray-or-Symbol",
+                  "Filters, (num_filter, channel/num_group, *kernel).")
+    .add_argument("bias", "NDArray-or-Symbol", "Per-channel offset (absent with no_bias)."))
 
 (register_op(f"_backward_{OP}")
     .describe("Gradient of Convolution wrt data, weight and bias, from the output gradient, "

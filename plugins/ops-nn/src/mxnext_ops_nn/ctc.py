@@ -23,22 +23,17 @@ OP = "CTCLoss"
 
 class CTCLossParam(Param):
     use_data_lengths: bool = Field(
-        False, description="Whether the data lenghts are decided by `data_lengths`. If false, "
-                           "the lengths are equal to the max sequence length.")
+        False, description="Take each example's sequence length from the data_lengths input; "
+                           "otherwise every example spans the whole sequence axis.")
     use_label_lengths: bool = Field(
-        False, description="Whether the label lenghts are decided by `label_lengths`, or derived "
-                           "from `padding_mask`. If false, the lengths are derived from the "
-                           "first occurrence of the value of `padding_mask`. The value of "
-                           "`padding_mask` is ``0`` when first CTC label is reserved for blank, "
-                           "and ``-1`` when last label is reserved for blank. See `blank_label`.")
+        False, description="Take each example's label length from the label_lengths input; "
+                           "otherwise a label ends where its padding value first appears (0 "
+                           "with blank_label='first', -1 with 'last').")
     blank_label: Literal["first", "last"] = Field(
-        "first", description="Set the label that is reserved for blank label. If \"first\", "
-                             "0-th label is reserved, and label values for tokens in the "
-                             "vocabulary are between ``1`` and ``alphabet_size-1``, and the "
-                             "padding mask is ``0``. If \"last\", last label value "
-                             "``alphabet_size-1`` is reserved for blank label instead, and label "
-                             "values are between ``0`` and ``alphabet_size-2``, and the padding "
-                             "mask is ``-1``.")
+        "first", description="Which alphabet entry is the blank. 'first': entry 0, real "
+                             "labels are 1 to alphabet_size-1 and padding is 0. 'last': entry "
+                             "alphabet_size-1, real labels are 0 to alphabet_size-2 and padding "
+                             "is -1.")
 
 
 def _input_names(p):
@@ -238,14 +233,16 @@ def _label_examples():
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _gradient)
     .set_attr("TExamples", [dict(e, grad=[0], domain=(-2, 2)) for e in _label_examples()])
-    .add_argument("data", "NDArray-or-Symbol", "Input ndarray")
-    .add_argument("label", "NDArray-or-Symbol", "Ground-truth labels for the loss.")
+    .add_argument("data", "NDArray-or-Symbol",
+                  "Unnormalised activations, (sequence_length, batch_size, alphabet_size).")
+    .add_argument("label", "NDArray-or-Symbol",
+                  "Padded target sequences, (batch_size, label_sequence_length).")
     .add_argument("data_lengths", "NDArray-or-Symbol",
-                  "Lengths of data for each of the samples. Only required when "
-                  "use_data_lengths is true.")
+                  "Sequence length of each example, (batch_size,); an input only with "
+                  "use_data_lengths.")
     .add_argument("label_lengths", "NDArray-or-Symbol",
-                  "Lengths of labels for each of the samples. Only required when "
-                  "use_label_lengths is true."))
+                  "Target length of each example, (batch_size,); an input only with "
+                  "use_label_lengths."))
 (register_op("_backward_ctc_loss")
     .describe("CTCLoss's data gradient: the forward's gradient output scaled per example by the "
               "head gradient of the loss.")

@@ -18,18 +18,19 @@ OP = "Deconvolution"
 
 
 class DeconvolutionParam(ConvolutionParam):
-    kernel: tuple[int, ...] = Field(description="Deconvolution kernel size: (w,), (h, w) or "
-                                                "(d, h, w). This is same as the kernel size used "
-                                                "for the corresponding convolution")
-    adj: tuple[int, ...] = Field((), description="Adjustment for output shape: (w,), (h, w) or "
-                                                 "(d, h, w). If `target_shape` is set, `adj` will "
-                                                 "be ignored and computed accordingly.")
-    target_shape: tuple[int, ...] = Field((), description="Shape of the output tensor: (w,), "
-                                                          "(h, w) or (d, h, w).")
-    num_filter: int = Field(ge=1, description="Number of output filters.")
-    workspace: int = Field(512, ge=0, description="Maximum temporary workspace allowed (MB) in "
-                                                  "deconvolution (accepted, not needed on cpu).")
-    no_bias: bool = Field(True, description="Whether to disable bias parameter.")
+    kernel: tuple[int, ...] = Field(description="Window extent per spatial axis, (w,), (h, w) "
+                                                "or (d, h, w): that of the convolution being "
+                                                "transposed.")
+    adj: tuple[int, ...] = Field((), description="Extra output length per spatial axis, each "
+                                                 "below the stride; derived from target_shape "
+                                                 "instead when that is given.")
+    target_shape: tuple[int, ...] = Field((), description="Wanted output spatial size, (w,), "
+                                                          "(h, w) or (d, h, w); pad and adj "
+                                                          "follow from it.")
+    num_filter: int = Field(ge=1, description="Count of output channels.")
+    workspace: int = Field(512, ge=0, description="Scratch memory cap in MB (accepted, not "
+                                                  "needed on cpu).")
+    no_bias: bool = Field(True, description="Leave out the bias input.")
 
     @model_validator(mode="after")
     def _spatial(self):
@@ -116,8 +117,8 @@ def _grad(node, og):
 
 
 (register_op(OP).add_alias("_npx_deconvolution")
-    .describe("Computes 1-D, 2-D or 3-D transposed convolution (the gradient of a convolution "
-              "wrt its data) of data with weight (in_channels, num_filter/num_group, *kernel), "
+    .describe("Transposed convolution in 1-D, 2-D or 3-D, i.e. a convolution's data gradient "
+              "run forward, of data with weight (in_channels, num_filter/num_group, *kernel), "
               "plus bias; output size stride*(in-1) + dilated kernel - 2*pad + adj, or "
               "target_shape.")
     .set_attr_parser(DeconvolutionParam)
@@ -143,10 +144,10 @@ def _grad(node, og):
          "params": {"kernel": (2, 2, 2), "num_filter": 1, "stride": (1, 2, 1)}},
         {"inputs": [(2, 3, 5, 4), (3, 2, 3, 3)],
          "params": {"kernel": (3, 3), "num_filter": 2, "pad": (1, 1)}}])
-    .add_argument("data", "NDArray-or-Symbol", "Input tensor to the deconvolution operation.")
-    .add_argument("weight", "NDArray-or-Symbol", "Weights representing the kernel.")
-    .add_argument("bias", "NDArray-or-Symbol", "Bias added to the result after the "
-                                               "deconvolution operation."))
+    .add_argument("data", "NDArray-or-Symbol", "Input, (batch, in_channels, *spatial).")
+    .add_argument("weight", "NDArray-or-Symbol",
+                  "Filters, (in_channels, num_filter/num_group, *kernel).")
+    .add_argument("bias", "NDArray-or-Symbol", "Per-channel offset (absent with no_bias)."))
 
 (register_op(f"_backward_{OP}")
     .describe("Gradient of Deconvolution wrt data, weight and bias, from the output gradient, "

@@ -16,15 +16,14 @@ OP = "Dropout"
 
 
 class DropoutParam(Param):
-    p: float = Field(0.5, ge=0, le=1, description="Fraction of the input that gets dropped out "
-                                                  "during training time.")
+    p: float = Field(0.5, ge=0, le=1, description="Probability that an element is zeroed.")
     mode: Literal["training", "always"] = Field(
-        "training", description="Whether to only turn on dropout during training or to also "
-                                "turn on for inference.")
-    axes: tuple[int, ...] = Field((), description="Axes for variational dropout kernel (the "
-                                                  "mask is shared along them).")
-    cudnn_off: bool | None = Field(False, description="Whether to turn off cudnn in dropout "
-                                                      "operator (ignored on cpu).")
+        "training", description="'training' drops only in training mode; 'always' drops in "
+                                "inference too.")
+    axes: tuple[int, ...] = Field((), description="Axes along which one mask value is shared "
+                                                  "(variational dropout).")
+    cudnn_off: bool | None = Field(False, description="Avoid the cuDNN implementation "
+                                                      "(ignored on cpu).")
 
 
 def _mask_shape(p, shape):
@@ -89,7 +88,7 @@ def _random(p):
 
 
 (register_op(OP).add_alias("_npx_dropout")
-    .describe("Applies dropout: when training (or mode='always'), each element (each slice "
+    .describe("Dropout: when training (or mode='always'), each element (each slice "
               "along axes) is zeroed with probability p and the rest are scaled by 1/(1-p); "
               "otherwise the identity. Second (hidden) output: the mask.")
     .set_attr_parser(DropoutParam)
@@ -109,7 +108,7 @@ def _random(p):
         {"inputs": [(3, 4)], "params": {"p": 0.0}},
         {"inputs": [(2, 3)], "params": {"p": 1.0}},
         {"inputs": [(3, 4)], "params": {"p": 0.2, "mode": "always", "axes": (0, -1)}}])
-    .add_argument("data", "NDArray-or-Symbol", "Input array to which dropout will be applied."))
+    .add_argument("data", "NDArray-or-Symbol", "Array to drop elements from."))
 
 (register_op(f"_backward_{OP}")
     .describe("Gradient of Dropout: the output gradient times the mask.")

@@ -14,12 +14,11 @@ OP = "Embedding"
 
 
 class EmbeddingParam(Param):
-    input_dim: int = Field(ge=1, description="Vocabulary size of the input indices.")
-    output_dim: int = Field(ge=1, description="Dimension of the embedding vectors.")
-    dtype: DType = Field("float32", description="Data type of weight.")
-    sparse_grad: bool = Field(False, description="Compute row sparse gradient in the backward "
-                                                 "calculation (accepted; the gradient is dense "
-                                                 "here).")
+    input_dim: int = Field(ge=1, description="Number of rows of the table (distinct indices).")
+    output_dim: int = Field(ge=1, description="Length of each looked-up vector.")
+    dtype: DType = Field("float32", description="Element type of the weight table.")
+    sparse_grad: bool = Field(False, description="Ask for a row_sparse weight gradient "
+                                                 "(accepted; the gradient is dense here).")
 
 
 def _shape(p, ins, outs):
@@ -96,7 +95,7 @@ def _backward_type(p, ins, outs):
 _IDX = np.array([[0, 3, 3], [1, 0, 3]], np.float32)
 
 (register_op(OP).add_alias("_npx_embedding").add_alias("_sparse_Embedding")
-    .describe("Maps integer indices to vector representations: output[..., :] = "
+    .describe("Table lookup: each index in data selects a row of weight, output[..., :] = "
               "weight[data[...], :], indices clipped to [0, input_dim).")
     .set_attr_parser(EmbeddingParam)
     .set_num_inputs(2).set_num_outputs(1)
@@ -111,8 +110,8 @@ _IDX = np.array([[0, 3, 3], [1, 0, 3]], np.float32)
         {"inputs": [np.array([2, 7, -1, 0], np.int64), (5, 3)], "dtype": ["int64", "float64"],
          "params": {"input_dim": "5", "output_dim": "3", "dtype": "float64",
                     "sparse_grad": "False"}}])
-    .add_argument("data", "NDArray-or-Symbol", "The input array to the embedding operator.")
-    .add_argument("weight", "NDArray-or-Symbol", "The embedding weight matrix."))
+    .add_argument("data", "NDArray-or-Symbol", "Indices to look up (any shape).")
+    .add_argument("weight", "NDArray-or-Symbol", "Table of shape (input_dim, output_dim)."))
 
 (register_op(f"_backward_{OP}")
     .describe("Gradient of Embedding: zeros for the indices and, for the weight, the sum of "

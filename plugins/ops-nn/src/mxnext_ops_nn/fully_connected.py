@@ -14,10 +14,11 @@ OP = "FullyConnected"
 
 
 class FullyConnectedParam(Param):
-    num_hidden: int = Field(ge=1, description="Number of hidden nodes of the output.")
-    no_bias: bool = Field(False, description="Whether to disable bias parameter.")
-    flatten: bool = Field(True, description="Whether to collapse all but the first axis of the "
-                                            "input data tensor.")
+    num_hidden: int = Field(ge=1, description="Size of the output's last axis.")
+    no_bias: bool = Field(False, description="Leave out the bias input.")
+    flatten: bool = Field(True, description="Treat the data as (batch, features) by merging "
+                                            "every axis after the first; otherwise multiply "
+                                            "along the last axis only.")
 
 
 def _input_names(p):
@@ -101,7 +102,7 @@ def _backward_shape(p, ins, outs):
 
 
 (register_op(OP).add_alias("_npx_fully_connected").add_alias("_sparse_FullyConnected")
-    .describe("Applies a linear transformation: Y = X W^T + b. With flatten=True the data is "
+    .describe("Affine map Y = X W^T + b. With flatten=True the data is "
               "(batch, x1, ..., xn) and weight (num_hidden, x1*...*xn); with flatten=False the "
               "product runs over the last axis only.")
     .set_attr_parser(FullyConnectedParam)
@@ -118,9 +119,9 @@ def _backward_shape(p, ins, outs):
                                                    "flatten": "False"}},
         {"inputs": [(4, 3), (2, 3), (2, 1)], "params": {"num_hidden": 2}},
         {"inputs": [(3,), (2, 1), (2,)], "params": {"num_hidden": 2}}])
-    .add_argument("data", "NDArray-or-Symbol", "Input data.")
-    .add_argument("weight", "NDArray-or-Symbol", "Weight matrix.")
-    .add_argument("bias", "NDArray-or-Symbol", "Bias parameter."))
+    .add_argument("data", "NDArray-or-Symbol", "Input array X.")
+    .add_argument("weight", "NDArray-or-Symbol", "Matrix W, (num_hidden, features).")
+    .add_argument("bias", "NDArray-or-Symbol", "Offset b, (num_hidden,) (absent with no_bias)."))
 
 (register_op(f"_backward_{OP}")
     .describe("Gradient of FullyConnected wrt data, weight and bias, from the output gradient, "

@@ -18,9 +18,11 @@ OP = "L2Normalization"
 
 
 class L2NormalizationParam(Param):
-    eps: float = Field(1e-10, description="A small constant for numerical stability.")
+    eps: float = Field(1e-10, description="Added to the sum of squares before the square root.")
     mode: Literal["instance", "spatial", "channel"] = Field(
-        "instance", description="Specify the dimension along which to compute L2 norm.")
+        "instance", description="Which elements share a norm: a whole sample ('instance'), "
+                                "the channels at one position ('channel') or the positions of "
+                                "one channel ('spatial').")
 
 
 def _view(p, shape):
@@ -85,7 +87,7 @@ def _backward_shape(p, ins, outs):
 
 
 (register_op(OP)
-    .describe("Normalizes data to unit L2 norm: per instance (all but the first axis), per "
+    .describe("Scales data to unit L2 norm, per instance (all but the first axis), per "
               "spatial position across channels (channel) or per channel across the spatial "
               "axes (spatial): out = data / sqrt(sum(data^2) + eps).")
     .set_attr_parser(L2NormalizationParam)

@@ -20,23 +20,22 @@ _NAMES = ["data", "gamma", "beta"]
 
 
 class LayerNormParam(Param):
-    axis: int = Field(-1, description="The axis to perform layer normalization. Usually, this "
-                                      "should be be axis of the channel dimension. Negative "
-                                      "values means indexing from right to left.")
-    eps: float = Field(1e-5, description="An `epsilon` parameter to prevent division by 0.")
-    output_mean_var: bool = Field(False, description="Output the mean and std calculated along "
-                                                     "the given axis.")
+    axis: int = Field(-1, description="Axis whose elements are normalized together, typically "
+                                      "the channel axis; negative counts from the end.")
+    eps: float = Field(1e-5, description="Added to the variance before the square root.")
+    output_mean_var: bool = Field(False, description="Also return the mean and standard "
+                                                     "deviation that were used.")
 
 
 class GroupNormParam(Param):
-    num_groups: int = Field(1, ge=1, description="Total number of groups.")
-    eps: float = Field(1e-5, description="An `epsilon` parameter to prevent division by 0.")
-    output_mean_var: bool = Field(False, description="Output the mean and std calculated along "
-                                                     "the given axis.")
+    num_groups: int = Field(1, ge=1, description="How many groups the channels form.")
+    eps: float = Field(1e-5, description="Added to the variance before the square root.")
+    output_mean_var: bool = Field(False, description="Also return the mean and standard "
+                                                     "deviation of each group.")
 
 
 class InstanceNormParam(Param):
-    eps: float = Field(1e-3, description="An `epsilon` parameter to prevent division by 0.")
+    eps: float = Field(1e-3, description="Added to the variance before the square root.")
 
 
 class _Kind:
@@ -172,9 +171,9 @@ def _register(name, param, doc, examples, bwd_example, output_names, visible, in
          .set_attr("FCompute<cpu>", _forward(kind))
          .set_attr("FGradient", _grad(name))
          .set_attr("TExamples", examples)
-         .add_argument("data", "NDArray-or-Symbol", "Input data")
-         .add_argument("gamma", "NDArray-or-Symbol", "gamma array (scale)")
-         .add_argument("beta", "NDArray-or-Symbol", "beta array (shift)"))
+         .add_argument("data", "NDArray-or-Symbol", "Array to normalize.")
+         .add_argument("gamma", "NDArray-or-Symbol", "Multiplier applied after normalizing.")
+         .add_argument("beta", "NDArray-or-Symbol", "Offset added after scaling."))
     if inplace:
         b.set_attr("FInplaceOption", lambda p: [(0, 0)])
     if name == "LayerNorm":
@@ -196,8 +195,9 @@ def _visible(p):
 
 
 _register("LayerNorm", LayerNormParam,
-          "Layer normalization: normalizes data by its mean and variance along axis (the last "
-          "by default), then scales by gamma and shifts by beta (both of that axis' length).",
+          "Layer normalization: centres data along axis (the last by default) and divides by "
+          "the standard deviation there, then applies gamma and beta (each as long as that "
+          "axis).",
           [{"inputs": [(3, 5), (5,), (5,)]},
            {"inputs": [(2, 4, 3), (4,), (4,)], "params": {"axis": "1", "eps": "1e-3"}},
            {"inputs": [(2, 3, 2), (2,), (2,)], "params": {"output_mean_var": True},
@@ -205,9 +205,9 @@ _register("LayerNorm", LayerNormParam,
           {"inputs": [(2, 3), (2, 3), (3,), (2, 1), np.ones((2, 1), np.float32)]},
           ["output", "mean", "std"], _visible, True)
 _register("GroupNorm", GroupNormParam,
-          "Group normalization: the channels are split into num_groups groups; each sample "
-          "is normalized by the mean and variance of each group (over its channels and "
-          "space), then scaled and shifted by the group's gamma and beta.",
+          "Group normalization: every sample's channels form num_groups equal groups, each "
+          "standardized over its channels and spatial positions together, then multiplied by "
+          "that group's gamma and offset by its beta.",
           [{"inputs": [(2, 4, 3), (2,), (2,)], "params": {"num_groups": 2}},
            {"inputs": [(2, 3, 2, 2), (1,), (1,)]},
            {"inputs": [(2, 4, 3), (4,), (4,)], "params": {"num_groups": 4,
@@ -217,9 +217,8 @@ _register("GroupNorm", GroupNormParam,
            "params": {"num_groups": 2}},
           ["output", "mean", "std"], _visible, True)
 _register("InstanceNorm", InstanceNormParam,
-          "Instance normalization: each sample and channel is normalized by the mean and "
-          "variance over its spatial axes, then scaled and shifted by the channel's gamma and "
-          "beta.",
+          "Instance normalization: every (sample, channel) slice is standardized over its "
+          "spatial positions, then multiplied by the channel's gamma and offset by its beta.",
           [{"inputs": [(2, 3, 4), (3,), (3,)]},
            {"inputs": [(2, 2, 3, 2), (2,), (2,)], "params": {"eps": 0.01}}],
           {"inputs": [(2, 3, 4), (2, 3, 4), (3,), (2, 3), np.ones((2, 3), np.float32)]},

@@ -22,11 +22,11 @@ SELU_LAMBDA = 1.0507009873554804934193349852946
 
 class LeakyReLUParam(Param):
     act_type: Literal["rrelu", "leaky", "prelu", "elu", "selu", "gelu"] = Field(
-        "leaky", description="Activation function to be applied.")
-    slope: float = Field(0.25, description="Init slope for the activation. (For leaky and elu "
-                                           "only)")
-    lower_bound: float = Field(0.125, description="Lower bound of random slope. (For rrelu only)")
-    upper_bound: float = Field(0.334, description="Upper bound of random slope. (For rrelu only)")
+        "leaky", description="Which ReLU variant to apply.")
+    slope: float = Field(0.25, description="Negative-side factor of leaky and elu (other "
+                                           "variants ignore it).")
+    lower_bound: float = Field(0.125, description="Smallest slope rrelu draws.")
+    upper_bound: float = Field(0.334, description="Largest slope rrelu draws.")
 
 
 def erf(x):
@@ -182,10 +182,10 @@ _EXAMPLES = [
 ]
 
 (register_op(OP).add_alias("_npx_leaky_relu")
-    .describe("Leaky rectified linear units: leaky (x > 0 ? x : slope*x), prelu (learnt "
-              "per-channel slope gamma), rrelu (random slope in [lower_bound, upper_bound) "
-              "when training, their mean otherwise; second output: the slopes), elu "
-              "(slope*(exp(x)-1) below 0), selu and gelu (x/2 (1 + erf(x/sqrt 2))).")
+    .describe("ReLU variants that keep a response below zero: leaky (x > 0 ? x : slope*x), "
+              "prelu (learnt per-channel slope gamma), rrelu (random slope in [lower_bound, "
+              "upper_bound) when training, their mean otherwise; second output: the slopes), "
+              "elu (slope*(exp(x)-1) below 0), selu and gelu (x/2 (1 + erf(x/sqrt 2))).")
     .set_attr_parser(LeakyReLUParam)
     .set_num_inputs(_n_in).set_num_outputs(_n_out)
     .set_attr("FListInputNames", _input_names)
@@ -197,8 +197,8 @@ _EXAMPLES = [
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)
     .set_attr("TExamples", _EXAMPLES)
-    .add_argument("data", "NDArray-or-Symbol", "Input data to activation function.")
-    .add_argument("gamma", "NDArray-or-Symbol", "Slope of prelu (one per channel)."))
+    .add_argument("data", "NDArray-or-Symbol", "The input array.")
+    .add_argument("gamma", "NDArray-or-Symbol", "Learnt prelu slopes, one per channel."))
 
 (register_op(f"_backward_{OP}")
     .describe("Gradient of LeakyReLU from the output gradient and the forward values its "

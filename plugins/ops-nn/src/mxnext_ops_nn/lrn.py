@@ -18,17 +18,17 @@ OP = "LRN"
 
 
 class LRNParam(Param):
-    alpha: float = Field(1e-4, description="The variance scaling parameter alpha in the LRN "
-                                           "expression.")
-    beta: float = Field(0.75, description="The power parameter beta in the LRN expression.")
-    knorm: float = Field(2.0, description="The parameter k in the LRN expression.")
-    nsize: int = Field(ge=1, description="normalization window width in elements.")
+    alpha: float = Field(1e-4, description="Weight of the windowed sum of squares (divided by "
+                                           "nsize).")
+    beta: float = Field(0.75, description="Exponent of the normalizing denominator.")
+    knorm: float = Field(2.0, description="Constant term of the normalizing denominator.")
+    nsize: int = Field(ge=1, description="Number of channels in the window (odd).")
 
     @model_validator(mode="after")
     def _odd(self):
         if self.nsize % 2 == 0:
-            raise ValueError(f"LRN only supports odd values for nsize (local size), got "
-                             f"{self.nsize}")
+            raise ValueError(f"nsize must be odd, so the window is centred on each channel; "
+                             f"got {self.nsize}")
         return self
 
 
@@ -80,8 +80,9 @@ def _backward_shape(p, ins, outs):
 
 
 (register_op(OP)
-    .describe("Local response normalization across channels: out = x / (knorm + alpha/nsize "
-              "* sum of x^2 over the nsize neighbouring channels)^beta, for 4-d data.")
+    .describe("Local response normalization over neighbouring channels: out = x / (knorm + "
+              "alpha/nsize * sum of x^2 over the nsize channels centred on x's)^beta, for 4-d "
+              "data.")
     .set_attr_parser(LRNParam)
     .set_num_inputs(1).set_num_outputs(2)
     .set_attr("FNumVisibleOutputs", 1)
@@ -95,7 +96,7 @@ def _backward_shape(p, ins, outs):
         {"inputs": [(2, 5, 3, 2)], "params": {"nsize": 3, "alpha": 0.5}, "domain": (-2, 2)},
         {"inputs": [(1, 4, 2, 2)], "params": {"nsize": "5", "alpha": "1.0", "beta": "0.5",
                                               "knorm": "1.0"}, "domain": (-2, 2)}])
-    .add_argument("data", "NDArray-or-Symbol", "Input data to LRN"))
+    .add_argument("data", "NDArray-or-Symbol", "4-d input, (batch, channel, height, width)."))
 
 (register_op(f"_backward_{OP}")
     .describe("Gradient of LRN from the output gradient, the data and tmp_norm.")

@@ -12,17 +12,15 @@ from ._infer import backward_node, grads_of
 
 
 class MakeLossParam(Param):
-    grad_scale: float = Field(1.0, description="Gradient scale as a supplement to unary and "
-                                               "binary operators")
+    grad_scale: float = Field(1.0, description="The gradient value sent back, before "
+                                               "normalization.")
     valid_thresh: float = Field(
-        0.0, description="clip each element in the array to 0 when it is less than "
-                         "``valid_thresh``. This is used when ``normalization`` is set to "
-                         "``'valid'``.")
+        0.0, description="With normalization='valid', only elements above this value count "
+                         "as valid.")
     normalization: Literal["null", "batch", "valid"] = Field(
-        "null", description="If this is set to null, the output gradient will not be "
-                            "normalized. If this is set to batch, the output gradient will be "
-                            "divided by the batch size. If this is set to valid, the output "
-                            "gradient will be divided by the number of valid input elements.")
+        "null", description="Divisor of the gradient: none ('null'), the batch size "
+                            "('batch': all axes but the last) or the count of valid elements "
+                            "('valid').")
 
 
 def _put(out, req, value):

@@ -19,15 +19,12 @@ from opsdk import ElemwiseShape, ElemwiseType, Field, Param, ParamError, assign,
 from ._infer import out_shapes
 
 _LR = "Learning rate"
-_WD = ("Weight decay augments the objective function with a regularization term that "
-       "penalizes large weights. The penalty scales with the square of the magnitude of each "
-       "weight.")
-_RESCALE = "Rescale gradient to grad = rescale_grad*grad."
-_CLIP = ("Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient <= 0, "
-         "gradient clipping is turned off. grad = max(min(grad, clip_gradient), "
-         "-clip_gradient).")
-_LAZY = "If true, lazy updates are applied if gradient's stype is row_sparse (no effect on dense)."
-_MOM = "The decay rate of momentum estimates at each epoch."
+_WD = "Weight decay: coefficient of the L2 penalty on the weight."
+_RESCALE = "Factor the incoming gradient is multiplied by first."
+_CLIP = ("Bound on the gradient's magnitude, applied after rescaling; a negative value "
+         "disables it (0 clips every gradient to 0, as MXNet's kernels do).")
+_LAZY = "Update only the rows a row_sparse gradient holds (no effect on dense gradients)."
+_MOM = "Share of the previous momentum kept at each step."
 
 
 def _lr():
@@ -55,16 +52,17 @@ def _momentum():
 
 
 def _epsilon():
-    return Field(1e-8, description="A small constant for numerical stability.")
+    return Field(1e-8, description="Small constant in the denominator that keeps it from "
+                                   "vanishing.")
 
 
 def _gamma1():
-    return Field(0.95, description="The decay rate of the moving average of squared gradients.")
+    return Field(0.95, description="Decay factor of the running mean of squared gradients.")
 
 
 def _clip_weights():
-    return Field(-1.0, description="Clip weights to the range of [-clip_weights, clip_weights] "
-                                   "If clip_weights <= 0, weight clipping is turned off.")
+    return Field(-1.0, description="Bound on the updated weight's magnitude; a negative value "
+                                   "disables it.")
 
 
 # Field order follows MXNet's (it is the order of positional arguments in mx.nd / mx.sym).
@@ -95,8 +93,9 @@ class NAGMomParam(Param):
 
 class AdamParam(Param):
     lr: float = _lr()
-    beta1: float = Field(0.9, description="The decay rate for the 1st moment estimates.")
-    beta2: float = Field(0.999, description="The decay rate for the 2nd moment estimates.")
+    beta1: float = Field(0.9, description="Decay factor of the running gradient mean.")
+    beta2: float = Field(0.999, description="Decay factor of the running mean of squared "
+                                            "gradients.")
     epsilon: float = _epsilon()
     wd: float = _wd()
     rescale_grad: float = _rescale()
@@ -117,7 +116,8 @@ class RMSPropParam(Param):
 class RMSPropAlexParam(Param):
     lr: float = _lr()
     gamma1: float = _gamma1()
-    gamma2: float = Field(0.9, description="Decay rate of the momentum of the update.")
+    gamma2: float = Field(0.9, description="Share of the previous step (delta) carried into "
+                                           "the next.")
     epsilon: float = _epsilon()
     wd: float = _wd()
     rescale_grad: float = _rescale()
@@ -127,8 +127,9 @@ class RMSPropAlexParam(Param):
 
 class FtrlParam(Param):
     lr: float = _lr()
-    lamda1: float = Field(0.01, description="The L1 regularization coefficient.")
-    beta: float = Field(1.0, description="Per-Coordinate Learning Rate beta.")
+    lamda1: float = Field(0.01, description="L1 penalty coefficient.")
+    beta: float = Field(1.0, description="Offset in the per-coordinate step size "
+                                         "lr / (beta + sqrt(n)).")
     wd: float = _wd()
     rescale_grad: float = _rescale()
     clip_gradient: float = _clip_gradient()
@@ -147,9 +148,8 @@ class SignumParam(Param):
     wd: float = _wd()
     rescale_grad: float = _rescale()
     clip_gradient: float = _clip_gradient()
-    wd_lh: float = Field(0.0, description="The amount of weight decay that does not go into "
-                                          "gradient/momentum calculations otherwise do weight "
-                                          "decay algorithmically only.")
+    wd_lh: float = Field(0.0, description="Decoupled decay: the weight shrinks by a factor "
+                                          "(1 - lr*wd_lh), outside the momentum.")
 
 
 def _clip(xp, g, bound):
@@ -287,20 +287,20 @@ _register("signum_update", SignumParam, _signum, ["mom"],
 
 # -- multi-weight SGD ---------------------------------------------------------------------------
 class MultiSGDParam(Param):
-    lrs: tuple[float, ...] = Field(description="Learning rates.")
-    wds: tuple[float, ...] = Field(description=_WD)
+    lrs: tuple[float, ...] = Field(description="Learning rate of each weight.")
+    wds: tuple[float, ...] = Field(description="L2 penalty coefficient of each weight.")
     rescale_grad: float = _rescale()
     clip_gradient: float = _clip_gradient()
-    num_weights: int = Field(1, description="Number of updated weights.")
+    num_weights: int = Field(1, description="How many weights one call updates.")
 
 
 class MultiSGDMomParam(Param):
-    lrs: tuple[float, ...] = Field(description="Learning rates.")
-    wds: tuple[float, ...] = Field(description=_WD)
+    lrs: tuple[float, ...] = Field(description="Learning rate of each weight.")
+    wds: tuple[float, ...] = Field(description="L2 penalty coefficient of each weight.")
     momentum: float = _momentum()
     rescale_grad: float = _rescale()
     clip_gradient: float = _clip_gradient()
-    num_weights: int = Field(1, description="Number of updated weights.")
+    num_weights: int = Field(1, description="How many weights one call updates.")
 
 
 def _multi_register(name, param, stride, doc):
@@ -353,8 +353,8 @@ def _multi_register(name, param, stride, doc):
          .set_attr("FInferType", ElemwiseType(-1, -1, name))
          .set_attr("FCompute<cpu>", compute)
          .set_attr("TExamples", examples)
-         .add_argument("data", "NDArray-or-Symbol[]", "Weights, gradients"
-                       + (" and momentum" if stride == 3 else "")))
+         .add_argument("data", "NDArray-or-Symbol[]", "Per weight, in turn: weight, grad"
+                       + (", mom" if stride == 3 else "")))
     if stride == 3:
         b.set_attr("FMutateInputs", lambda p: [3 * i + 2 for i in range(p.num_weights)])
 

@@ -27,26 +27,28 @@ _CHANNELS_LAST = ("NWC", "NHWC", "NDHWC")
 
 
 class PoolingParam(Param):
-    kernel: tuple[int, ...] = Field((), description="Pooling kernel size: (y, x) or (d, y, x)")
+    kernel: tuple[int, ...] = Field((), description="Window extent per spatial axis, (x,), "
+                                                    "(y, x) or (d, y, x).")
     pool_type: Literal["max", "avg", "sum", "lp"] = Field(
-        "max", description="Pooling type to be applied.")
-    global_pool: bool = Field(False, description="Ignore kernel size, do global pooling based on "
-                                                 "current input feature map.")
-    cudnn_off: bool = Field(False, description="Turn off cudnn pooling (ignored on cpu).")
+        "max", description="How a window's values are combined.")
+    global_pool: bool = Field(False, description="Pool each whole feature map into one value, "
+                                                 "disregarding kernel.")
+    cudnn_off: bool = Field(False, description="Avoid cuDNN (ignored on cpu).")
     pooling_convention: Literal["full", "valid", "same"] = Field(
-        "valid", description="Pooling convention to be applied.")
-    stride: tuple[int, ...] = Field((), description="Stride: for pooling (y, x) or (d, y, x). "
-                                                    "Defaults to 1 for each dimension.")
-    pad: tuple[int, ...] = Field((), description="Pad for pooling: (y, x) or (d, y, x). Defaults "
-                                                 "to no padding.")
-    p_value: int | None = Field(None, description="Value of p for Lp pooling, can be 1, 2 or 3, "
-                                                  "required for Lp Pooling.")
+        "valid", description="Output size rule: 'valid' rounds down, 'full' rounds up, 'same' "
+                             "keeps ceil(size/stride).")
+    stride: tuple[int, ...] = Field((), description="Step between windows per spatial axis; "
+                                                    "empty means 1 everywhere.")
+    pad: tuple[int, ...] = Field((), description="Padding on both sides of each spatial axis; "
+                                                 "empty means none.")
+    p_value: int | None = Field(None, description="Exponent of lp pooling (1, 2 or 3); needed "
+                                                  "with pool_type='lp'.")
     count_include_pad: bool | None = Field(
-        None, description="Only used for AvgPool: whether padding elements count in the "
-                          "average's denominator. Defaults to true.")
+        None, description="avg pooling only: divide by the window size including padded "
+                          "positions (None means True) rather than by the real elements.")
     layout: Literal["NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC"] | None = Field(
-        None, description="Set layout for input and output. Empty for default layout: NCW for "
-                          "1d, NCHW for 2d and NCDHW for 3d.")
+        None, description="Axis order of data and output; None picks NCW, NCHW or NCDHW by "
+                          "the data's rank.")
 
     @model_validator(mode="after")
     def _check(self):
@@ -337,7 +339,7 @@ _EXAMPLES = [
 ]
 
 (register_op(OP).add_alias("_npx_pooling")
-    .describe("Performs pooling (max, avg, sum or lp) on 1-D, 2-D or 3-D data, over kernel "
+    .describe("Reduces windows of 1-D, 2-D or 3-D data by max, avg, sum or lp, over kernel "
               "windows (valid: floor((x+2p-k)/s)+1 outputs, full: ceil, same: ceil((x+2p)/s)) "
               "or over the whole feature map (global_pool).")
     .set_attr_parser(PoolingParam)
@@ -349,7 +351,7 @@ _EXAMPLES = [
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)
     .set_attr("TExamples", _EXAMPLES)
-    .add_argument("data", "NDArray-or-Symbol", "Input data to the pooling operator."))
+    .add_argument("data", "NDArray-or-Symbol", "Array to pool."))
 
 (register_op(f"_backward_{OP}")
     .describe("Gradient of Pooling from the output gradient, the data and the output.")

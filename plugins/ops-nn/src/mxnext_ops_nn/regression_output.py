@@ -16,7 +16,7 @@ from ._infer import backward_node, fail, grads_of, out_shapes, output_entry, uni
 
 
 class RegressionOutputParam(Param):
-    grad_scale: float = Field(1.0, description="Scale the gradient by a float factor")
+    grad_scale: float = Field(1.0, description="Multiplier of the data gradient.")
 
 
 def _put(out, req, value):
@@ -88,8 +88,8 @@ def _register(name, bwd, forward, diff, doc, ref):
             {"inputs": [(3, 4), (3, 4)], "grad": False, "ref": ref},
             {"inputs": [(3, 1), (3,)], "grad": False, "params": {"grad_scale": 2.0}, "ref": ref},
             {"inputs": [(2, 3, 2), (2, 6)], "grad": False, "ref": ref}])
-        .add_argument("data", "NDArray-or-Symbol", "Input data to the function.")
-        .add_argument("label", "NDArray-or-Symbol", "Input label to the function."))
+        .add_argument("data", "NDArray-or-Symbol", "Predictions.")
+        .add_argument("label", "NDArray-or-Symbol", "Targets, one per prediction."))
     (register_op(bwd).describe(f"Loss gradient of {name} from its label and output.")
         .set_attr_parser(RegressionOutputParam).set_attr("TIsBackward", True)
         .set_num_inputs(2).set_num_outputs(2)
@@ -106,18 +106,18 @@ def _sigmoid(xp, x):
     return 1 / (1 + xp.exp(-x))
 
 
-_M = ("Gradients are scaled by ``grad_scale / m``, m the number of regression outputs per "
-      "example; the head gradient is not used.")
+_M = ("The data gradient is multiplied by ``grad_scale / m`` with ``m = label.size / "
+      "label.shape[0]``, and ignores any head gradient.")
 _register("LinearRegressionOutput", "_backward_linear_reg_out", lambda xp, x: x.copy(),
           lambda xp, out, label: out - label,
-          "Identity forward; backward is the squared-loss gradient ``out - label``. " + _M,
+          "Identity forward; backward gives ``out - label``, the squared-error gradient. " + _M,
           lambda x, label, **k: x)
 _register("MAERegressionOutput", "_backward_mae_reg_out", lambda xp, x: x.copy(),
           lambda xp, out, label: xp.where(out - label > 0, 1, -1).astype(out.dtype),
-          "Identity forward; backward is the absolute-error gradient ``sign(out - label)``. "
+          "Identity forward; backward gives ``sign(out - label)``, the absolute-error gradient. "
           + _M, lambda x, label, **k: x)
 _register("LogisticRegressionOutput", "_backward_logistic_reg_out", _sigmoid,
           lambda xp, out, label: out - label,
-          "Sigmoid forward; backward is the binary cross-entropy gradient "
-          "``sigmoid(data) - label``. " + _M,
+          "Sigmoid forward; backward gives ``sigmoid(data) - label``, the gradient of binary "
+          "cross-entropy. " + _M,
           lambda x, label, **k: (1 / (1 + np.exp(-x.astype(np.float64)))).astype(x.dtype))

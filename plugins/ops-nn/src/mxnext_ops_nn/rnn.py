@@ -30,29 +30,31 @@ _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 
 
 class RNNParam(Param):
-    state_size: int = Field(ge=1, description="size of the state for each layer")
-    num_layers: int = Field(ge=1, description="number of stacked layers")
-    bidirectional: bool = Field(False, description="whether to use bidirectional recurrent "
-                                                   "layers")
+    state_size: int = Field(ge=1, description="Hidden state length of every layer.")
+    num_layers: int = Field(ge=1, description="How many recurrent layers are stacked.")
+    bidirectional: bool = Field(False, description="Run every layer in both time directions "
+                                                   "and concatenate the two.")
     mode: Literal["rnn_relu", "rnn_tanh", "lstm", "gru"] = Field(
-        description="the type of RNN to compute")
-    p: float = Field(0.0, ge=0.0, le=1.0, description="drop rate of the dropout on the outputs "
-                                                      "of each RNN layer, except the last layer.")
-    state_outputs: bool = Field(False, description="Whether to have the states as symbol "
-                                                   "outputs.")
-    projection_size: int | None = Field(None, description="size of project size")
+        description="Cell kind: plain RNN with relu or tanh, LSTM or GRU.")
+    p: float = Field(0.0, ge=0.0, le=1.0, description="Dropout probability applied, in "
+                                                      "training, to what each layer but the last "
+                                                      "passes on.")
+    state_outputs: bool = Field(False, description="Also return the final hidden state (and "
+                                                   "the final cell state for LSTM).")
+    projection_size: int | None = Field(None, description="LSTM projection length (cuDNN only "
+                                                          "in MXNet 1.9; an error here).")
     lstm_state_clip_min: float | None = Field(
-        None, description="Minimum clip value of LSTM states. This option must be used together "
-                          "with lstm_state_clip_max.")
+        None, description="Lower bound for LSTM cell states, set together with "
+                          "lstm_state_clip_max (cuDNN only in MXNet 1.9; an error here).")
     lstm_state_clip_max: float | None = Field(
-        None, description="Maximum clip value of LSTM states. This option must be used together "
-                          "with lstm_state_clip_min.")
+        None, description="Upper bound for LSTM cell states, set together with "
+                          "lstm_state_clip_min (cuDNN only in MXNet 1.9; an error here).")
     lstm_state_clip_nan: bool = Field(
-        False, description="Whether to stop NaN from propagating in state by clipping it to "
-                           "min/max. If clipping range is not specified, this option is ignored.")
+        False, description="Replace NaN cell states by the clip bounds; meaningless without "
+                           "them.")
     use_sequence_length: bool = Field(
-        False, description="If set to true, this layer takes in an extra input parameter "
-                           "`sequence_length` to specify variable length sequence")
+        False, description="Add a sequence_length input giving each example's valid length "
+                           "(cuDNN only in MXNet 1.9; an error here).")
 
 
 def _lstm(p):
@@ -444,15 +446,15 @@ def _backward_example():
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _gradient)
     .set_attr("TExamples", _examples())
-    .add_argument("data", "NDArray-or-Symbol", "Input data to RNN")
+    .add_argument("data", "NDArray-or-Symbol",
+                  "Input sequence, (sequence_length, batch_size, input_size).")
     .add_argument("parameters", "NDArray-or-Symbol",
-                  "Vector of all RNN trainable parameters concatenated")
-    .add_argument("state", "NDArray-or-Symbol", "initial hidden state of the RNN")
-    .add_argument("state_cell", "NDArray-or-Symbol",
-                  "initial cell state for LSTM networks (only for LSTM)")
+                  "Every weight then every bias, packed into one vector.")
+    .add_argument("state", "NDArray-or-Symbol", "Hidden state at the first step.")
+    .add_argument("state_cell", "NDArray-or-Symbol", "Cell state at the first step (LSTM only).")
     .add_argument("sequence_length", "NDArray-or-Symbol",
-                  "Vector of valid sequence lengths for each element in batch. (Only used if "
-                  "use_sequence_length kwarg is True)"))
+                  "Valid length of each example, (batch_size,); an input only with "
+                  "use_sequence_length."))
 (register_op("_backward_RNN")
     .describe("Gradients of RNN wrt data, parameters and initial states, from the forward's "
               "inputs, output, reserve space and head gradients.")

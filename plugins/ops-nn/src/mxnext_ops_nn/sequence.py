@@ -16,27 +16,27 @@ from ._infer import assign_shape, assign_type, backward_node, fail, grads_of, ou
 
 class SequenceMaskParam(Param):
     use_sequence_length: bool = Field(
-        False, description="If set to true, this layer takes in an extra input parameter "
-                           "`sequence_length` to specify variable length sequence")
-    value: float = Field(0.0, description="The value to be used as a mask.")
-    axis: int = Field(0, ge=0, le=1, description="The sequence axis. Only values of 0 and 1 "
-                                                 "are currently supported.")
+        False, description="Add a sequence_length input giving each example's valid "
+                           "number of steps; otherwise every step counts.")
+    value: float = Field(0.0, description="What masked steps are set to.")
+    axis: int = Field(0, ge=0, le=1, description="Axis holding the steps: 0 (steps first) or "
+                                                 "1 (batch first).")
 
 
 class SequenceLastParam(Param):
     use_sequence_length: bool = Field(
-        False, description="If set to true, this layer takes in an extra input parameter "
-                           "`sequence_length` to specify variable length sequence")
-    axis: int = Field(0, ge=0, le=1, description="The sequence axis. Only values of 0 and 1 "
-                                                 "are currently supported.")
+        False, description="Add a sequence_length input giving each example's valid "
+                           "number of steps; otherwise every step counts.")
+    axis: int = Field(0, ge=0, le=1, description="Axis holding the steps: 0 (steps first) or "
+                                                 "1 (batch first).")
 
 
 class SequenceReverseParam(Param):
     use_sequence_length: bool = Field(
-        False, description="If set to true, this layer takes in an extra input parameter "
-                           "`sequence_length` to specify variable length sequence")
-    axis: int = Field(0, ge=0, le=0, description="The sequence axis. Only 0 is currently "
-                                                 "supported.")
+        False, description="Add a sequence_length input giving each example's valid "
+                           "number of steps; otherwise every step counts.")
+    axis: int = Field(0, ge=0, le=0, description="Axis holding the steps; only 0 (steps "
+                                                 "first) is supported.")
 
 
 def _input_names(p):
@@ -152,10 +152,10 @@ def _register(name, param, doc, forward, backward, out_of, bwd_reads_data, inpla
            .set_attr("FGradient", gradient)
            .set_attr("TExamples", examples)
            .add_argument("data", "NDArray-or-Symbol",
-                         "n-dimensional input array of the form [max_sequence_length, batch_size, "
-                         "other_feature_dims] where n>2")
+                         "Sequences, (steps, batch, ...) with axis=0 or (batch, steps, ...) "
+                         "with axis=1.")
            .add_argument("sequence_length", "NDArray-or-Symbol",
-                         "vector of sequence lengths of the form [batch_size]"))
+                         "Valid number of steps of each example, (batch,)."))
     bw = (register_op(bwd).describe(f"Gradient of {name}.").set_attr_parser(param)
           .set_attr("TIsBackward", True)
           .set_num_inputs(lambda p: len(bwd_names(p)))

@@ -18,8 +18,9 @@ from opsdk import INPLACE_IN_OUT, INPLACE_OUT_IN, Field, Param, assign, register
 
 
 class SmoothL1Param(Param):
-    scalar: float = Field(1.0, description="Scalar input value (sigma)")
-    is_int: bool = Field(True, description="Indicate whether scalar input is int type")
+    scalar: float = Field(1.0, description="sigma, which sets where the quadratic part ends.")
+    is_int: bool = Field(True, description="MXNet's integer-scalar flag (accepted; smooth_l1 "
+                                           "ignores it).")
 
 
 def smooth_l1_shape(src, env):

@@ -20,13 +20,13 @@ FloatDType = Annotated[Literal["float16", "float32", "float64"], DType.__metadat
 
 
 class SoftmaxParam(Param):
-    axis: int = Field(-1, description="The axis along which to compute softmax.")
-    temperature: float | None = Field(None, description="Temperature parameter in softmax")
+    axis: int = Field(-1, description="Axis the normalization runs over.")
+    temperature: float | None = Field(None, description="Divisor t of the inputs (None means 1).")
     dtype: FloatDType | None = Field(
-        None, description="DType of the output in case this can't be inferred. Defaults to the "
-                          "same as input's dtype if not defined (dtype=None).")
+        None, description="Output dtype; None keeps the input's.")
     use_length: bool | None = Field(
-        False, description="Whether to use the length input as a mask over the data input.")
+        False, description="Take a second input of per-row lengths and mask the positions past "
+                           "them.")
 
 
 def _uses_length(p):
@@ -234,7 +234,7 @@ def _register(op, log, negate, doc, examples):
     if op == "softmax":
         b.set_num_inputs(lambda p: 2 if _uses_length(p) else 1)
         b.set_attr("FListInputNames", lambda p: ["data", "length"] if _uses_length(p) else ["data"])
-        b.add_argument("length", "NDArray-or-Symbol", "The length array.")
+        b.add_argument("length", "NDArray-or-Symbol", "Valid length of each row along axis.")
     else:
         b.set_num_inputs(1)
         b.set_attr("FInferShape", _single_input_shape(op))
@@ -292,8 +292,8 @@ _register("softmin", False, True,
 # -- SoftmaxActivation -----------------------------------------------------------------------
 class SoftmaxActivationParam(Param):
     mode: Literal["instance", "channel"] = Field(
-        "instance", description="``instance``: softmax over each instance (all but the first "
-                                "axis); ``channel``: softmax over axis 1 at each position.")
+        "instance", description="'instance' normalizes each sample over all its axes but the "
+                                "first; 'channel' normalizes over axis 1 at every position.")
 
 
 def _activation_view(op, x, p):

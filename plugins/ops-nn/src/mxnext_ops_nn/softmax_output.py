@@ -21,29 +21,27 @@ from ._infer import (assign_shape, backward_node, fail, grads_of, out_shapes, ou
 
 
 class SoftmaxOutputParam(Param):
-    grad_scale: float = Field(1.0, description="Scales the gradient by a float factor.")
+    grad_scale: float = Field(1.0, description="Multiplier of the data gradient.")
     ignore_label: float = Field(
-        -1.0, description="The instances whose `labels` == `ignore_label` will be ignored during "
-                          "backward, if `use_ignore` is set to ``true``).")
+        -1.0, description="Label value whose rows use_ignore drops from the gradient; 'valid' "
+                          "normalization never counts it.")
     multi_output: bool = Field(
-        False, description="If set to ``true``, the softmax function will be computed along "
-                           "axis ``1``. This is applied when the shape of input array differs "
-                           "from the shape of label array.")
+        False, description="Take the softmax over axis 1 of (batch, classes, ...) data, with "
+                           "one label per position of the trailing axes.")
     use_ignore: bool = Field(
-        False, description="If set to ``true``, the `ignore_label` value will not contribute to "
-                           "the backward gradient.")
+        False, description="Give rows labelled ignore_label a zero gradient.")
     preserve_shape: bool = Field(
-        False, description="If set to ``true``, the softmax function will be computed along the "
-                           "last axis (``-1``).")
+        False, description="Take the softmax over the last axis, keeping all other axes.")
     normalization: Literal["null", "batch", "valid"] = Field(
-        "null", description="Normalizes the gradient.")
-    out_grad: bool = Field(False, description="Multiplies gradient with output gradient "
-                                              "element-wise.")
+        "null", description="Gradient divisor: 'null' none, 'batch' the label count, 'valid' "
+                            "the count of labels other than ignore_label (multi_output also "
+                            "divides 'null' and 'batch' by the positions per sample).")
+    out_grad: bool = Field(False, description="Also multiply the gradient by the head "
+                                              "gradient.")
     smooth_alpha: float = Field(
         0.0, ge=0.0, le=1.0,
-        description="Constant for computing a label smoothed version of cross-entropy for the "
-                    "backwards pass. This constant gets subtracted from the one-hot encoding of "
-                    "the gold label and distributed uniformly to all other labels.")
+        description="Label smoothing in the gradient: the true class's target becomes "
+                    "1 - smooth_alpha and the other classes share smooth_alpha evenly.")
 
 
 OP = "SoftmaxOutput"
@@ -209,8 +207,9 @@ _NAMES = ["data", "label"]
          "params": {"preserve_shape": True, "smooth_alpha": 0.1}, "ref": _sm_ref(_rows)},
         {"inputs": [(3, 4), (3, 4)], "domain": [(-2, 2), (0, 1)], "grad": False,
          "params": {"grad_scale": 2.0}, "ref": _sm_ref(_rows)}])
-    .add_argument("data", "NDArray-or-Symbol", "Input array.")
-    .add_argument("label", "NDArray-or-Symbol", "Ground truth label."))
+    .add_argument("data", "NDArray-or-Symbol", "Scores to normalize.")
+    .add_argument("label", "NDArray-or-Symbol",
+                  "Class indices, or probabilities shaped like data."))
 (register_op("_backward_SoftmaxOutput")
     .describe("SoftmaxOutput's loss gradient from its output and label (and head gradient "
               "with out_grad).")
@@ -292,8 +291,8 @@ def _ce_gradient(node, og):
     .set_attr("FGradient", _ce_gradient)
     .set_attr("TExamples", [{"inputs": [(4, 3), (4,)], "domain": [(-2, 2), (0, 3)],
                              "grad": [0], "ref": _ce_ref}])
-    .add_argument("data", "NDArray-or-Symbol", "Input data")
-    .add_argument("label", "NDArray-or-Symbol", "Input label"))
+    .add_argument("data", "NDArray-or-Symbol", "Scores, (batch, classes).")
+    .add_argument("label", "NDArray-or-Symbol", "Class index per row, (batch,)."))
 (register_op("_backward_softmax_cross_entropy")
     .describe("Gradient of softmax_cross_entropy: head * (softmax(data) - onehot(label)).")
     .set_attr("TIsBackward", True).set_num_inputs(3).set_num_outputs(2)

@@ -19,23 +19,18 @@ OP = "UpSampling"
 
 
 class UpSamplingParam(Param):
-    scale: int = Field(ge=1, description="Up sampling scale")
-    num_filter: int = Field(0, description="Input filter. Only used by bilinear sample_type. "
-                                           "Since bilinear upsampling uses deconvolution, "
-                                           "num_filters is set to the number of channels.")
-    sample_type: Literal["nearest", "bilinear"] = Field(description="upsampling method")
+    scale: int = Field(ge=1, description="Integer factor by which height and width grow.")
+    num_filter: int = Field(0, description="bilinear only: the data's channel count, as the "
+                                           "underlying deconvolution needs it.")
+    sample_type: Literal["nearest", "bilinear"] = Field(description="Interpolation kind.")
     multi_input_mode: Literal["concat", "sum"] = Field(
-        "concat", description="How to handle multiple input. concat means concatenate "
-                              "upsampled images along the channel dimension. sum means add all "
-                              "images together, only available for nearest neighbor upsampling.")
-    num_args: int = Field(ge=1, description="Number of inputs to be upsampled. For nearest "
-                                            "neighbor upsampling, this can be 1-N; the size of "
-                                            "output will be (scale*h_0,scale*w_0) and all other "
-                                            "inputs will be upsampled to the same size. For "
-                                            "bilinear upsampling this must be 2; 1 input and 1 "
-                                            "weight.")
-    workspace: int = Field(512, ge=0, description="Tmp workspace for deconvolution (MB) "
-                                                  "(accepted, not needed on cpu).")
+        "concat", description="How several nearest-neighbour inputs combine once resized: "
+                              "stacked along the channels ('concat') or added ('sum').")
+    num_args: int = Field(ge=1, description="Input count. nearest: any number, each resized to "
+                                            "the first input's size times scale. bilinear: 2, "
+                                            "the data and the weight.")
+    workspace: int = Field(512, ge=0, description="Scratch memory cap in MB for the "
+                                                  "deconvolution (accepted, not needed on cpu).")
 
 
 def _bilinear(p):
@@ -205,8 +200,8 @@ def _resources(p):
                     "workspace": "512"}},
         {"inputs": [(1, 2, 2, 2), (2, 1, 5, 5)],
          "params": {"scale": 3, "sample_type": "bilinear", "num_filter": 2, "num_args": 2}}])
-    .add_argument("data", "NDArray-or-Symbol[]", "Array of tensors to upsample. For bilinear "
-                  "upsampling, there should be 2 inputs - 1 data and 1 weight."))
+    .add_argument("data", "NDArray-or-Symbol[]", "The 4-d inputs (nearest), or the data then "
+                  "the weight (bilinear)."))
 
 (register_op(f"_backward_{OP}")
     .describe("Gradient of UpSampling: window sums of the output gradient (nearest) or the "

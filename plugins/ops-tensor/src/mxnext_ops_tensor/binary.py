@@ -199,7 +199,7 @@ for _row, _fwd in _LOGIC.items():
 
 # -- add_n ---------------------------------------------------------------------------------
 class AddNParam(Param):
-    num_args: int = Field(ge=1, description="Number of inputs to be summed.")
+    num_args: int = Field(ge=1, description="How many arrays are added.")
 
 
 def _add_n(ctx, inputs, req, outputs, params):
@@ -210,7 +210,7 @@ def _add_n(ctx, inputs, req, outputs, params):
 
 
 (register_op("add_n").add_alias("ElementWiseSum")
- .describe("Adds all input arguments element-wise: add_n(a1, ..., an) = a1 + ... + an.")
+ .describe("Elementwise sum of any number of equally shaped arrays: a1 + ... + an.")
  .set_attr_parser(AddNParam)
  .set_num_inputs(lambda p: p.num_args)
  .set_attr("FListInputNames", lambda p: [f"arg{i}" for i in range(p.num_args)])
@@ -220,7 +220,7 @@ def _add_n(ctx, inputs, req, outputs, params):
  .set_attr("FInferShape", ElemwiseShape(-1, 1))
  .set_attr("FInferType", ElemwiseType(-1, 1))
  .set_attr("FGradient", CloneGradient("_backward_add_n"))
- .add_argument("args", "NDArray-or-Symbol[]", "Positional input arguments"))
+ .add_argument("args", "NDArray-or-Symbol[]", "The arrays to add, num_args of them."))
 
 
 # -- where ---------------------------------------------------------------------------------
@@ -279,9 +279,9 @@ def _where_backward_type(params, ins, outs):
  .set_num_inputs(3).set_num_outputs(1)
  .set_attr("FInferShape", _where_shape).set_attr("FInferType", _where_type)
  .set_attr("FCompute<cpu>", _where).set_attr("FGradient", _where_grad)
- .add_argument("condition", "NDArray-or-Symbol", "condition array")
- .add_argument("x", "NDArray-or-Symbol", "")
- .add_argument("y", "NDArray-or-Symbol", ""))
+ .add_argument("condition", "NDArray-or-Symbol", "Selector: nonzero picks x, zero picks y.")
+ .add_argument("x", "NDArray-or-Symbol", "Values taken where condition is nonzero.")
+ .add_argument("y", "NDArray-or-Symbol", "Values taken where condition is zero."))
 (register_op("_backward_where").set_num_inputs(2).set_num_outputs(2)
  .set_attr("FInferShape", _where_backward_shape).set_attr("FInferType", _where_backward_type)
  .set_attr("FCompute<cpu>", _where_backward))

@@ -46,7 +46,7 @@ def _to_shape(p, s):
 
 
 (register_op("broadcast_to")
-    .describe("Broadcasts the input to a new shape (axes of size 1 are repeated).")
+    .describe("Stretches the size-1 axes of the input to match shape, repeating values.")
     .set_attr_parser(BroadcastToParam).set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("broadcast_to", _to_shape))
     .set_attr("FInferType", same_type("broadcast_to"))
@@ -78,7 +78,7 @@ def _like_shape(p, s):
 
 
 (register_op("broadcast_like")
-    .describe("Broadcasts lhs to the shape of rhs (or of some of its axes).")
+    .describe("Stretches lhs to rhs's shape, or only lhs_axes to the sizes of rhs_axes.")
     .set_attr_parser(BroadcastLikeParam).set_num_inputs(2).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("broadcast_like", _like_shape))
     .set_attr("FInferType", lambda p, i, o: (i, [i[0] if i[0] is not None else o[0]]))
@@ -89,13 +89,13 @@ def _like_shape(p, s):
                             {"inputs": [(1, 3), (5, 4)], "grad": [0],
                              "params": {"lhs_axes": "(0,)", "rhs_axes": "(0,)"}}])
     .add_argument("lhs", "NDArray-or-Symbol", "Array to broadcast")
-    .add_argument("rhs", "NDArray-or-Symbol", "Array whose shape is taken"))
+    .add_argument("rhs", "NDArray-or-Symbol", "Array supplying the target sizes"))
 
 
 # -- broadcast_axis --------------------------------------------------------------------
 class BroadcastAxisParam(Param):
     axis: tuple[int, ...] = Field((), description="Axes (of size 1) to broadcast")
-    size: tuple[int, ...] = Field((), description="Target size of each axis")
+    size: tuple[int, ...] = Field((), description="New length of each listed axis")
 
 
 def _axis_shape(p, s):
@@ -124,9 +124,9 @@ def _axis_shape(p, s):
 
 # -- diag ------------------------------------------------------------------------------
 class DiagParam(Param):
-    k: int = Field(0, description="Diagonal offset (>0 above, <0 below the main one)")
-    axis1: int = Field(0, description="First axis of the 2-D sub-arrays (ndim >= 2)")
-    axis2: int = Field(1, description="Second axis of the 2-D sub-arrays (ndim >= 2)")
+    k: int = Field(0, description="Which diagonal: 0 the main one, >0 above it, <0 below")
+    axis1: int = Field(0, description="Row axis of the matrices read (ndim >= 2 only)")
+    axis2: int = Field(1, description="Column axis of the matrices read (ndim >= 2 only)")
 
 
 def _axes(p, ndim):
@@ -170,7 +170,8 @@ def _diag_backward(ctx, inputs, req, outputs, params):
 
 
 (register_op("diag")
-    .describe("Extracts a diagonal (ndim >= 2) or builds a diagonal matrix (1-D input).")
+    .describe("With ndim >= 2, reads the k-th diagonal; with a 1-D input, returns the matrix "
+              "having it as k-th diagonal.")
     .set_attr_parser(DiagParam).set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("diag", _diag_shape))
     .set_attr("FInferType", same_type("diag"))

@@ -45,7 +45,7 @@ def _tile_backward(ctx, inputs, req, outputs, params):
 
 
 (register_op("tile")
-    .describe("Repeats the whole array reps times along each axis.")
+    .describe("Copies of the whole input laid side by side, reps[i] of them along axis i.")
     .set_attr_parser(TileParam).set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("tile", _tile_shape))
     .set_attr("FInferType", same_type("tile"))
@@ -61,7 +61,7 @@ _register_backward("_backward_tile", TileParam, _tile_backward,
 
 # -- repeat ----------------------------------------------------------------------------
 class RepeatParam(Param):
-    repeats: int = Field(ge=0, description="Repetitions of each element")
+    repeats: int = Field(ge=0, description="Copies made of every element")
     axis: int | None = Field(None, description="Axis to repeat along; None: flattened input")
 
 
@@ -84,7 +84,8 @@ def _repeat_backward(ctx, inputs, req, outputs, params):
 
 
 (register_op("repeat")
-    .describe("Repeats each element repeats times (along axis, or of the flattened array).")
+    .describe("Writes every element repeats times in a row, along axis or over the flattened "
+              "input.")
     .set_attr_parser(RepeatParam).set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("repeat", _repeat_shape))
     .set_attr("FInferType", same_type("repeat"))
@@ -139,7 +140,8 @@ def _pad_backward(ctx, inputs, req, outputs, params):
 
 
 (register_op("Pad").add_alias("pad")
-    .describe("Pads an array (constant, edge or reflect mode).")
+    .describe("Widens every axis by pad_width, filling with a constant, the edge values or a "
+              "mirror image.")
     .set_attr_parser(PadParam).set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("pad", _pad_shape))
     .set_attr("FInferType", same_type("pad"))

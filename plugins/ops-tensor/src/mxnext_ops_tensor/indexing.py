@@ -77,7 +77,8 @@ def _take_backward(ctx, inputs, req, outputs, params):
 
 
 (register_op("take")
-    .describe("Takes elements of a along an axis at the given indices.")
+    .describe("Selects the entries of a at the positions in indices along axis; the result "
+              "replaces that axis by indices' shape.")
     .set_attr_parser(TakeParam).set_num_inputs(2).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("take", _take_shape))
     .set_attr("FInferType", first_type("take"))
@@ -89,8 +90,8 @@ def _take_backward(ctx, inputs, req, outputs, params):
          "params": {"axis": 1, "mode": "wrap"}},
         {"inputs": [(2, 5), np.array([-1.0, 2.6, 9.0], np.float32)],
          "params": {"axis": -1}, "grad": [0]}])
-    .add_argument("a", "NDArray-or-Symbol", "The input array")
-    .add_argument("indices", "NDArray-or-Symbol", "The indices of the values to extract"))
+    .add_argument("a", "NDArray-or-Symbol", "Array to select from")
+    .add_argument("indices", "NDArray-or-Symbol", "Positions along axis to select"))
 _register_backward("_backward_take", TakeParam, _take_backward,
                    {"inputs": [(2, 3), (2,), (4, 3)], "dtype": ["float32", "int32", "float32"],
                     "domain": [(-1, 1), (0, 4), (-1, 1)]})
@@ -147,7 +148,8 @@ def _pick_backward(ctx, inputs, req, outputs, params):
 
 
 (register_op("pick")
-    .describe("Picks one element per position along an axis, at the given index.")
+    .describe("One entry along axis for every position of the other axes, at the place "
+              "index gives.")
     .set_attr_parser(PickParam).set_num_inputs(2).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("pick", _pick_shape))
     .set_attr("FInferType", first_type("pick"))
@@ -159,8 +161,8 @@ def _pick_backward(ctx, inputs, req, outputs, params):
          "params": {"axis": 0, "keepdims": True}, "grad": [0]},
         {"inputs": [(2, 3), (2,)], "dtype": ["float32", "int32"], "domain": [(-1, 1), (-5, 5)],
          "params": {"axis": 1, "mode": "wrap"}}])
-    .add_argument("data", "NDArray-or-Symbol", "The input array")
-    .add_argument("index", "NDArray-or-Symbol", "The index array"))
+    .add_argument("data", "NDArray-or-Symbol", "Array to pick from")
+    .add_argument("index", "NDArray-or-Symbol", "Position along axis, per output element"))
 _register_backward("_backward_pick", PickParam, _pick_backward,
                    {"inputs": [(3,), (3,), (3, 4)], "dtype": ["float32", "int32", "float32"],
                     "domain": [(-1, 1), (0, 4), (-1, 1)]})
@@ -199,8 +201,8 @@ def _gather_backward(ctx, inputs, req, outputs, params):
     .set_attr("TExamples", [
         {"inputs": [(3, 4, 2), (2, 5)], "dtype": ["float32", "int32"], "domain": [(-1, 1), (0, 3)]},
         {"inputs": [(3, 4), np.array([[0.0, 2.0, 2.0]], np.float32)], "grad": [0]}])
-    .add_argument("data", "NDArray-or-Symbol", "data")
-    .add_argument("indices", "NDArray-or-Symbol", "indices"))
+    .add_argument("data", "NDArray-or-Symbol", "Array to gather from")
+    .add_argument("indices", "NDArray-or-Symbol", "Index tuples into data, stacked on axis 0"))
 (register_op("_backward_gather_nd")
     .describe("Gradient of gather_nd wrt data: accumulates the head gradient at the indices.")
     .set_num_inputs(3).set_num_outputs(1)
@@ -212,7 +214,7 @@ def _gather_backward(ctx, inputs, req, outputs, params):
 
 
 class ScatterNDParam(Param):
-    shape: tuple[int, ...] = Field(description="Shape of the output")
+    shape: tuple[int, ...] = Field(description="Output shape")
 
 
 def _scatter_shape(p, s):
@@ -231,7 +233,8 @@ def _scatter(ctx, inputs, req, outputs, params):
 
 
 (register_op("scatter_nd")
-    .describe("Scatters data into a zero array of the given shape at the index tuples.")
+    .describe("Writes data into a zero-filled array of shape at the positions the index tuples "
+              "name.")
     .set_attr_parser(ScatterNDParam).set_num_inputs(2).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("scatter_nd", _scatter_shape))
     .set_attr("FInferType", first_type("scatter_nd"))
@@ -240,8 +243,8 @@ def _scatter(ctx, inputs, req, outputs, params):
         NodeEntry(make_node("gather_nd", [og[0], node.inputs[1]]), 0), zeros_entry(node.inputs[1])])
     .set_attr("TExamples", [{"inputs": [(2, 4), np.array([[0, 2], [1, 0]], np.int32)],
                              "params": {"shape": "(3, 2, 4)"}, "grad": [0]}])
-    .add_argument("data", "NDArray-or-Symbol", "data")
-    .add_argument("indices", "NDArray-or-Symbol", "indices"))
+    .add_argument("data", "NDArray-or-Symbol", "Values to write")
+    .add_argument("indices", "NDArray-or-Symbol", "Target indices, stacked on axis 0"))
 
 
 # -- one_hot ---------------------------------------------------------------------------
@@ -270,4 +273,4 @@ def _one_hot(ctx, inputs, req, outputs, params):
         {"inputs": [(2, 3)], "dtype": "int32", "domain": (-1, 6), "params": {"depth": 5}},
         {"inputs": [(4,)], "dtype": "float32", "domain": (0, 3), "grad": False,
          "params": {"depth": 3, "on_value": 8, "off_value": -1, "dtype": "int32"}}])
-    .add_argument("indices", "NDArray-or-Symbol", "array of locations where to set on_value"))
+    .add_argument("indices", "NDArray-or-Symbol", "Positions that get on_value"))

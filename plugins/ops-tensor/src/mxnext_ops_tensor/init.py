@@ -20,9 +20,9 @@ class FullParam(InitParam):
 
 
 class ArangeParam(Param):
-    start: float = Field(description="Start of the interval")
-    stop: float | None = Field(None, description="End of the interval; None: [0, start)")
-    step: float = Field(1.0, description="Spacing between values")
+    start: float = Field(description="First value")
+    stop: float | None = Field(None, description="Exclusive upper end; None: [0, start)")
+    step: float = Field(1.0, description="Difference between neighbouring values")
     repeat: int = Field(1, ge=1, description="Times each value repeats")
     infer_range: bool = Field(False, description="Infer stop from the output shape (symbols only)")
     ctx: str = Field("", description="Context of the output (ignored here)")
@@ -30,9 +30,9 @@ class ArangeParam(Param):
 
 
 class EyeParam(Param):
-    N: int = Field(ge=0, description="Number of rows")
-    M: int = Field(0, ge=0, description="Number of columns; 0: N")
-    k: int = Field(0, description="Diagonal index (>0 above, <0 below the main one)")
+    N: int = Field(ge=0, description="Row count")
+    M: int = Field(0, ge=0, description="Column count; 0: N")
+    k: int = Field(0, description="Which diagonal holds the ones: 0 main, >0 above, <0 below")
     ctx: str = Field("", description="Context of the output (ignored here)")
     dtype: DType = Field("float32", description="Output dtype")
 
@@ -76,7 +76,7 @@ _CREATORS = [
      [{"params": {"start": 5}}, {"params": {"start": 1, "stop": 2, "step": 0.25, "repeat": 2}},
       {"params": {"start": 10, "stop": 2, "step": -3, "dtype": "int32"}}]),
     ("_eye", EyeParam, lambda p: (p.N, p.M or p.N), _eye,
-     "A 2-D array with ones on the k-th diagonal.",
+     "An N x M matrix, 1 on diagonal k and 0 elsewhere.",
      [{"params": {"N": 3}}, {"params": {"N": 2, "M": 4, "k": 1, "dtype": "int32"}}]),
 ]
 

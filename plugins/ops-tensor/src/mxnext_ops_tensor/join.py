@@ -13,8 +13,8 @@ def _names(p):
 
 # -- Concat ----------------------------------------------------------------------------
 class ConcatParam(Param):
-    num_args: int = Field(ge=1, description="Number of inputs to concatenate")
-    dim: int = Field(1, description="The axis to concatenate along")
+    num_args: int = Field(ge=1, description="How many arrays are joined")
+    dim: int = Field(1, description="Axis whose lengths add up")
 
 
 def _concat_infer(p, ins, outs):
@@ -55,7 +55,7 @@ def _concat_backward(ctx, inputs, req, outputs, params):
 
 
 (register_op("Concat").add_alias("concat")
-    .describe("Joins input arrays along a given axis.")
+    .describe("Places the inputs one after another along dim; other axes must agree.")
     .set_attr_parser(ConcatParam)
     .set_num_inputs(lambda p: p.num_args).set_num_outputs(1)
     .set_attr("FListInputNames", _names).set_attr("key_var_num_args", "num_args")
@@ -68,7 +68,7 @@ def _concat_backward(ctx, inputs, req, outputs, params):
     .set_attr("TExamples", [{"inputs": [(2, 3), (2, 2)], "params": {"num_args": 2}},
                             {"inputs": [(1, 3), (2, 3), (3, 3)],
                              "params": {"num_args": "3", "dim": "0"}}])
-    .add_argument("data", "NDArray-or-Symbol[]", "List of arrays to concatenate"))
+    .add_argument("data", "NDArray-or-Symbol[]", "The arrays to join"))
 
 def _concat_backward_infer(p, ins, outs):
     if any(s is None for s in ins[1:]):
@@ -88,8 +88,8 @@ def _concat_backward_infer(p, ins, outs):
 
 # -- stack -----------------------------------------------------------------------------
 class StackParam(Param):
-    axis: int = Field(0, description="The axis in the result the inputs are stacked along")
-    num_args: int = Field(ge=1, description="Number of inputs")
+    axis: int = Field(0, description="Where the new axis goes in the output")
+    num_args: int = Field(ge=1, description="How many arrays are stacked")
 
 
 def _stack_infer(p, ins, outs):
@@ -112,7 +112,8 @@ def _stack_infer(p, ins, outs):
 
 
 (register_op("stack")
-    .describe("Joins arrays of one shape along a new axis.")
+    .describe("Combines equally shaped inputs into one array with an extra axis that indexes "
+              "them.")
     .set_attr_parser(StackParam)
     .set_num_inputs(lambda p: p.num_args).set_num_outputs(1)
     .set_attr("FListInputNames", _names).set_attr("key_var_num_args", "num_args")
@@ -125,13 +126,13 @@ def _stack_infer(p, ins, outs):
             "squeeze_axis": True})] for k in range(len(node.inputs))])
     .set_attr("TExamples", [{"inputs": [(2, 3), (2, 3)], "params": {"num_args": 2}},
                             {"inputs": [(2, 3)] * 3, "params": {"num_args": 3, "axis": -1}}])
-    .add_argument("data", "NDArray-or-Symbol[]", "List of arrays to stack"))
+    .add_argument("data", "NDArray-or-Symbol[]", "The equally shaped arrays"))
 
 
 # -- split -----------------------------------------------------------------------------
 class SplitParam(Param):
-    num_outputs: int = Field(ge=1, description="Number of equal parts")
-    axis: int = Field(1, description="Axis to split along")
+    num_outputs: int = Field(ge=1, description="How many equal parts to produce")
+    axis: int = Field(1, description="Axis that is cut")
     squeeze_axis: bool = Field(False, description="Drop the split axis (its parts must have size 1)")
 
 
@@ -180,7 +181,7 @@ def _split_grad(node, out_grads):
 
 
 (register_op("split").add_alias("SliceChannel")
-    .describe("Splits an array along an axis into num_outputs equal parts.")
+    .describe("Cuts the input into num_outputs equal pieces along axis.")
     .set_attr_parser(SplitParam).set_num_inputs(1)
     .set_num_outputs(lambda p: p.num_outputs)
     .set_attr("FListOutputNames", lambda p: [f"output{i}" for i in range(p.num_outputs)])

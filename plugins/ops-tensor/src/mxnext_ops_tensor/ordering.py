@@ -122,7 +122,7 @@ def _grad_type(params, ins, outs):
     return list(ins), [t]
 
 
-(register_op("sort").describe("Returns a sorted copy of the input along an axis.")
+(register_op("sort").describe("The input with the values along axis put in order.")
  .set_attr_parser(SortParam).set_num_inputs(1).set_num_outputs(1)
  .set_attr("FInferShape", _sort_shape("sort")).set_attr("FInferType", ElemwiseType(1, 1))
  .set_attr("FCompute<cpu>", _sort).set_attr("FGradient", ElemwiseGradUseIn("_backward_sort"))
@@ -130,7 +130,7 @@ def _grad_type(params, ins, outs):
 (register_op("_backward_sort").set_attr_parser(SortParam).set_num_inputs(2).set_num_outputs(1)
  .set_attr("FInferShape", _grad_shape).set_attr("FInferType", _grad_type)
  .set_attr("FCompute<cpu>", _sort_backward))
-(register_op("argsort").describe("Indices that would sort the input along an axis.")
+(register_op("argsort").describe("Positions along axis that list the input in sorted order.")
  .set_attr_parser(ArgsortParam).set_num_inputs(1).set_num_outputs(1)
  .set_attr("FInferShape", _sort_shape("argsort")).set_attr("FInferType", _index_type)
  .set_attr("FCompute<cpu>", _argsort).set_attr("FGradient", MakeZeroGradNodes)

@@ -15,8 +15,8 @@ def _random(params):
 
 
 class _SampleParam(Param):
-    shape: tuple[int, ...] = Field((), description="Shape of the output")
-    ctx: str = Field("", description="Context of the output (the caller places it; ignored here)")
+    shape: tuple[int, ...] = Field((), description="Output shape")
+    ctx: str = Field("", description="Device of the output (the caller places it; ignored here)")
     dtype: DType | None = Field(None, description="Output dtype; None: float32")
 
 
@@ -62,7 +62,7 @@ class PoissonArgs(Param):
 
 
 class NegBinomialArgs(Param):
-    k: int = Field(1, gt=0, description="Failures until the experiment stops")
+    k: int = Field(1, gt=0, description="Successes that end the experiment")
     p: float = Field(1.0, gt=0, le=1, description="Success probability of each trial")
 
 
@@ -259,7 +259,8 @@ def _multinomial_grad(node, out_grads):
 
 _PROBS = np.array([[0.1, 0.2, 0.3, 0.4], [0.5, 0.25, 0.125, 0.125]], np.float32)
 (register_op("_sample_multinomial").add_alias("sample_multinomial")
-    .describe("Samples category indices from multinomial distributions (last axis of data).")
+    .describe("Draws category indices, each row of data's last axis being one categorical "
+              "distribution.")
     .set_attr_parser(MultinomialParam).set_num_inputs(1)
     .set_num_outputs(lambda p: 2 if p.get_prob else 1)
     .set_attr("FInferShape", _multinomial_infer)
@@ -270,7 +271,7 @@ _PROBS = np.array([[0.1, 0.2, 0.3, 0.4], [0.5, 0.25, 0.125, 0.125]], np.float32)
     .set_attr("TExamples", [{"inputs": [_PROBS], "params": {"shape": "(3,)"}, "grad": False},
                             {"inputs": [_PROBS], "params": {"get_prob": True}},
                             {"inputs": [_PROBS[0]], "params": {"shape": (2, 2), "get_prob": "True"}}])
-    .add_argument("data", "NDArray-or-Symbol", "Distribution probabilities (sum to one on the last axis)"))
+    .add_argument("data", "NDArray-or-Symbol", "Category probabilities, rows summing to 1"))
 
 (register_op("_backward_sample_multinomial")
     .describe("Gradient of _sample_multinomial's log-probability output wrt data.")
@@ -290,7 +291,7 @@ def _shuffle(ctx, inputs, req, outputs, params):
 
 
 (register_op("_shuffle").add_alias("shuffle")
-    .describe("Randomly permutes the array along its first axis.")
+    .describe("The input with its slices along axis 0 in random order.")
     .set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", lambda p, i, o: (i, merge("_shuffle", o, i)) if i[0] is not None
               else (o, o))
@@ -299,4 +300,4 @@ def _shuffle(ctx, inputs, req, outputs, params):
     .set_attr("FInplaceOption", lambda p: [(0, 0)])
     .set_attr("FCompute<cpu>", _shuffle)
     .set_attr("TExamples", [{"inputs": [(5, 3)]}, {"inputs": [(7,)], "dtype": "int64", "domain": (0, 100)}])
-    .add_argument("data", "NDArray-or-Symbol", "Data to shuffle"))
+    .add_argument("data", "NDArray-or-Symbol", "Array whose first axis is permuted"))

@@ -24,14 +24,14 @@ from ._layout import fail, fixed_type, forward_shape
 
 
 class ReduceAxesParam(Param):
-    axis: Optional[tuple[int, ...]] = Field(None, description="The axis or axes to reduce "
-                                            "(None or () reduces all).")
+    axis: Optional[tuple[int, ...]] = Field(None, description="Axis or axes reduced "
+                                            "(None or () means every axis).")
     keepdims: bool = Field(False, description="Keep reduced axes with size 1.")
-    exclude: bool = Field(False, description="Reduce the axes NOT in axis instead.")
+    exclude: bool = Field(False, description="Reduce every axis except those listed.")
 
 
 class NormParam(Param):
-    ord: int = Field(2, ge=1, le=2, description="Order of the norm (1 or 2).")
+    ord: int = Field(2, ge=1, le=2, description="1 for the L1 norm, 2 for the L2 norm.")
     axis: Optional[tuple[int, ...]] = Field(None, description="Axis or axes of the norm.")
     out_dtype: Optional[dtype_field("float16", "float32", "float64", "int32", "int64",
                                     "int8")] = Field(None, description="Output dtype.")
@@ -182,7 +182,7 @@ _LINEAR = {"sum": _reduce_again("sum"), "mean": _reduce_again("mean")}
 
 for _name, (_fwd, _bwd, _uses, _aliases) in _REDUCERS.items():
     _register_reducer(_name, ReduceAxesParam, _fwd, _bwd, _uses, _aliases,
-                      f"Computes the {_name} of array elements over given axes.")
+                      f"Reduces data by {_name} over axis (every axis by default).")
 
 
 def _norm_type(params, ins, outs):
@@ -196,13 +196,14 @@ def _norm_type(params, ins, outs):
 
 _register_reducer("norm", NormParam, _norm,
                   lambda xp, og, x, y, a, p: og * (xp.sign(x) if p.ord == 1 else x / y), _IN_OUT,
-                  (), "Computes the L1 (ord=1) or L2 (ord=2) norm over given axes.", _norm_type)
+                  (), "L1 (ord=1) or L2 (ord=2) norm of data over axis (every axis by default).",
+                  _norm_type)
 
 
 # -- argmax / argmin -----------------------------------------------------------------------
 class ArgReduceParam(Param):
-    axis: Optional[int] = Field(None, description="The axis along which to search; None "
-                                "searches the flattened input.")
+    axis: Optional[int] = Field(None, description="Axis scanned for the extreme; None "
+                                "scans the flattened input.")
     keepdims: bool = Field(False, description="Keep the reduced axis with size 1.")
 
 
@@ -234,8 +235,8 @@ def _arg_compute(name):
 
 
 for _name in ("argmax", "argmin"):
-    (register_op(_name).describe(f"Indices of the {_name[3:]}imum values along an axis, in "
-                                 f"the input's dtype.")
+    (register_op(_name).describe(f"Position of the {_name[3:]}imum along axis (first on ties), "
+                                 f"in the input's dtype.")
      .set_attr_parser(ArgReduceParam).set_num_inputs(1).set_num_outputs(1)
      .set_attr("FInferShape", _arg_shape(_name)).set_attr("FInferType", ElemwiseType(1, 1))
      .set_attr("FCompute<cpu>", _arg_compute(_name))
@@ -248,7 +249,7 @@ def _argmax_channel(ctx, inputs, req, outputs, params):
 
 
 (register_op("argmax_channel")
- .describe("Indices of the maximum values along axis 1 (the channels), as float32.")
+ .describe("Position of the largest entry along axis 1 (the channels), as float32.")
  .set_num_inputs(1).set_num_outputs(1)
  .set_attr("FInferShape", forward_shape("argmax_channel",
                                        lambda p, s: [_channel_shape(tuple(s[0]))]))

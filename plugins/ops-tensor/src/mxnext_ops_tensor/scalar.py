@@ -23,8 +23,10 @@ ZERO = MakeZeroGradNodes
 
 
 class ScalarParam(Param):
-    scalar: float = Field(1.0, description="Scalar input value")
-    is_int: bool = Field(True, description="Indicate whether scalar input is int type")
+    scalar: float = Field(1.0, description="The number combined with every element.")
+    is_int: bool = Field(True, description="The scalar counts as an integer: with integer data "
+                                           "it is truncated and the dtype kept; False gives a "
+                                           "float64 result.")
 
 
 def _via(op_name, with_params=False):
@@ -172,7 +174,7 @@ for _name, (_fwd, _grad) in _OPS.items():
      .set_attr("FInplaceOption", INPLACE_0)
      .set_attr("FCompute<cpu>", _forward(_fwd))
      .set_attr("FGradient", _grad)
-     .add_argument("data", "NDArray-or-Symbol", "source input"))
+     .add_argument("data", "NDArray-or-Symbol", "The array operand."))
 
 
 # -- conformance examples (opsdk.testing "TExamples") --------------------------------------

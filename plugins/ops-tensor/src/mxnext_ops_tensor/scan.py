@@ -53,7 +53,7 @@ def _cumsum_backward(ctx, inputs, req, outputs, params):
 
 
 (register_op("cumsum").add_alias("_np_cumsum")
-    .describe("Cumulative sum along an axis.")
+    .describe("Running totals along axis (over the flattened input when axis is None).")
     .set_attr_parser(CumsumParam).set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", _shape)
     .set_attr("FInferType", _type)

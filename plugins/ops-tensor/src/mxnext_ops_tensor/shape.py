@@ -90,7 +90,8 @@ def _reshape_compute(ctx, inputs, req, outputs, params):
 
 
 _data_arg(register_op("Reshape").add_alias("reshape")
-    .describe("Reshapes the input array (MXNet's special codes 0, -1, -2, -3, -4 and reverse).")
+    .describe("Same values in a new shape, which may use MXNet's codes 0, -1, -2, -3, -4 and "
+              "reverse.")
     .set_attr_parser(ReshapeParam).set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("Reshape", lambda p, s: [
         reshape_target("Reshape", s[0], p.shape, p.reverse)]))
@@ -130,7 +131,7 @@ def _reshape_like_shape(p, s):
 
 
 (register_op("reshape_like")
-    .describe("Reshapes lhs to the shape of rhs (or of a span of its axes).")
+    .describe("lhs given rhs's shape, or a span of lhs's axes replaced by a span of rhs's.")
     .set_attr_parser(ReshapeLikeParam).set_num_inputs(2).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("reshape_like", _reshape_like_shape))
     .set_attr("FInferType", lambda p, i, o: (i, [i[0] if i[0] is not None else o[0]]))
@@ -153,7 +154,7 @@ def _flatten_shape(p, s):
 
 
 _data_arg(register_op("Flatten").add_alias("flatten")
-    .describe("Flattens the input to 2-D: (d0, d1*d2*...).")
+    .describe("Keeps axis 0 and merges all later axes into one: (d0, d1*d2*...).")
     .set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("Flatten", _flatten_shape))
     .set_attr("FInferType", same_type("Flatten"))
@@ -183,7 +184,7 @@ def _inverse(perm):
 
 
 _data_arg(register_op("transpose")
-    .describe("Permutes the dimensions of an array.")
+    .describe("Reorders the axes as axes lists them (reversed by default).")
     .set_attr_parser(TransposeParam).set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape(
         "transpose", lambda p, s: [tuple(s[0][a] for a in _perm(p, len(s[0])))],
@@ -199,8 +200,8 @@ _data_arg(register_op("transpose")
 
 
 class SwapAxisParam(Param):
-    dim1: int = Field(0, description="First axis")
-    dim2: int = Field(0, description="Second axis")
+    dim1: int = Field(0, description="One axis to exchange")
+    dim2: int = Field(0, description="The other axis to exchange")
 
 
 def _swap(p, ndim):
@@ -211,7 +212,7 @@ def _swap(p, ndim):
 
 
 _data_arg(register_op("swapaxes").add_alias("SwapAxis")
-    .describe("Interchanges two axes of an array.")
+    .describe("Exchanges axes dim1 and dim2.")
     .set_attr_parser(SwapAxisParam).set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape(
         "swapaxes", lambda p, s: [tuple(s[0][a] for a in _swap(p, len(s[0])))],
@@ -240,7 +241,7 @@ def _flip_compute(ctx, inputs, req, outputs, params):
 
 
 _data_arg(register_op("flip").add_alias("reverse")
-    .describe("Reverses the order of elements along the given axes.")
+    .describe("Same shape, with the entries along each listed axis in backward order.")
     .set_attr_parser(FlipParam).set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("flip", _flip_shape, same_shape_back))
     .set_attr("FInferType", same_type("flip"))
@@ -252,7 +253,7 @@ _data_arg(register_op("flip").add_alias("reverse")
 
 # -- expand_dims / squeeze -------------------------------------------------------------
 class ExpandDimsParam(Param):
-    axis: int = Field(description="Position of the new axis, in [-ndim-1, ndim]")
+    axis: int = Field(description="Index the new axis takes, in [-ndim-1, ndim]")
 
 
 def _expand_shape(p, s):
@@ -267,7 +268,7 @@ def _expand_back(p, o):
 
 
 _data_arg(register_op("expand_dims")
-    .describe("Inserts a new axis of size 1.")
+    .describe("Adds a length-1 axis at position axis.")
     .set_attr_parser(ExpandDimsParam).set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("expand_dims", _expand_shape, _expand_back))
     .set_attr("FInferType", same_type("expand_dims"))
@@ -296,7 +297,7 @@ def _squeeze_shape(p, s):
 
 
 _data_arg(register_op("squeeze")
-    .describe("Removes axes of size 1.")
+    .describe("Drops length-1 axes (all of them, or those listed).")
     .set_attr_parser(SqueezeParam).set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("squeeze", _squeeze_shape))
     .set_attr("FInferType", same_type("squeeze"))

@@ -71,13 +71,14 @@ def _register_slice(name, param, index_of, doc, examples, bwd_example):
             o[0], r[0], i[0][index_of(p, i[0].shape)]))
         .set_attr("FGradient", data_grad(f"_backward_{name}"))
         .set_attr("TExamples", examples)
-        .add_argument("data", "NDArray-or-Symbol", "Source input"))
+        .add_argument("data", "NDArray-or-Symbol", "Array to slice"))
     _register_backward(f"_backward_{name}", param, index_of, bwd_example)
 
 
 _register_slice(
     "slice", SliceParam, _slice_index,
-    "Slices a region of the array (begin/end/step per axis, None for defaults).",
+    "The block of data from begin to end (exclusive) with step, per axis; None takes "
+    "the default.",
     [{"inputs": [(3, 4, 5)], "params": {"begin": "(0, 1)", "end": "(2, 4)"}},
      {"inputs": [(3, 4, 5)], "params": {"begin": "(None, -1)", "end": "(None, 0)", "step": "(2, -2)"}}],
     {"inputs": [(2, 3, 5), (3, 4, 5)], "params": {"begin": (0, 1), "end": (2, 4)}})
@@ -96,7 +97,7 @@ def _slice_axis_index(p, shape, like=None):
 
 
 _register_slice(
-    "slice_axis", SliceAxisParam, _slice_axis_index, "Slices along one axis.",
+    "slice_axis", SliceAxisParam, _slice_axis_index, "The range [begin, end) of one axis.",
     [{"inputs": [(3, 4)], "params": {"axis": 1, "begin": 1, "end": 3}},
      {"inputs": [(3, 4)], "params": {"axis": 0, "begin": -2, "end": "None"}}],
     {"inputs": [(3, 2), (3, 4)], "params": {"axis": 1, "begin": 1, "end": 3}})
@@ -119,7 +120,7 @@ def _slice_like_index(p, shape, like):
 
 
 (register_op("slice_like")
-    .describe("Slices data to the shape of shape_like along the given axes.")
+    .describe("The leading part of data whose size on each listed axis equals shape_like's.")
     .set_attr_parser(SliceLikeParam).set_num_inputs(2).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("slice_like", lambda p, s: [
         _sliced_shape(_slice_like_index(p, s[0], s[1]), s[0])]))
@@ -132,7 +133,7 @@ def _slice_like_index(p, shape, like):
         zeros_entry(node.inputs[1])])
     .set_attr("TExamples", [{"inputs": [(3, 4), (2, 3)], "grad": [0]},
                             {"inputs": [(3, 4), (2, 3)], "params": {"axes": "(1,)"}, "grad": [0]}])
-    .add_argument("data", "NDArray-or-Symbol", "Source input")
-    .add_argument("shape_like", "NDArray-or-Symbol", "Shape source"))
+    .add_argument("data", "NDArray-or-Symbol", "Array to slice")
+    .add_argument("shape_like", "NDArray-or-Symbol", "Array whose sizes are matched"))
 _register_backward("_backward_slice_like", SliceLikeParam, _slice_like_index, {
     "inputs": [(2, 3), (3, 4), (2, 3)]})

@@ -78,7 +78,7 @@ _OPS = {
     "abs": (Ufunc("abs"), (IN, lambda xp, x: xp.sign(x), lambda p, u, x: None),
             "Absolute value"),
     "sign": (Ufunc("sign"), ZERO, "Sign (-1, 0 or 1)"),
-    "negative": (Ufunc("negative"), _negate_grad, "Numerical negative"),
+    "negative": (Ufunc("negative"), _negate_grad, "-x"),
     "reciprocal": (lambda xp, x: 1 / x, (IN, lambda xp, x: -1 / (x * x),
                                          lambda p, u, x: mul(u, _sc("_rdiv_scalar",
                                                                     _pow_of(x, 3), 2))),
@@ -145,7 +145,7 @@ _OPS = {
     "gamma": (_special.gamma,
               (IN, lambda xp, x: _special.gamma(xp, x) * _special.digamma(xp, x)),
               "Gamma function"),
-    "gammaln": (_special.gammaln, (IN, _special.digamma), "log of the absolute gamma function"),
+    "gammaln": (_special.gammaln, (IN, _special.digamma), "ln |Gamma(x)|"),
     "round": (_round_half_away, ZERO, "Round to nearest, halves away from zero"),
     "rint": (_rint, ZERO, "Round to nearest, halves toward the lower integer"),
     "floor": (Ufunc("floor"), ZERO, "Largest integer <= x"),
@@ -158,7 +158,7 @@ _OPS = {
                                                     lambda p, u, x: None), "Degrees to radians"),
     "logical_not": (lambda xp, x: x == 0, ZERO, "1 where x is zero, else 0"),
     "BlockGrad": (lambda xp, x: x, ZERO, "Passes data on and stops the gradient"),
-    "_copy": (lambda xp, x: x, ElemwiseGradUseNone("_copy"), "Returns a copy of the input"),
+    "_copy": (lambda xp, x: x, ElemwiseGradUseNone("_copy"), "The input's values in a new array"),
 }
 _ALIASES = {"BlockGrad": ("stop_gradient",), "_copy": ("identity",)}
 
@@ -211,8 +211,8 @@ for _name, _value in (("zeros_like", 0), ("ones_like", 1)):
 
 # -- clip ----------------------------------------------------------------------------------
 class ClipParam(Param):
-    a_min: float = Field(description="Minimum value")
-    a_max: float = Field(description="Maximum value")
+    a_min: float = Field(description="Lower bound")
+    a_max: float = Field(description="Upper bound")
 
 
 def _clip(ctx, inputs, req, outputs, params):
@@ -229,7 +229,8 @@ def _clip_backward(ctx, inputs, req, outputs, params):
 
 
 _unary("clip", _clip, ElemwiseGradUseIn("_backward_clip"),
-       "Clips (limits) the values in an array to [a_min, a_max].").set_attr_parser(ClipParam)
+       "Moves every element into [a_min, a_max]: smaller ones become a_min, larger ones "
+       "a_max.").set_attr_parser(ClipParam)
 (register_op("_backward_clip").set_attr_parser(ClipParam).set_num_inputs(2).set_num_outputs(1)
  .set_attr("FInferShape", ElemwiseShape(2, 1)).set_attr("FInferType", ElemwiseType(2, 1))
  .set_attr("FInplaceOption", INPLACE_0).set_attr("FCompute<cpu>", _clip_backward))
@@ -238,7 +239,7 @@ _unary("clip", _clip, ElemwiseGradUseIn("_backward_clip"),
 # -- Cast ----------------------------------------------------------------------------------
 class CastParam(Param):
     dtype: dtype_field("bool", "float16", "float32", "float64", "int32", "int64", "int8",
-                       "uint8") = Field(description="Output data type.")
+                       "uint8") = Field(description="Element type of the result.")
 
 
 def _cast_type(params, ins, outs):
@@ -260,7 +261,7 @@ def _cast(ctx, inputs, req, outputs, params):
 
 
 _unary("Cast", _cast, ElemwiseGradUseIn("_backward_cast"),
-       "Casts all elements of the input to a new type.", inplace=False,
+       "The input converted element by element to dtype.", inplace=False,
        infer_type=_cast_type).set_attr_parser(CastParam).add_alias("cast")
 (register_op("_backward_cast").set_attr_parser(CastParam).set_num_inputs(2).set_num_outputs(1)
  .set_attr("FInferShape", ElemwiseShape(2, 1)).set_attr("FInferType", _cast_backward_type)
