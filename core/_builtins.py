@@ -1,12 +1,12 @@
-"""The builtin plugin: the ``cpu`` and ``null`` devices, registered through the same hook as
-external device plugins."""
+"""The builtin plugin: the ``cpu``, ``cpu_pinned``, ``cpu_shared`` and ``null`` devices,
+registered through the same hook as external device plugins."""
 
 from .hookspecs import hookimpl
 
 
 @hookimpl
 def mxnext_register_devices(registry):
-    from .device.cpu import CpuDevice
+    from .device.cpu import CpuDevice, CpuPinnedDevice, CpuSharedDevice
     from .device.null import NullDevice
-    registry.register(CpuDevice())
-    registry.register(NullDevice())
+    for dev in (CpuDevice(), CpuPinnedDevice(), CpuSharedDevice(), NullDevice()):
+        registry.register(dev)

@@ -30,7 +30,7 @@ state = _State()
 class Info:
     """Saved values of a recorded node; for variables also the gradient buffer and req."""
 
-    __slots__ = ("outputs", "inputs", "specs", "grad", "grad_req")
+    __slots__ = ("outputs", "inputs", "specs", "grad", "grad_req", "fresh")
 
     def __init__(self, outputs, inputs=None, specs=None, grad=None, grad_req="null"):
         self.outputs = outputs      # saved outputs (None where not read); None once freed
@@ -38,6 +38,7 @@ class Info:
         self.specs = specs          # (shape, dtype, ctx) of each output
         self.grad = grad
         self.grad_req = grad_req
+        self.fresh = False          # a backward wrote ``grad`` since it was last consumed
 
 
 def mark_variables(variables, gradients, grad_reqs="write") -> None:
@@ -54,8 +55,14 @@ def mark_variables(variables, gradients, grad_reqs="write") -> None:
         v._ag = entry(node, 0)
 
 
-def check_assignable(arrays) -> None:
-    """While recording, arrays already in a graph (variables included) must not be written."""
+INPLACE = ("Inplace operations (+=, -=, x[:]=, etc) are not supported when recording with "
+           "autograd.")
+
+
+def check_assignable(arrays, inputs=()) -> None:
+    """While recording, arrays already in a graph (variables included) must not be written;
+    nor may an op write one of its own inputs when an input has history (MXNet's two
+    checks, in its order)."""
     for a in arrays:
         e = a._ag
         if e is not None and e.node.info is not None and e.node.info.outputs is not None:
@@ -64,6 +71,16 @@ def check_assignable(arrays) -> None:
                              "call backward first to clear the graph or do this outside of a "
                              "record section. Also note that you cannot use inplace operations "
                              "like +=, *=, relu(x, out=x), y[idx]=x, etc inside a record section.")
+    if inputs:
+        history = False
+        for a in inputs:
+            if a._ag is not None:
+                history = True
+        if history:
+            for o in arrays:
+                for a in inputs:
+                    if a is o:
+                        raise MXNetError(INPLACE)
 
 
 def record(op, params, inputs, outputs, saves=None) -> None:

@@ -104,17 +104,11 @@ class _Pool:
         return 1 << (nbytes - 1).bit_length()
 
     def alloc(self, nbytes, var=None) -> Handle:
+        """A block of at least ``nbytes``: a pooled one of its size class, else a new one from
+        the device."""
         cap = self.caps.get(nbytes)
         if cap is None:
             cap = self.caps[nbytes] = self.size_class(nbytes)
-        return Handle(self._take(cap), nbytes, cap, self.ctx, self, var)
-
-    def free(self, h) -> None:
-        h.pool = None
-        self._put(h.raw, h.capacity)
-
-    def _take(self, cap):
-        """A raw buffer of size class ``cap``: a pooled one, else a new one from the device."""
         with self.lock:
             lst = self.free_lists.get(cap)
             if lst:
@@ -136,7 +130,11 @@ class _Pool:
                     self.in_use -= cap
                     self.allocs -= 1
                 raise
-        return raw
+        return Handle(raw, nbytes, cap, self.ctx, self, var)
+
+    def free(self, h) -> None:
+        h.pool = None
+        self._put(h.raw, h.capacity)
 
     def _raw_alloc(self, cap):
         try:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+import threading
 
-__all__ = ["makedirs", "get_gpu_count", "is_np_array", "is_np_shape", "use_np", "use_np_array",
-           "use_np_shape", "getenv", "setenv"]
+__all__ = ["makedirs", "get_gpu_count", "is_np_array", "is_np_shape", "set_np_shape",
+           "np_shape", "use_np", "use_np_array", "use_np_shape", "getenv", "setenv"]
 
 
 def makedirs(d: str) -> None:
@@ -23,34 +26,74 @@ def is_np_array() -> bool:
     return False
 
 
+class _Semantics(threading.local):
+    np_shape = False
+
+
+_semantics = _Semantics()
+
+
 def is_np_shape() -> bool:
-    """Legacy shape semantics: no 0-d or zero-size-as-unknown switch (always False)."""
-    return False
+    """Whether this thread uses MXNet's NumPy shape semantics (``np_shape``). In mxnext shapes
+    mean the same either way (0-d and zero-size arrays always work); what follows it is the
+    file format, as in MXNet: ``mx.nd.save`` writes V3 records then, and a file loads only in
+    the semantics it was saved in."""
+    return _semantics.np_shape
 
 
-def _legacy_mode_decorator(name):
-    def decorate(func):
-        if not callable(func):  # classes are callable too
-            raise TypeError(f"{name} can only decorate classes and callable objects, "
-                            f"got {type(func).__name__}")
+def set_np_shape(active) -> bool:
+    """Turn NumPy shape semantics on or off for this thread; returns the previous state."""
+    prev, _semantics.np_shape = _semantics.np_shape, bool(active)
+    return prev
+
+
+class np_shape:
+    """``with mx.np_shape(active=True):`` runs a block in (or out of) NumPy shape semantics."""
+
+    def __init__(self, active=True):
+        self._active = active
+        self._prev = None
+
+    def __enter__(self):
+        self._prev = set_np_shape(self._active)
+        return self
+
+    def __exit__(self, *exc):
+        set_np_shape(self._prev)
+
+
+def use_np_shape(func):
+    """Decorator running a function, or every method of a class, in NumPy shape semantics."""
+    if inspect.isclass(func):
+        for name, member in list(vars(func).items()):
+            if inspect.isfunction(member):
+                setattr(func, name, use_np_shape(member))
         return func
-    decorate.__name__ = decorate.__qualname__ = name
-    return decorate
+    if not callable(func):
+        raise TypeError(f"use_np_shape can only decorate classes and callable objects, "
+                        f"got {type(func).__name__}")
+
+    @functools.wraps(func)
+    def in_np_shape(*args, **kwargs):
+        with np_shape(True):
+            return func(*args, **kwargs)
+    return in_np_shape
 
 
-use_np = _legacy_mode_decorator("use_np")
-use_np.__doc__ = """Decorator that, in MXNet, runs a function or class in NumPy mode.
+def use_np_array(func):
+    """MXNet's NumPy-array half of ``use_np``: mxnext has no ``mx.np`` arrays, so it returns
+    its argument (a class or callable; anything else is a TypeError, as in MXNet)."""
+    if not callable(func):
+        raise TypeError(f"use_np_array can only decorate classes and callable objects, "
+                        f"got {type(func).__name__}")
+    return func
 
-mxnext has only MXNet's legacy mode (``mx.nd``; there is no ``mx.np``/``mx.npx``), so the
-decorated function or class is returned unchanged and runs in legacy mode:
-``is_np_array()`` and ``is_np_shape()`` stay False inside it. Code that only uses ``mx.nd``
-runs as before; code that reaches for ``mx.np`` fails at that line with AttributeError.
-Anything that is neither a class nor callable raises TypeError, as in MXNet.
-"""
-use_np_array = _legacy_mode_decorator("use_np_array")
-use_np_array.__doc__ = "Like :func:`use_np` (MXNet's NumPy-array half of it): returns its argument."
-use_np_shape = _legacy_mode_decorator("use_np_shape")
-use_np_shape.__doc__ = "Like :func:`use_np` (MXNet's NumPy-shape half of it): returns its argument."
+
+def use_np(func):
+    """MXNet's ``use_np``: ``use_np_shape(use_np_array(func))``. mxnext has only MXNet's
+    legacy arrays (``mx.nd``; no ``mx.np``/``mx.npx``): code that uses ``mx.nd`` runs as
+    before, in NumPy shape semantics; code that reaches for ``mx.np`` fails at that line."""
+    return use_np_shape(use_np_array(func))
 
 
 def getenv(name: str):

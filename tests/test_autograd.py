@@ -382,3 +382,31 @@ def test_backward_twice_without_retain_graph_is_an_error():
     y.backward()
     with pytest.raises(MXNetError, match="retain_graph"):
         y.backward()
+
+
+def test_fresh_grad_tracks_backward_writes():
+    x, y = mx.nd.ones((2, 2)), mx.nd.ones((2, 2))
+    dx, dy = mx.nd.zeros_like(x), mx.nd.zeros_like(y)
+    mx.autograd.mark_variables([x, y], [dx, dy])
+    assert not x._fresh_grad and not y._fresh_grad
+    with mx.autograd.record():
+        (x + 2 + y).backward()
+    assert x._fresh_grad and y._fresh_grad and (dx.asnumpy() == 1).all()
+    x._fresh_grad = y._fresh_grad = False
+    with mx.autograd.record():
+        ((x + 2).detach() + y).backward()
+    assert y._fresh_grad and not x._fresh_grad
+    with pytest.raises(MXNetError, match="not a marked variable"):
+        mx.nd.ones((1,))._fresh_grad = True
+
+
+def test_writing_an_input_of_a_recorded_op_is_refused():
+    a, v = mx.nd.zeros((3,)), mx.nd.ones((3,))
+    v.attach_grad()
+    for write in (lambda: a.__setitem__(slice(1, None), v[1:]), lambda: a.__iadd__(v)):
+        with mx.autograd.record(), pytest.raises(MXNetError, match="Inplace operations"):
+            write()
+    with mx.autograd.record():
+        a[...] = v                      # a plain copy, as in MXNet: not recorded
+        a += 1                          # no input has history
+    assert a.asnumpy().tolist() == [2.0, 2.0, 2.0]

@@ -269,13 +269,14 @@ def test_ops_list_table_is_aligned_and_plain_when_piped(only_clitest):
 
 @pytest.mark.parametrize("args, message", [
     # the test device null is no choice offered
-    (["--device", "tpu"], "unknown device type 'tpu' (did you mean 'cpu'?); known: cpu\n"),
+    (["--device", "tpu"], "unknown device type 'tpu' (did you mean 'cpu'?); known: cpu, "
+                          "cpu_pinned, cpu_shared\n"),
     (["--device", "gpu"], "unknown device type 'gpu'; 'gpu' is an MXNet 1.x device type "
                           "provided by mxnext-device-cupy (planned, not yet released); known: cpu"),
     (["--grep", "(unclosed"], "not a regular expression"),
     (["--plugin", "clitset"], "did you mean 'clitest'"),
-    (["--plugin", "ops-nn"], "no plugin named 'ops-nn'; plugin 'ops-nn' comes with mxnext-ops-nn "
-                             "(planned, not yet released)"),
+    (["--plugin", "device-cupy"], "no plugin named 'device-cupy'; plugin 'device-cupy' comes "
+                                  "with mxnext-device-cupy (planned, not yet released)"),
 ], ids=["tpu", "gpu", "grep", "plugin-typo", "plugin-planned"])
 def test_ops_list_bad_options_are_usage_errors(only_clitest, args, message):
     r = run("ops", "list", *args, env=only_clitest)
@@ -328,10 +329,10 @@ def test_ops_show_unknown_name_suggests_closest(only_clitest):
 
 
 def test_ops_show_mxnet_name_says_where_it_comes_from():
-    r = run("ops", "show", "softmax", env=env_with(None))  # ops-tensor has 'max': not offered
+    r = run("ops", "show", "ROIPooling", env=env_with(None))
     assert r.returncode == 2
-    assert ("Error: unknown operator 'softmax'; 'softmax' is an MXNet 1.x operator provided by "
-            "mxnext-ops-nn (planned, not yet released)") in r.stderr
+    assert ("Error: unknown operator 'ROIPooling'; 'ROIPooling' is an MXNet 1.x operator "
+            "provided by mxnext-ops-nn, which is installed but does not provide it") in r.stderr
     assert "did you mean" not in r.stderr
 
 
@@ -347,7 +348,8 @@ def test_plugins_report_and_check_pass_when_healthy(only_clitest):
     assert p["location"].endswith("clitest_clitest.py") and p["load_time"] >= 0
     assert p["contributions"]["ops"] == ["_backward_clitest_scale", "clitest_scale",
                                          "clitest_sum"]
-    assert by_name["builtin"]["contributions"]["devices"] == ["cpu", "null"]
+    assert by_name["builtin"]["contributions"]["devices"] == ["cpu", "cpu_pinned", "cpu_shared",
+                                                              "null"]
     assert d["conflicts"] == []
     check = run("plugins", "check", env=only_clitest)
     assert check.returncode == 0, check.stdout + check.stderr

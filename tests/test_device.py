@@ -54,7 +54,7 @@ def test_cpu_ids_are_distinct_and_many():
     assert device.get("cpu").count() > 1000
 
 
-@pytest.mark.parametrize("name", ["cpu", "null"])
+@pytest.mark.parametrize("name", ["cpu", "cpu_pinned", "cpu_shared", "null"])
 def test_alloc_view_roundtrip(name):
     dev = device.get(name)
     raw = dev.alloc(64, 0)

@@ -856,3 +856,24 @@ def test_push_after_shutdown_runs_at_once_on_the_caller(make):
     with pytest.raises(EngineError, match="ZeroDivisionError"):
         eng.wait_for_var(v)
     assert eng._pools == {}
+
+
+def test_bulk_scopes_set_a_thread_local_size_and_change_no_result():
+    assert engine.set_bulk_size(0) == 0
+    seen = []
+    with engine.bulk(10):
+        x = mx.nd.ones((10,))
+        x *= 2
+        x += 1
+        with engine.bulk(3):
+            seen.append(engine.set_bulk_size(3))
+            t = threading.Thread(target=lambda: seen.append(engine.set_bulk_size(0)))
+            t.start()
+            t.join()
+        for _ in range(100):
+            x += 1
+        seen.append(engine.set_bulk_size(10))
+    assert seen == [3, 0, 10] and engine.set_bulk_size(0) == 0
+    assert (x.asnumpy() == 103).all()
+    with pytest.raises(MXNetError, match="size must be an int >= 0, got -1"):
+        engine.set_bulk_size(-1)

@@ -7,24 +7,25 @@ from mxnext._mxnet_names import hint, suggest
 
 
 def test_planned_distributions_are_named_never_offered_for_install():
-    assert hint("op", "FullyConnected") == ("'FullyConnected' is an MXNet 1.x operator provided "
-                                            "by mxnext-ops-nn (planned, not yet released)")
-    for op in ("softmax", "SoftmaxOutput", "Softmax", "_contrib_CTCLoss", "sgd_mom_update",
-               "multi_sgd_mom_update", "SequenceReverse", "LinearRegressionOutput"):
-        assert "provided by mxnext-ops-nn (planned" in hint("op", op)
     assert hint("device", "gpu") == ("'gpu' is an MXNet 1.x device type provided by "
                                      "mxnext-device-cupy (planned, not yet released)")
     assert "KVStore type provided by mxnext-device-cupy" in hint("kvstore", "device")
     for kv in ("dist_sync", "dist_async", "dist_device_sync"):
         assert "KVStore type provided by mxnext-kvstore-mpi (planned" in hint("kvstore", kv)
-    assert "mxnext install" not in hint("op", "FullyConnected")
+    assert "mxnext install" not in hint("device", "gpu")
+
+
+def test_every_mxnet_nn_op_is_in_the_table():
+    for op in ("FullyConnected", "softmax", "SoftmaxOutput", "Softmax", "_contrib_CTCLoss",
+               "sgd_mom_update", "multi_sgd_mom_update", "SequenceReverse", "ROIPooling"):
+        assert "MXNet 1.x operator provided by mxnext-ops-nn" in hint("op", op)
 
 
 def test_released_distribution_not_installed_says_how_to_install(monkeypatch):
     monkeypatch.setattr(_mxnet_names, "PLANNED", frozenset())
-    assert hint("op", "FullyConnected") == (
-        "'FullyConnected' is an MXNet 1.x operator provided by mxnext-ops-nn, which is not "
-        "installed: `mxnext install mxnext-ops-nn`")
+    assert hint("device", "gpu") == (
+        "'gpu' is an MXNet 1.x device type provided by mxnext-device-cupy, which is not "
+        "installed: `mxnext install mxnext-device-cupy`")
 
 
 def test_installed_distribution_that_lacks_the_name_says_so(tmp_path, monkeypatch):
@@ -43,8 +44,8 @@ def test_builtin_kvstore_comes_with_the_kvstore_feature():
 
 
 def test_plugin_names_of_planned_distributions():
-    assert hint("plugin", "ops-nn") == ("plugin 'ops-nn' comes with mxnext-ops-nn "
-                                        "(planned, not yet released)")
+    assert hint("plugin", "device-cupy") == ("plugin 'device-cupy' comes with "
+                                             "mxnext-device-cupy (planned, not yet released)")
     assert hint("plugin", "mxnext-kvstore-mpi").startswith("plugin 'mxnext-kvstore-mpi' comes "
                                                            "with mxnext-kvstore-mpi (planned")
     assert hint("plugin", "my-ops") is None

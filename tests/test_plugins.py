@@ -160,7 +160,7 @@ def test_autoload_records_good_broken_and_conflicting_plugins(site):
     assert res is not None, err
     ps = res["plugins"]
     assert list(ps)[0] == "builtin" and ps["builtin"]["status"] == "loaded"
-    assert ps["builtin"]["contrib"]["devices"] == ["cpu", "null"]
+    assert ps["builtin"]["contrib"]["devices"] == ["cpu", "cpu_pinned", "cpu_shared", "null"]
     good = ps["p-good"]
     assert (good["status"], good["dist"], good["version"]) == ("loaded", "mxnext-p-good", "1.2.3")
     assert good["location"].endswith("p_good_plugin.py")

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import mxnext as mx
 from mxnext.base import MXNetError, ParamError
 from mxnext.ndarray import serialization as ser
 from mxnext.ndarray.serialization import NDArrayFormatError
@@ -172,7 +173,8 @@ def test_load_bfloat16_as_float32():
 def test_load_numpy_shape_v3_records():
     rec = struct.pack("<Iiiiii", ser.V3_MAGIC, 0, 0, 1, 0, 0) + np.float32(2).tobytes()
     rec += struct.pack("<Iiiqqiii", ser.V3_MAGIC, 0, 2, 0, 3, 1, 0, 6)
-    scalar, empty = ser.loads(_file(rec, 2))
+    with mx.np_shape(True):                       # V3 records load in NumPy shape semantics
+        scalar, empty = ser.loads(_file(rec, 2))
     assert scalar.shape == () and scalar == 2.0
     assert empty.shape == (0, 3) and empty.dtype == np.int64
 
@@ -414,3 +416,18 @@ def test_mxnet_reads_ndarrays_saved_by_mxnext(tmp_path, mxnet_run):
     assert mxnet_run(MXNET_LOAD_TO_NPZ, tmp_path / "nd.params", tmp_path / "b.npz").strip() == "dict"
     back = np.load(tmp_path / "b.npz")
     _assert_same({k: back[k] for k in back.files}, {k: v.asnumpy() for k, v in data.items()})
+
+
+def test_np_shape_semantics_decide_the_record_format_and_what_loads(tmp_path):
+    path = str(tmp_path / "arrays")
+    with mx.np_shape(True):
+        mx.nd.save(path, [mx.nd.array(np.float32(3)), mx.nd.zeros((2, 0))])
+        loaded = mx.nd.load(path)
+        assert [a.shape for a in loaded] == [(), (2, 0)] and loaded[0].asscalar() == 3
+    assert open(path, "rb").read()[24:28] == struct.pack("<I", 0xF993FACA)     # V3
+    with pytest.raises(MXNetError, match="saved in NumPy shape semantics.*np_shape\\(True\\)"):
+        mx.nd.load(path)
+    mx.nd.save(path, [mx.nd.zeros((2, 0))])                                     # V2
+    with mx.np_shape(True), pytest.raises(MXNetError, match="saved in legacy shape"):
+        mx.nd.load(path)
+    assert mx.nd.load(path)[0].shape == (2, 0)

@@ -8,7 +8,7 @@ import mxnext as mx
 from mxnext import util
 
 
-def test_use_np_leaves_code_in_legacy_mode():
+def test_use_np_runs_code_in_np_shape_semantics_with_legacy_arrays():
     seen = []
 
     @util.use_np
@@ -16,19 +16,33 @@ def test_use_np_leaves_code_in_legacy_mode():
         seen.append((util.is_np_array(), util.is_np_shape()))
         return mx.nd.array(x).asnumpy().sum()
 
-    assert run([1.0, 2.0]) == 3.0 and seen == [(False, False)]
+    assert run([1.0, 2.0]) == 3.0 and seen == [(False, True)] and not util.is_np_shape()
 
+    @util.use_np_shape
     class Block:
         def forward(self):
-            return util.is_np_array()
+            return util.is_np_shape()
 
-    for deco in (util.use_np, util.use_np_array, util.use_np_shape):
-        assert deco(Block) is Block and deco(run) is run
-    assert Block().forward() is False
-    with pytest.raises(TypeError, match="use_np can only decorate classes and callable objects"):
+    assert Block().forward() is True and not util.is_np_shape()
+    assert util.use_np_array(run) is run
+    with pytest.raises(TypeError, match="use_np_array can only decorate classes and callable"):
         util.use_np(3)
     with pytest.raises(TypeError, match="use_np_shape"):
         util.use_np_shape("f")
+
+
+def test_np_shape_is_a_per_thread_scope():
+    assert util.set_np_shape(True) is False
+    assert util.is_np_shape() and mx.is_np_shape()
+    import threading
+    other = []
+    t = threading.Thread(target=lambda: other.append(util.is_np_shape()))
+    t.start()
+    t.join()
+    assert other == [False]
+    with mx.np_shape(False):
+        assert not util.is_np_shape()
+    assert util.set_np_shape(False) is True
 
 
 def test_env_helpers(monkeypatch):

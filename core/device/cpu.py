@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy
 
-__all__ = ["CpuDevice"]
+__all__ = ["CpuDevice", "CpuPinnedDevice", "CpuSharedDevice"]
 
 
 class CpuDevice:
@@ -31,3 +31,26 @@ class CpuDevice:
 
     def __repr__(self):
         return "<device cpu (numpy)>"
+
+
+class CpuPinnedDevice(CpuDevice):
+    """MXNet's ``cpu_pinned``: host memory for fast GPU transfers. Without a GPU plugin it is
+    ordinary host memory, as in a CPU-only MXNet."""
+
+    type = "cpu_pinned"
+    kernels = "cpu"           # ops run their FCompute<cpu>
+
+    def __repr__(self):
+        return "<device cpu_pinned (numpy; ordinary host memory)>"
+
+
+class CpuSharedDevice(CpuDevice):
+    """MXNet's ``cpu_shared``: host memory MXNet can hand to other processes (its data
+    loaders). Arrays live here as on ``cpu``; handing them to another process is not
+    supported (yet)."""
+
+    type = "cpu_shared"
+    kernels = "cpu"
+
+    def __repr__(self):
+        return "<device cpu_shared (numpy; not shared across processes)>"

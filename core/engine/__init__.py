@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import threading
 
 from ..base import MXNetError
 from ._base import Engine, in_worker
@@ -20,7 +21,7 @@ from .naive import NaiveEngine
 from .threaded import ThreadedEngine, ThreadedEngineBase, ThreadedEnginePerDevice
 
 __all__ = ["Engine", "NaiveEngine", "ThreadedEngine", "ThreadedEngineBase",
-           "ThreadedEnginePerDevice", "FnProperty",
+           "ThreadedEnginePerDevice", "FnProperty", "bulk", "set_bulk_size",
            "RunContext", "Var", "OprHandle", "get", "set_engine", "use_engine", "in_worker",
            "ENGINES"]
 
@@ -75,6 +76,43 @@ def use_engine(engine):
             _engine = old
             if isinstance(engine, str):
                 new.shutdown()  # made for this block only: stop its threads
+
+
+class _BulkSize(threading.local):
+    size = 0                  # MXNet's default: no bulking
+
+
+_bulk = _BulkSize()
+
+
+def set_bulk_size(size: int) -> int:
+    """Set this thread's bulk size, how many imperative ops MXNet would bundle into one engine
+    task; returns the previous one (MXNet's ``mx.engine.set_bulk_size``).
+
+    Results never depend on it. The engines keep the setting but do not bundle: the fast
+    paths already run short kernels at once on the pushing thread, which is what bundling
+    buys MXNet, and deferring kernels to run them in batches measured no faster
+    (docs/engine.md)."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise MXNetError(f"engine.set_bulk_size: size must be an int >= 0, got {size!r}")
+    prev, _bulk.size = _bulk.size, size
+    return prev
+
+
+class bulk:
+    """``with mx.engine.bulk(size):`` runs the block with bulk size ``size`` (see
+    ``set_bulk_size``), restoring the previous one after."""
+
+    def __init__(self, size: int):
+        self._size = size
+        self._old = None
+
+    def __enter__(self):
+        self._old = set_bulk_size(self._size)
+        return self
+
+    def __exit__(self, *exc):
+        set_bulk_size(self._old)
 
 
 @atexit.register

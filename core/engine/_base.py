@@ -36,12 +36,19 @@ class Engine:
     def __init__(self):
         self._errors: list[_ErrorBox] = []
         self._run_ctxs: dict = {}
+        self._last_run_ctx = (None, None)     # (ctx, RunContext) of the last lookup
 
     def _run_ctx(self, ctx) -> RunContext:
-        """The ``RunContext`` handed to functions on ``ctx`` (one per context, made once)."""
+        """The ``RunContext`` handed to functions on ``ctx`` (one per context, made once).
+        The last one is kept by identity: hashing a Context is a Python call, and nearly every
+        function in a program runs on the same Context object."""
+        last = self._last_run_ctx
+        if last[0] is ctx:
+            return last[1]
         r = self._run_ctxs.get(ctx)
         if r is None:
             r = self._run_ctxs[ctx] = RunContext(ctx)
+        self._last_run_ctx = (ctx, r)
         return r
 
     # -- the API ---------------------------------------------------------

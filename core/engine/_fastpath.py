@@ -82,7 +82,7 @@ class FastPaths:
                 self._solo_running = True           # first, then check again (see _enter)
                 try:
                     if self._solo == me and not self._pending:
-                        self._run_guarded(fn, self._run_ctxs.get(ctx) or self._run_ctx(ctx),
+                        self._run_guarded(fn, self._run_ctx(ctx),
                                           const, mutate, name)
                         return
                 finally:
@@ -377,7 +377,7 @@ class FastPaths:
         # while a function still holds it.
         if self.fast_paths and not (var.writer or var.readers or var.queue):
             try:                  # a delete pushes and waits for nothing: no worker flag
-                fn(self._run_ctxs.get(ctx) or self._run_ctx(ctx))
+                fn(self._run_ctx(ctx))
             except BaseException as exc:  # stored like a pushed function's
                 self._fail(exc, "delete", ())
             return

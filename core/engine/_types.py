@@ -95,7 +95,7 @@ def var_lists(const_vars, mutate_vars):
 
 def _dedup(vars_):
     """``vars_`` as a tuple without repeats (Vars compare by identity)."""
-    out = tuple(dict.fromkeys(vars_))
+    out = tuple(vars_) if len(vars_) < 2 else tuple(dict.fromkeys(vars_))
     for v in out:
         if not isinstance(v, Var):
             raise TypeError(f"engine: expected a Var, got {type(v).__name__}")

@@ -7,195 +7,16 @@ live in ``mx.nd._internal``, public ones in ``mx.nd.op``.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import sys as _sys
 
-import numpy as np
-
-from .. import engine as _engine
 from .. import registry as _registry
-from .. import storage as _storage
-from ..base import MXNetError, ParamError, did_you_mean
-from ..context import Context, as_context, current_context
-from . import _imperative, _internal, op, random
-from ._arith import functions as _functions
-from ._copies import push_copy as _push_copy
-from ._copies import push_fill as _push_fill
-from ._imperative import from_host as _from_host
-from ._imperative import invoke, invoke_name, new_array
-from ._methods import split_v2
-from .ndarray import NDArray, waitall
-from .ndarray import empty as _empty
+from . import _imperative, _internal, contrib, ndarray, op, random
+from ._imperative import invoke
+from .ndarray import *  # noqa: F401,F403  (MXNet's mx.nd is its ndarray module's names)
+from .ndarray import __all__ as _ndarray_all
 from .serialization import load, load_frombuffer, save
 
-__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye", "linspace",
-           "waitall", "concatenate", "moveaxis", "split_v2", "onehot_encode", "from_numpy",
-           "from_dlpack", "invoke", "save", "load", "load_frombuffer", "Custom"]
-
-_FLOAT32 = np.dtype(np.float32)
-
-
-def _ctx(ctx):
-    return as_context(ctx) or current_context()
-
-
-def _shape(shape):
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(int(s) for s in shape)
-
-
-# -- creation ---------------------------------------------------------------------------
-def array(source_array, ctx=None, dtype=None) -> NDArray:
-    """An array copied from a list, numpy array or NDArray (default dtype: the NDArray's,
-    else float32, as in MXNet)."""
-    ctx = _ctx(ctx)
-    if isinstance(source_array, NDArray):
-        dtype = np.dtype(dtype) if dtype is not None else source_array._dtype
-        out = new_array(source_array._shape, dtype, ctx)
-        _push_copy(source_array, out)
-        return out
-    host = np.asarray(source_array, dtype=np.dtype(dtype) if dtype is not None else _FLOAT32)
-    return _from_host(host, ctx)
-
-
-def _filled(shape, value, ctx, dtype, out=None):
-    if out is None:
-        out = new_array(_shape(shape), np.dtype(dtype) if dtype is not None else _FLOAT32,
-                        _ctx(ctx))
-    _push_fill(out, value)
-    return out
-
-
-def _strict(fn):
-    """``fn`` refusing keywords it does not have with the error every registered op gives
-    (``ParamError``, with suggestions), instead of Python's bare ``TypeError``. ``stype``
-    must be ``'default'`` (dense storage only); ``name`` is accepted and unused, as in
-    MXNet's ``mx.nd``."""
-    known = [p for p in inspect.signature(fn).parameters if p != "kwargs"]
-
-    @functools.wraps(fn)
-    def checked(*args, **kwargs):
-        for k in kwargs:
-            if k not in known:
-                raise ParamError(f"Operator {fn.__name__!r}: unknown parameter {k!r}"
-                                 f"{did_you_mean(k, known)}; known parameters: "
-                                 f"{', '.join(known)}")
-        if kwargs.get("stype") not in (None, "default"):
-            raise ParamError(f"Operator {fn.__name__!r}: stype {kwargs['stype']!r} is not "
-                             f"supported; mxnext has dense ('default') storage only")
-        return fn(*args, **kwargs)
-    return checked
-
-
-@_strict
-def zeros(shape, ctx=None, dtype=None, stype=None, out=None, name=None) -> NDArray:
-    """An array of zeros (float32 unless ``dtype``) on ``ctx``, or written into ``out``."""
-    return _filled(shape, 0, ctx, dtype, out)
-
-
-@_strict
-def ones(shape, ctx=None, dtype=None, stype=None, out=None, name=None) -> NDArray:
-    """An array of ones (float32 unless ``dtype``) on ``ctx``, or written into ``out``."""
-    return _filled(shape, 1, ctx, dtype, out)
-
-
-@_strict
-def full(shape, val, ctx=None, dtype=None, out=None) -> NDArray:
-    """An array filled with ``val``."""
-    return _filled(shape, val, ctx, dtype, out)
-
-
-@_strict
-def empty(shape, ctx=None, dtype=None, stype=None) -> NDArray:
-    """An uninitialised array (MXNet's ``mx.nd.empty``)."""
-    return _empty(shape, ctx, dtype)
-
-
-@_strict
-def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
-           dtype=None) -> NDArray:
-    """Evenly spaced values in [start, stop), each repeated ``repeat`` times."""
-    host = np.arange(start, stop, step, dtype=np.dtype(dtype) if dtype else _FLOAT32)
-    if repeat != 1:
-        host = np.repeat(host, int(repeat))
-    return _from_host(host, _ctx(ctx))
-
-
-@_strict
-def eye(N, M=0, k=0, ctx=None, dtype=None, out=None, name=None) -> NDArray:
-    """A 2-D array with ones on diagonal ``k`` and zeros elsewhere."""
-    host = np.eye(int(N), int(M) or None, int(k), dtype=np.dtype(dtype) if dtype else _FLOAT32)
-    if out is not None:
-        return array(host, ctx=out.context, dtype=out.dtype).copyto(out)
-    return _from_host(host, _ctx(ctx))
-
-
-@_strict
-def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None) -> NDArray:
-    """``num`` evenly spaced values from ``start`` to ``stop``."""
-    host = np.linspace(start, stop, int(num), endpoint=endpoint,
-                       dtype=np.dtype(dtype) if dtype else _FLOAT32)
-    return _from_host(host, _ctx(ctx))
-
-
-_registry.require("mx.nd functions", "Concat", "transpose", "one_hot")
-
-
-def concatenate(arrays, axis=0, always_copy=True) -> NDArray:
-    """Join ``arrays`` along ``axis`` (the ``Concat`` op)."""
-    if not arrays:
-        raise MXNetError("concatenate: expected at least one array")
-    if len(arrays) == 1 and not always_copy:
-        return arrays[0]
-    return invoke_name("Concat", list(arrays), {"num_args": len(arrays), "dim": axis})
-
-
-def moveaxis(tensor, source, destination) -> NDArray:
-    """``tensor`` with axes ``source`` moved to ``destination`` (ints or sequences), the
-    others kept in order (a ``transpose``)."""
-    nd = tensor.ndim
-    src = [source] if isinstance(source, (int, np.integer)) else list(source)
-    dst = [destination] if isinstance(destination, (int, np.integer)) else list(destination)
-    if len(src) != len(dst):
-        raise MXNetError(f"moveaxis: {len(src)} source axes but {len(dst)} destination axes")
-    for a in src + dst:
-        if not -nd <= a < nd:
-            raise MXNetError(f"moveaxis: axis {a} is out of range for a tensor of shape "
-                             f"{tensor.shape}")
-    src, dst = [int(a) % nd for a in src], [int(a) % nd for a in dst]
-    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
-        raise MXNetError(f"moveaxis: repeated axis in source {source} or destination "
-                         f"{destination}")
-    order = [a for a in range(nd) if a not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
-    return invoke_name("transpose", [tensor], {"axes": tuple(order)})
-
-
-def onehot_encode(indices, out):
-    """MXNet's deprecated ``onehot_encode``: ``one_hot(indices, depth=out.shape[1])`` into
-    ``out``."""
-    return invoke_name("one_hot", [indices], {"depth": out.shape[1]}, out=out)
-
-
-def from_numpy(ndarray, zero_copy=True) -> NDArray:
-    """An NDArray over a numpy array; with ``zero_copy`` (C-contiguous input) the memory is
-    shared and the numpy array must not be written while the NDArray is used."""
-    if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"from_numpy: expected numpy.ndarray, got {type(ndarray).__name__}")
-    if not zero_copy or not ndarray.flags.c_contiguous or ndarray.ndim == 0:
-        return array(ndarray, ctx=Context("cpu", 0), dtype=ndarray.dtype)
-    raw = ndarray.reshape(-1).view(np.uint8)
-    borrowed = _storage.Handle(raw, raw.nbytes, raw.nbytes, Context("cpu", 0), None,
-                               _engine.get().new_var())
-    return NDArray._new(borrowed, 0, ndarray.shape, ndarray.dtype)
-
-
-def from_dlpack(dlpack) -> NDArray:
-    """An NDArray sharing memory with a DLPack-capable object (CPU)."""
-    return from_numpy(np.from_dlpack(dlpack), zero_copy=True)
+__all__ = [*_ndarray_all, "invoke", "save", "load", "load_frombuffer", "Custom"]
 
 
 def Custom(*inputs, op_type=None, **kwargs):
@@ -203,9 +24,6 @@ def Custom(*inputs, op_type=None, **kwargs):
     from ..operator import Custom as _custom
     return _custom(*inputs, op_type=op_type, **kwargs)
 
-
-globals().update(_functions)     # add, maximum, greater, ... (array or scalar operands)
-__all__ += list(_functions)
 
 # -- generated op functions -----------------------------------------------------------------
 _HAND_WRITTEN = set(globals())

@@ -1,4 +1,5 @@
-"""The ``NDArray`` class: a typed, shaped view of a storage chunk guarded by an engine var.
+"""The ``NDArray`` class (``mx.nd.NDArray``): a typed, shaped view of a storage chunk guarded
+by an engine var.
 
 Several NDArrays may share one chunk (a ``storage.Handle`` carrying the var; views:
 first-axis slices, reshapes); its memory goes back to the pool through the engine when
@@ -17,10 +18,10 @@ from .. import engine as _engine
 from .._tape import state as _state
 from ..base import MXNetError
 from ..context import Context, as_context, current_context
-from . import _backward, _imperative
+from . import _backward, _imperative, serialization
 from ._arith import Arithmetic
 from ._copies import filled, push_copy
-from ._imperative import invoke_name, new_array
+from ._imperative import from_host, invoke_name, new_array
 from ._methods import OpMethods
 from .indexing import Indexing
 
@@ -30,6 +31,7 @@ __all__ = ["NDArray", "empty", "waitall"]
 class NDArray(Arithmetic, OpMethods, Indexing):
     """An n-dimensional array on a device, computed asynchronously by the engine."""
 
+    __module__ = "mxnext.ndarray.ndarray"   # its public home, as MXNet's (pickles refer to it)
     __slots__ = ("_chunk", "_offset", "_shape", "_dtype", "_ctx", "_sig", "_v", "_ag",
                  "__weakref__")
 
@@ -134,6 +136,34 @@ class NDArray(Arithmetic, OpMethods, Indexing):
         a = self.asnumpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
+    def to_dlpack_for_read(self):
+        """A DLPack capsule of this array to read (waits for pending writes)."""
+        self.wait_to_read()
+        return self._data().__dlpack__(max_version=(1, 0))
+
+    def to_dlpack_for_write(self):
+        """A DLPack capsule of this array to write (waits for pending reads and writes); a
+        versioned capsule, so its consumer sees the memory as writable."""
+        self.wait_to_write()
+        return self._data().__dlpack__(max_version=(1, 0))
+
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key, shape):
+        """Whether basic indexing with the tuple of slices ``slc_key`` on an array of
+        ``shape`` selects one contiguous block (MXNet's helper): the axes before the first
+        one that takes more than one element take at most one, that axis has step 1, and
+        every axis after it is taken whole in order. An empty selection is contiguous."""
+        ranges = [range(*k.indices(n)) for k, n in zip(slc_key, shape)]
+        if any(len(r) == 0 for r in ranges):
+            return True
+        first = next((i for i, r in enumerate(ranges) if len(r) > 1), None)
+        if first is None:
+            return True
+        if ranges[first].step != 1:
+            return False
+        return all(len(r) == n and (r.step == 1 or n == 1)
+                   for r, n in zip(ranges[first + 1:], shape[first + 1:]))
+
     def __dlpack__(self, stream=None, **kwargs):
         self.wait_to_read()
         return self._data().__dlpack__(**kwargs)
@@ -189,6 +219,21 @@ class NDArray(Arithmetic, OpMethods, Indexing):
         e = self._ag                  # a variable's node keeps its gradient buffer
         return e.node.info.grad if e is not None and e.node.op is None else None
 
+    @property
+    def _fresh_grad(self) -> bool:
+        """Whether a backward pass wrote this variable's gradient since the flag was last set
+        to False (MXNet's; an optimizer resets it after using the gradient)."""
+        e = self._ag
+        return e is not None and e.node.op is None and e.node.info.fresh
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, state) -> None:
+        e = self._ag
+        if e is None or e.node.op is not None:
+            raise MXNetError("NDArray._fresh_grad: the array is not a marked variable (call "
+                             "attach_grad() first)")
+        e.node.info.fresh = bool(state)
+
     def backward(self, out_grad=None, retain_graph=False, train_mode=True) -> None:
         _backward.backward([self], None if out_grad is None else [out_grad], retain_graph,
                            train_mode)
@@ -216,10 +261,21 @@ class NDArray(Arithmetic, OpMethods, Indexing):
         raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
 
     def __getstate__(self):
-        raise MXNetError("NDArray cannot be pickled; use mx.nd.save / mx.nd.load")
+        """MXNet's pickled state: ``{'handle': the array as an NDArray-format record}``."""
+        ctx = self._ctx
+        return {"handle": bytearray(serialization.dumps_record(
+            self.asnumpy(), (ctx.device_typeid or 1, ctx.device_id)))}
 
-    def __reduce_ex__(self, protocol):
-        self.__getstate__()
+    def __setstate__(self, state):
+        """Become the array of a pickled state (on cpu(0), as ``mx.nd.load`` places them)."""
+        host = serialization.loads_record(state["handle"], "pickled NDArray state")
+        if host is None:
+            raise MXNetError("NDArray.__setstate__: the state holds no array (MXNet's 'none' "
+                             "array), which mxnext cannot represent")
+        made = from_host(host, Context("cpu", 0))
+        self._chunk, self._offset, self._shape, self._dtype = (made._chunk, 0, made._shape,
+                                                               made._dtype)
+        self._ctx, self._sig, self._v, self._ag = made._ctx, made._sig, made._v, None
 
 
 _imperative.use_array_class(NDArray)

@@ -240,6 +240,8 @@ def _write_grad(info, total, owned):
     """Store a variable's gradient; an ``owned`` (fresh, unshared) result with
     ``grad_req='write'`` is handed over to the gradient array instead of copied."""
     req, g = info.grad_req, info.grad
+    if req != "null":
+        info.fresh = True
     if req == "add":
         push_add(total, g)
     elif req != "null":

@@ -168,7 +168,7 @@ def _given_outputs(plan, inputs, out, req):
     else:
         outs = _check_out(plan, out)
     if _state.recording:
-        _tape.check_assignable(outs)
+        _tape.check_assignable(outs, inputs)
     if req is None:
         if plan.alias:                       # given outputs are written, never aliased
             req = [_WRITE] * len(outs)
@@ -267,14 +267,15 @@ def op_function(name):
     return fn
 
 
-def op_attribute(module, name):
+def op_attribute(module, name, prefix=""):
     """``__getattr__`` of the modules of generated op functions (``mx.nd``, ``mx.nd.op``,
-    ``mx.nd._internal``): op ``name``'s function, kept in ``module``, or an AttributeError
-    saying why there is none (OpNotFound is a KeyError: ``hasattr`` keeps working)."""
+    ``mx.nd._internal``, ``mx.nd.contrib`` with prefix ``_contrib_``): op ``prefix + name``'s
+    function, kept in ``module``, or an AttributeError saying why there is none
+    (OpNotFound is a KeyError: ``hasattr`` keeps working)."""
     if name.startswith("__"):
         raise AttributeError(name)
     try:
-        fn = op_function(name)
+        fn = op_function(prefix + name)
     except KeyError as exc:
         raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}: "
                              f"{exc.args[0]}") from None

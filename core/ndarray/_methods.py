@@ -11,7 +11,7 @@ from ._imperative import invoke_name, op_function
 
 __all__ = ["OpMethods", "split_v2"]
 registry.require("NDArray shape methods", "Reshape", "transpose", "broadcast_to", "slice_axis",
-                 "squeeze")
+                 "squeeze", "expand_dims", "Flatten")
 
 
 def _op(opname):
@@ -49,8 +49,7 @@ class OpMethods:
     sigmoid, relu, softmax, log_softmax = _op("sigmoid"), _op("relu"), _op("softmax"), \
         _op("log_softmax")
     # shape and indexing
-    flatten, expand_dims, squeeze, swapaxes = _op("Flatten"), _op("expand_dims"), \
-        _op("squeeze"), _op("swapaxes")
+    swapaxes = _op("swapaxes")
     flip, tile, repeat, pad, split = _op("flip"), _op("tile"), _op("repeat"), _op("pad"), \
         _op("split")
     slice, slice_axis, slice_like = _op("slice"), _op("slice_axis"), _op("slice_like")
@@ -78,6 +77,36 @@ class OpMethods:
         if _tape.state.recording and self._ag is not None:
             _tape.record(op, params, [self], [out])
         return out
+
+    def flatten(self, inplace=False):
+        """Collapse every axis but the first; ``inplace`` returns a view instead of a copy."""
+        if inplace:
+            return self.reshape((self._shape[0] if self._shape else 1, -1))
+        return op_function("Flatten")(self)
+
+    def expand_dims(self, axis, inplace=False):
+        """A new axis of size 1 at ``axis``; ``inplace`` returns a view instead of a copy."""
+        if inplace:
+            nd = len(self._shape) + 1
+            if not -nd <= axis < nd:
+                raise MXNetError(f"expand_dims: axis {axis} is out of range for an array of "
+                                 f"{nd - 1} dimensions")
+            axis %= nd
+            return self.reshape(self._shape[:axis] + (1,) + self._shape[axis:])
+        return op_function("expand_dims")(self, axis=axis)
+
+    def squeeze(self, axis=None, inplace=False):
+        """Drop axes of size 1 (all, or those in ``axis``); ``inplace`` returns a view."""
+        if not inplace:
+            return op_function("squeeze")(self, axis=axis)
+        nd = len(self._shape)
+        drop = range(nd) if axis is None else [
+            a % nd for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+        for a in drop:
+            if axis is not None and self._shape[a] != 1:
+                raise ShapeError(f"squeeze: axis {a} has size {self._shape[a]}, not 1")
+        return self.reshape(tuple(s for i, s in enumerate(self._shape)
+                                  if not (i in drop and s == 1)) or (1,))
 
     def transpose(self, *axes, **kwargs):
         """``a.transpose(1, 0)``, ``a.transpose((1, 0))`` or ``a.transpose(axes=(1, 0))``."""

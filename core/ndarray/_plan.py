@@ -86,15 +86,16 @@ def _settle_outputs(p, inputs):
 def _settle_kernel(p):
     """The device kernel, its resources and the OpContext slots."""
     op, ctx = p.op, p.ctx
-    p.fcompute = op.get_attr(f"FCompute<{ctx.device_type}>")
+    dev = _device.get(ctx.device_type)
+    kernels = getattr(dev, "kernels", ctx.device_type)     # host memory devices: "cpu"
+    p.fcompute = op.get_attr(f"FCompute<{kernels}>")
     if p.fcompute is None:
         have = sorted(k[9:-1] for k in op.attrs if k.startswith("FCompute<"))
-        raise MXNetError(f"Operator {p.name!r} has no FCompute<{ctx.device_type}> kernel for "
+        raise MXNetError(f"Operator {p.name!r} has no FCompute<{kernels}> kernel for "
                          f"{ctx}; kernels exist for: {', '.join(have) or 'no device'}")
     rr = op.get_attr("FResourceRequest")
     p.requested = [_resource.request(ctx, r) for r in rr(p.params)] if rr is not None else []
     p.res_vars = [r.var for r in p.requested]
-    dev = _device.get(ctx.device_type)
     p.xp, p.view = dev.xp, dev.view
     p.octx = [None, None]            # OpContext by is_train, made on first run
     p.saves = None                   # what recording keeps (autograd), found on first use

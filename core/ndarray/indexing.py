@@ -57,6 +57,8 @@ def getitem(self, key):
 def setitem(self, key, value):
     if _state.recording:
         _tape.check_assignable([self])
+        if key is not None and key is not Ellipsis and getattr(value, "_ag", None) is not None:
+            raise MXNetError(_tape.INPLACE)   # x[key] = y would lose y's history
     if isinstance(value, _ARRAY):
         if value._ctx != self._ctx:
             value = value.as_in_context(self._ctx)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ._gen import _Null
 from ._imperative import op_function
-from .ndarray import NDArray
+from ._array import NDArray
 
 __all__ = ["uniform", "normal", "randn", "randint", "poisson", "exponential", "gamma",
            "negative_binomial", "generalized_negative_binomial", "multinomial", "shuffle",

@@ -34,9 +34,10 @@ import tempfile
 import numpy as np
 
 from ..base import MXNetError, ParamError
+from ..util import is_np_shape
 
-__all__ = ["NDArrayFormatError", "dumps", "loads", "save_arrays", "load_arrays",
-           "save", "load", "load_frombuffer"]
+__all__ = ["NDArrayFormatError", "dumps", "loads", "dumps_record", "loads_record",
+           "save_arrays", "load_arrays", "save", "load", "load_frombuffer"]
 
 LIST_MAGIC = 0x112
 V1_MAGIC = 0xF993FAC8
@@ -139,6 +140,7 @@ def _read_record(r: _Reader, i: int):
     start = r.pos
     magic = r.scalar("<I", f"{where} magic")
     if magic in (V2_MAGIC, V3_MAGIC):
+        _check_semantics(r, where, magic == V3_MAGIC)
         stype = r.scalar("<i", f"{where} storage type")
         if stype not in _NUM_AUX:
             raise r.fail(f"{where} storage type is {stype}, expected 0 (default), "
@@ -171,6 +173,14 @@ def _read_record(r: _Reader, i: int):
         return None  # legacy "none" array: nothing follows the shape
     r.context(f"{where} context")
     return r.data(r.type_flag(f"{where} type flag"), shape, f"{where} data")
+
+
+def _check_semantics(r: _Reader, where: str, np_shape: bool) -> None:
+    """A record loads only in the shape semantics it was saved in (MXNet's rule)."""
+    if np_shape != is_np_shape():
+        saved, now = ("NumPy", "legacy") if np_shape else ("legacy", "NumPy")
+        raise r.fail(f"{where} was saved in {saved} shape semantics but is loaded in {now} "
+                     f"shape semantics; load it inside `with mx.np_shape({np_shape}):`")
 
 
 def _densify(r: _Reader, where: str, stype: int, shape: tuple, values, aux) -> np.ndarray:
@@ -260,23 +270,43 @@ def _items(data, op: str, kind):
     return names, values
 
 
+def _record(arr, context, op: str, label) -> bytes:
+    """One array record: V3 in NumPy shape semantics, else V2, as MXNet writes them."""
+    flag = DTYPE_TO_FLAG.get(arr.dtype.newbyteorder("="))
+    if flag is None:
+        raise ParamError(f"{op}: array {label!r} has dtype {arr.dtype}, which MXNet's NDArray "
+                         f"format cannot hold; expected one of "
+                         f"{', '.join(d.name for d in FLAG_TO_DTYPE.values())}")
+    magic = V3_MAGIC if is_np_shape() else V2_MAGIC
+    head = struct.pack(f"<Iii{arr.ndim}qiii", magic, 0, arr.ndim, *arr.shape, *context, flag)
+    return head + np.ascontiguousarray(arr, dtype=FLAG_TO_DTYPE[flag]).tobytes()
+
+
 def _encode(names, values, contexts, op: str) -> bytes:
     parts = [struct.pack("<QQQ", LIST_MAGIC, 0, len(values))]
-    for i, (arr, (dev_type, dev_id)) in enumerate(zip(values, contexts)):
-        flag = DTYPE_TO_FLAG.get(arr.dtype.newbyteorder("="))
-        if flag is None:
-            raise ParamError(f"{op}: array {names[i] if names else i!r} has dtype {arr.dtype}, which "
-                             f"MXNet's NDArray format cannot hold; expected one of "
-                             f"{', '.join(d.name for d in FLAG_TO_DTYPE.values())}")
-        parts.append(struct.pack(f"<Iii{arr.ndim}qiii", V2_MAGIC, 0, arr.ndim, *arr.shape,
-                                 dev_type, dev_id, flag))
-        parts.append(np.ascontiguousarray(arr, dtype=FLAG_TO_DTYPE[flag]).tobytes())
+    for i, (arr, context) in enumerate(zip(values, contexts)):
+        parts.append(_record(arr, context, op, names[i] if names else i))
     parts.append(struct.pack("<Q", len(names) if names else 0))
     for name in names or ():
         raw = name.encode("utf-8")
         parts.append(struct.pack("<Q", len(raw)))
         parts.append(raw)
     return b"".join(parts)
+
+
+def dumps_record(arr: np.ndarray, context=(1, 0)) -> bytes:
+    """One array as a bare record (``context``: MXNet's device type id and device id), what
+    MXNet's ``NDArray.__getstate__`` holds."""
+    return _record(arr, context, "dumps_record", 0)
+
+
+def loads_record(buf, source: str = "<buffer>"):
+    """The array of a bare record (:func:`dumps_record`); None for a "none" array."""
+    r = _Reader(buf, source)
+    arr = _read_record(r, 0)
+    if r.pos != len(r.buf):
+        raise r.fail(f"{len(r.buf) - r.pos} bytes follow the array record")
+    return arr
 
 
 def dumps(data) -> bytes:
@@ -334,7 +364,7 @@ def save_arrays(fname, data) -> None:
 # ---------------------------------------------------------------------------- NDArray API
 
 def _ndarray_class():
-    from .ndarray import NDArray
+    from ._array import NDArray
     return NDArray
 
 
