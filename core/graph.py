@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["Node", "NodeEntry", "entry", "make_node", "variable", "outputs_of"]
+__all__ = ["Node", "NodeEntry", "IndexedGraph", "entry", "make_node", "variable", "outputs_of"]
 
 
 class NodeEntry(NamedTuple):
@@ -94,3 +94,75 @@ def variable(name, attrs=None) -> Node:
 
 def outputs_of(node: Node) -> list[NodeEntry]:
     return [NodeEntry(node, i, 0) for i in range(node.num_outputs())]
+
+
+class IndexedGraph:
+    """The nodes some output entries depend on, numbered (NNVM's ``IndexedGraph``).
+
+    ``nodes`` are in NNVM's post-order DFS: from each output in turn, a node's inputs in
+    order, then its control dependencies, each node after everything it reads; this order
+    gives MXNet's argument order and JSON node order. Every node output has an entry id:
+    ``entry_id(node_id, index)``. ``input_ids`` are the variable nodes in that order;
+    ``mutable_ids`` those an op mutates (``FMutateInputs``: auxiliary states).
+    """
+
+    def __init__(self, outputs):
+        self.nodes: list[Node] = []
+        self._ids: dict = {}
+        for head in outputs:
+            self._visit(head.node)
+        self.entry_start = []
+        n = 0
+        for node in self.nodes:
+            self.entry_start.append(n)
+            n += node.num_outputs()
+        self.num_entries = n
+        self.outputs = [self.entry_id(self._ids[e.node], e.index) for e in outputs]
+        self.input_ids = [i for i, node in enumerate(self.nodes) if node.op is None]
+        self.mutable_ids = set()
+        for node in self.nodes:
+            if node.op is not None:
+                for k in node.op.mutate_inputs(node.params):
+                    src = node.inputs[k].node
+                    if src.op is None:
+                        self.mutable_ids.add(self._ids[src])
+
+    def _visit(self, root):
+        if root in self._ids:
+            return
+        stack = [(root, 0)]
+        self._ids[root] = None                # seen, not numbered yet
+        while stack:
+            node, k = stack[-1]
+            reads = node.inputs
+            deps = node._control_deps or ()
+            if k == len(reads) + len(deps):
+                stack.pop()
+                self._ids[node] = len(self.nodes)
+                self.nodes.append(node)
+                continue
+            stack[-1] = (node, k + 1)
+            nxt = reads[k].node if k < len(reads) else deps[k - len(reads)]
+            if nxt not in self._ids:
+                self._ids[nxt] = None
+                stack.append((nxt, 0))
+
+    def node_id(self, node) -> int:
+        return self._ids[node]
+
+    def entry_id(self, node_id: int, index: int = 0) -> int:
+        return self.entry_start[node_id] + index
+
+    def input_entries(self, node_id: int) -> list[int]:
+        """Entry ids of node ``node_id``'s inputs."""
+        return [self.entry_id(self._ids[e.node], e.index) for e in self.nodes[node_id].inputs]
+
+    @property
+    def arg_ids(self) -> list[int]:
+        """Variables that are arguments (MXNet's ``list_arguments`` order)."""
+        return [i for i in self.input_ids if i not in self.mutable_ids]
+
+    @property
+    def aux_ids(self) -> list[int]:
+        """Variables that are auxiliary states (``list_auxiliary_states`` order)."""
+        return [i for i in self.input_ids if i in self.mutable_ids]

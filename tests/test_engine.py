@@ -220,7 +220,7 @@ def run_program(e, nvars, spec, deletes):
 def test_random_programs_follow_push_order(make):
     e = make()
     try:
-        @settings(max_examples=1500 if make in FAST.values() else 800, deadline=None,
+        @settings(max_examples=1000 if make in FAST.values() else 400, deadline=None,
                   database=None, suppress_health_check=list(HealthCheck))
         @given(program_st)
         def check(program):
@@ -238,7 +238,7 @@ def test_random_programs_from_several_threads_at_once(make):
     nothing hangs."""
     e = make()
     try:
-        @settings(max_examples=200 if make in FAST.values() else 100, deadline=None, database=None,
+        @settings(max_examples=150 if make in FAST.values() else 80, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
         @given(st.lists(program_st, min_size=3, max_size=3))
         def check(programs):
@@ -678,7 +678,7 @@ def test_blocking_wait_inside_a_function_is_an_error_not_a_deadlock(eng):
 # ---------------------------------------------------------------------------
 
 @pytest.mark.timeout(240)
-@_engines(THREADED)
+@_engines({**FAST, "ThreadedEnginePerDevice-plain": THREADED["ThreadedEnginePerDevice-plain"]})
 def test_100k_ops_do_not_deadlock(make):
     e = make()
     try:

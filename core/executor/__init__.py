@@ -1,0 +1,3 @@
+"""The graph executor (DESIGN.md §7): passes over a Symbol's graph (shape and type
+inference, gradient, memory plan) and the ``Executor`` that runs it as pre-built engine
+operators."""
