@@ -8,6 +8,7 @@ version)``. Gradient rules (``FGradient``) build new nodes with
 
 from __future__ import annotations
 
+import bisect
 from typing import NamedTuple
 
 __all__ = ["Node", "NodeEntry", "IndexedGraph", "entry", "make_node", "variable", "outputs_of"]
@@ -150,8 +151,15 @@ class IndexedGraph:
     def node_id(self, node) -> int:
         return self._ids[node]
 
+    def __contains__(self, node) -> bool:
+        return node in self._ids
+
     def entry_id(self, node_id: int, index: int = 0) -> int:
         return self.entry_start[node_id] + index
+
+    def entry_node(self, eid: int) -> int:
+        """The id of the node whose output entry ``eid`` is."""
+        return bisect.bisect_right(self.entry_start, eid) - 1
 
     def input_entries(self, node_id: int) -> list[int]:
         """Entry ids of node ``node_id``'s inputs."""

@@ -7,9 +7,10 @@ from enum import IntEnum
 
 import numpy as np
 
-from .base import ParamError
+from .base import MXNetError, ParamError
 
-__all__ = ["OpReqType", "OpContext", "assign", "as_req", "call_compute"]
+__all__ = ["OpReqType", "OpContext", "assign", "as_req", "call_compute", "BoundState",
+           "kernel_of", "is_async"]
 
 try:  # numpy 2 keeps its error state in a context variable: setting it costs 0.2 us, errstate 1 us
     from numpy._core.umath import _extobj_contextvar as _FP_STATE, _make_extobj
@@ -43,17 +44,21 @@ def as_req(value) -> OpReqType:
 
 
 class OpContext:
-    """Runtime information handed to ``FCompute``: train mode, run context, resources, ``xp``."""
+    """Runtime information handed to ``FCompute``: train mode, run context, resources, ``xp``;
+    for an async op (``FExecType`` "async"), ``async_on_complete(exc=None)``, which it must
+    call once when its outputs are written (from any thread)."""
 
-    __slots__ = ("is_train", "run_ctx", "requested", "xp")
+    __slots__ = ("is_train", "run_ctx", "requested", "xp", "async_on_complete")
 
-    def __init__(self, is_train=False, run_ctx=None, requested=(), xp=None):
+    def __init__(self, is_train=False, run_ctx=None, requested=(), xp=None,
+                 async_on_complete=None):
         if xp is None:
             import numpy as xp
         self.is_train = is_train
         self.run_ctx = run_ctx
         self.requested = list(requested)
         self.xp = xp
+        self.async_on_complete = async_on_complete
 
     @property
     def ctx(self):
@@ -90,3 +95,37 @@ def call_compute(fcompute, ctx, inputs, req, outputs, params) -> None:
         fcompute(ctx, inputs, req, outputs, params)
     finally:
         _FP_STATE.reset(token)
+
+
+class BoundState:
+    """A stateful kernel (``FStatefulCompute<dev>``: ``fn(state, ctx, inputs, req,
+    outputs)``) with its state, called like an ``FCompute`` (``params`` unused): the state
+    an op's ``FCreateOpState`` made for one application, shared by its backward."""
+
+    __slots__ = ("fn", "state")
+
+    def __init__(self, fn, state):
+        self.fn, self.state = fn, state
+
+    def __call__(self, ctx, inputs, req, outputs, params):
+        self.fn(self.state, ctx, inputs, req, outputs)
+
+
+def kernel_of(op, kind, where=""):
+    """``(FCompute, FStatefulCompute, FCreateOpState)`` of ``op`` for device kind ``kind``
+    (one of the first two is set); a stateful op's forward has ``FCreateOpState``, its
+    backward shares the forward's state. ``where`` names the caller in the error."""
+    fcompute = op.get_attr(f"FCompute<{kind}>")
+    stateful = op.get_attr(f"FStatefulCompute<{kind}>")
+    if fcompute is None and stateful is None:
+        have = sorted({k.split("<")[1][:-1] for k in op.attrs if "Compute<" in k})
+        raise MXNetError(f"Operator {op.name!r}{where} has no FCompute<{kind}> kernel; "
+                         f"kernels exist for: {', '.join(have) or 'no device'}")
+    return fcompute, stateful, op.get_attr("FCreateOpState") if stateful is not None else None
+
+
+def is_async(op, params) -> bool:
+    """Whether ``op`` completes through ``OpContext.async_on_complete`` (``FExecType``
+    returns "async"), not when its compute function returns."""
+    et = op.get_attr("FExecType")
+    return et is not None and et(params) == "async"

@@ -37,17 +37,19 @@ atexit.register(_exiting.append, True)   # runs before the engine's exit hook (L
 
 class Handle:
     """A block of device memory: ``raw`` buffer, requested ``nbytes``, pooled ``capacity``;
-    ``var``, the engine var guarding it, when an NDArray uses it (its chunk)."""
+    ``var``, the engine var guarding it, when an NDArray uses it (its chunk); ``base``, for
+    memory borrowed from another handle (an executor's arena), that handle."""
 
-    __slots__ = ("raw", "nbytes", "capacity", "ctx", "pool", "var", "__weakref__")
+    __slots__ = ("raw", "nbytes", "capacity", "ctx", "pool", "var", "base", "__weakref__")
 
-    def __init__(self, raw, nbytes, capacity, ctx, pool, var=None):
+    def __init__(self, raw, nbytes, capacity, ctx, pool, var=None, base=None):
         self.raw = raw
         self.nbytes = nbytes
         self.capacity = capacity
         self.ctx = ctx
         self.pool = pool          # None once freed, or for borrowed memory
         self.var = var
+        self.base = base          # borrowed memory: the handle owning it, kept alive
 
     def __del__(self):
         pool = self.pool

@@ -56,9 +56,12 @@ class Engine:
         return Var(name)
 
     def new_operator(self, fn, const_vars=(), mutate_vars=(), prop=FnProperty.NORMAL,
-                     name=None, cheap=False) -> OprHandle:
-        """Pre-build an async operator ``fn(run_ctx, on_complete)`` for repeated ``push``."""
-        return OprHandle(fn, True, const_vars, mutate_vars, prop, name, cheap=cheap)
+                     name=None, cheap=False, is_async=True, leaf=False) -> OprHandle:
+        """Pre-build an operator for repeated ``push``: async ``fn(run_ctx, on_complete)``,
+        or with ``is_async=False`` sync ``fn(run_ctx)``. ``cheap`` and ``leaf`` (``fn``
+        pushes and waits for nothing) let the engine run it at once on the pushing thread."""
+        return OprHandle(fn, is_async, const_vars, mutate_vars, prop, name, cheap=cheap,
+                         leaf=leaf)
 
     def delete_operator(self, opr: OprHandle) -> None:
         opr.deleted = True

@@ -72,26 +72,29 @@ class FastPaths:
     # -- 1, 2: inline runs --------------------------------------------------------------
     def _push_lists(self, fn, ctx, const, mutate, name, cheap, prop=_NORMAL, priority=0,
                     fresh=False, leaf=False):
-        if self.fast_paths and cheap and not self._stopped:
-            me = get_ident()
-            if leaf and self._solo == me and not self._pending and not _tls.in_worker:
-                # Solo: nothing pending and no other thread, so no var bookkeeping and no
-                # lock (the imperative hot path; -15% per op against _run_here on the MLP
-                # step of bench/ndarray.py; written here, not in a method: a frame is 6%
-                # of a tiny op)
-                self._solo_running = True           # first, then check again (see _enter)
-                try:
-                    if self._solo == me and not self._pending:
-                        self._run_guarded(fn, self._run_ctx(ctx),
-                                          const, mutate, name)
-                        return
-                finally:
-                    self._solo_running = False
-                    if self._solo_done is not None:
-                        self._solo_done.set()
-            if self._run_here(fn, ctx, const, mutate, name, fresh):
-                return
+        if (self.fast_paths and cheap and not self._stopped
+                and self._run_inline(fn, ctx, const, mutate, name, fresh, leaf)):
+            return
         super()._push_lists(fn, ctx, const, mutate, name, cheap, prop, priority, fresh, leaf)
+
+    def _run_inline(self, fn, ctx, const, mutate, name, fresh, leaf) -> bool:
+        """Run a cheap sync function on this thread now if its vars are free; whether it
+        ran."""
+        me = get_ident()
+        if leaf and self._solo == me and not self._pending and not _tls.in_worker:
+            # Solo: nothing pending and no other thread, so no var bookkeeping and no lock
+            # (the imperative hot path; -15% per op against _run_here on the MLP step of
+            # bench/ndarray.py)
+            self._solo_running = True           # first, then check again (see _enter)
+            try:
+                if self._solo == me and not self._pending:
+                    self._run_guarded(fn, self._run_ctx(ctx), const, mutate, name)
+                    return True
+            finally:
+                self._solo_running = False
+                if self._solo_done is not None:
+                    self._solo_done.set()
+        return self._run_here(fn, ctx, const, mutate, name, fresh)
 
     def _run_here(self, fn, ctx, const, mutate, name, fresh) -> bool:
         """Run a cheap function on this thread now if its vars are free; whether it ran."""
@@ -132,6 +135,9 @@ class FastPaths:
     def push(self, opr, ctx, priority=0):
         if not self.fast_paths or opr.deleted or self._stopped:
             return super().push(opr, ctx, priority)
+        if opr.leaf and opr.cheap and not opr.is_async and self._run_inline(
+                opr.fn, ctx, opr.const_vars, opr.mutate_vars, opr.name, False, True):
+            return                      # a pre-built kernel (the executor's), as _push_lists
         me = get_ident()
         if opr.prop != _DELETE:
             self._enter(me)

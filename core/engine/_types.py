@@ -65,10 +65,10 @@ class OprHandle:
     """A pre-built operator: function and dependency lists, pushed many times."""
 
     __slots__ = ("fn", "is_async", "const_vars", "mutate_vars", "prop", "name",
-                 "skip_on_error", "cheap", "deleted")
+                 "skip_on_error", "cheap", "leaf", "deleted")
 
     def __init__(self, fn, is_async, const_vars, mutate_vars, prop, name,
-                 skip_on_error=True, cheap=False, _lists=None):
+                 skip_on_error=True, cheap=False, _lists=None, leaf=False):
         const, mutate = _lists or var_lists(const_vars, mutate_vars)
         self.fn = fn
         self.is_async = is_async
@@ -77,7 +77,8 @@ class OprHandle:
         self.prop = prop if type(prop) is FnProperty else FnProperty(prop)
         self.name = name or getattr(fn, "__name__", "<fn>")
         self.skip_on_error = skip_on_error
-        self.cheap = cheap
+        self.cheap = cheap        # may run at once on the pushing thread (a fast path)
+        self.leaf = leaf          # pushes and waits for nothing (a kernel)
         self.deleted = False
 
     def __repr__(self):
