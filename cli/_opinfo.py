@@ -8,9 +8,8 @@ import typing
 
 __all__ = ["FRONTENDS", "default_params", "summary", "details", "field_info", "devices_of"]
 
-# The ``mx.<frontend>`` namespaces whose call form ``ops show`` prints: only frontends that
-# exist (add "sym" when Symbol lands).
-FRONTENDS = ("nd",)
+# The ``mx.<frontend>`` namespaces whose call form ``ops show`` prints.
+FRONTENDS = ("nd", "sym")
 
 _COMPUTE = "FCompute<"
 

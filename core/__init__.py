@@ -8,8 +8,11 @@ __version__ = "0.1.0"
 
 from . import base, context, engine, device, storage, resource, random
 from . import graph, registry, params, opctx, hookspecs, plugins
-from . import autograd, ndarray, operator, runtime, util
+from . import autograd, model, ndarray, operator, runtime, util
 from . import ndarray as nd
+from . import symbol, name, attribute, visualization
+from . import symbol as sym, visualization as viz
+from .attribute import AttrScope
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .util import is_np_shape, np_shape, set_np_shape, use_np, use_np_shape

@@ -302,16 +302,17 @@ def test_ops_show_resolves_alias_and_reports_everything(only_clitest):
     assert attrs["FCompute<cpu>"] == {"key": "FCompute<cpu>", "plevel": 10, "provider": "clitest"}
     assert d["gradient"] is True and d["devices"] == ["cpu"]
     assert d["inplace"] == [[0, 0]] and d["resources"] == []
-    assert list(d["signature"]) == ["nd"]  # mx.sym does not exist yet: no call form claims it
+    assert list(d["signature"]) == ["nd", "sym"]
     assert d["signature"]["nd"].startswith("mx.nd.clitest_scale(data")
     assert "factor=" in d["signature"]["nd"]
+    assert d["signature"]["sym"].startswith("mx.sym.clitest_scale(data=None, factor=")
+    assert d["signature"]["sym"].endswith("name=None, attr=None, out=None)")
 
     text = run("ops", "show", "clitest_mul", env=only_clitest).stdout
     for needle in ("clitest_scale (alias 'clitest_mul')  from plugin clitest", "Parameters",
                    "Attributes", "gradient:   yes", "in-place:   input 0 -> output 0",
-                   ">= -10, <= 10", "mx.nd.clitest_scale("):
+                   ">= -10, <= 10", "mx.nd.clitest_scale(", "mx.sym.clitest_scale("):
         assert needle in text
-    assert "mx.sym" not in text
 
 
 def test_ops_show_variadic_op(only_clitest):

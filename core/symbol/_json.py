@@ -1,0 +1,266 @@
+"""MXNet's symbol JSON (``-symbol.json``): writing it as MXNet 1.9 does, reading it from
+any MXNet 1.x (and the 0.8 format before it).
+
+Layout: ``nodes`` in graph order, each ``{"op", "name", "attrs", "inputs"[, "control_deps"]}``
+(``op`` is ``"null"`` for a variable; ``attrs`` holds an op's parameters as MXNet strings,
+only those set, and every other attribute, sorted; ``inputs`` are ``[node, output,
+version]``), ``arg_nodes`` (the variables), ``node_row_ptr`` (where each node's outputs
+start), ``heads`` (the outputs) and ``attrs`` (``mxnet_version``; ``is_np_shape`` under
+``np_shape``). The text is laid out byte for byte as dmlc's JSON writer does.
+
+Reading upgrades older files as MXNet does (``legacy_json_util.cc``): nodes may carry
+``param`` and ``attr`` instead of ``attrs``; before 1.9.1, hidden keys (``lr_mult``,
+``ctx_group`` ...) become ``__lr_mult__`` ... (``weight_lr_mult`` on an op moves to its
+``weight`` variable); before 0.9.0 the auxiliary-state inputs were not stored and get
+variables; before 0.9.4 ops' ``FSetInputVarAttrOnCompose`` rules run on their variables;
+before 0.9.5 ``argmax``/``argmin`` with ``axis=-1`` meant no axis. A file written without
+``np_shape`` and read under it has its variables' ``__shape__`` converted (a 0 dimension is
+unknown there, -1 here).
+"""
+
+from __future__ import annotations
+
+import json
+
+from .. import registry as _registry
+from ..base import MXNetError, OpNotFound
+from ..graph import IndexedGraph, Node, NodeEntry
+from ..util import is_np_shape
+from . import _create
+
+__all__ = ["dumps", "loads", "without_amp_casts", "MXNET_VERSION"]
+
+MXNET_VERSION = 10901
+"""The version mxnext writes and reads as current: MXNet 1.9.1's JSON."""
+
+_ESCAPES = str.maketrans({"\r": "\\r", "\n": "\\n", "\\": "\\\\", "\t": "\\t", '"': '\\"'})
+_AMP_CASTS = ("amp_cast", "amp_multicast")
+
+
+# -- writing -----------------------------------------------------------------------------
+def dumps(outputs) -> str:
+    g = IndexedGraph(outputs)
+    nodes, row_ptr = [], [0]
+    for node in g.nodes:
+        fields = [("op", _str("null" if node.op is None else node.op.name)),
+                  ("name", _str(node.name))]
+        d = _create.node_dict(node)
+        if d:
+            fields.append(("attrs", _map({k: _str(v) for k, v in sorted(d.items())}, 3)))
+        fields.append(("inputs", _array([_entry(g, e) for e in node.inputs], 3)))
+        if node._control_deps:
+            fields.append(("control_deps",
+                           _array([str(g.node_id(c)) for c in node._control_deps], 3)))
+        nodes.append(_object(fields, 2))
+        row_ptr.append(row_ptr[-1] + node.num_outputs())
+    attrs = {"mxnet_version": f'["int", {MXNET_VERSION}]'}
+    if is_np_shape():
+        attrs["is_np_shape"] = '["int", 1]'
+    return _object([
+        ("nodes", _array(nodes, 1, multi=True)),
+        ("arg_nodes", _array([str(i) for i in g.input_ids], 1)),
+        ("node_row_ptr", _array([str(n) for n in row_ptr], 1)),
+        ("heads", _array([_entry(g, e) for e in outputs], 1)),
+        ("attrs", _map(dict(sorted(attrs.items())), 1)),
+    ], 0)
+
+
+def _entry(g, e) -> str:
+    return f"[{g.node_id(e.node)}, {e.index}, {e.version}]"
+
+
+def _str(s) -> str:
+    return f'"{str(s).translate(_ESCAPES)}"'
+
+
+def _object(fields, depth, multi=True) -> str:
+    items = [f'"{k}": {v}' for k, v in fields]
+    if not multi:
+        return "{" + ", ".join(items) + "}"
+    inner = "  " * (depth + 1)
+    return "{\n" + ", \n".join(inner + i for i in items) + "\n" + "  " * depth + "}"
+
+
+def _map(d, depth) -> str:
+    """A string map: on one line unless it has more than one key (dmlc's rule)."""
+    return _object(list(d.items()), depth, multi=len(d) > 1)
+
+
+def _array(items, depth, multi=None) -> str:
+    """An array: on one line unless it has more than 10 items or holds objects."""
+    if not (multi or len(items) > 10):
+        return "[" + ", ".join(items) + "]"
+    inner = "  " * (depth + 1)
+    return "[\n" + ", \n".join(inner + i for i in items) + "\n" + "  " * depth + "]"
+
+
+def without_amp_casts(outputs):
+    """``outputs`` over a copy of the graph in which ``amp_cast`` / ``amp_multicast`` nodes
+    are bypassed (each output reads the matching input); ``outputs`` itself when the graph
+    has none."""
+    nodes = IndexedGraph(outputs).nodes
+    if not any(n.op is not None and n.op.name in _AMP_CASTS for n in nodes):
+        return outputs
+    new = {}
+
+    def source(e):
+        node = e.node
+        if node.op is not None and node.op.name in _AMP_CASTS:
+            return source(node.inputs[e.index])
+        return NodeEntry(new[id(node)], e.index, e.version)
+    for node in nodes:
+        if node.op is None or node.op.name not in _AMP_CASTS:
+            new[id(node)] = _create.clone(node, [source(e) for e in node.inputs])
+    return [source(e) for e in outputs]
+
+
+# -- reading -----------------------------------------------------------------------------
+def loads(text: str) -> list:
+    """The output entries of the graph in MXNet JSON ``text``."""
+    try:
+        doc = json.loads(text)
+        raw_nodes, heads = doc["nodes"], doc["heads"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise MXNetError(f"not MXNet symbol JSON: {exc}") from None
+    graph_attrs = doc.get("attrs", {})
+    version = _version(graph_attrs)
+    np_shapes = is_np_shape() and graph_attrs.get("is_np_shape", [None, 0])[1] != 1
+    nodes = [_new_node(raw) for raw in raw_nodes]
+    for node, raw in zip(nodes, raw_nodes):
+        node.inputs = [_read_entry(nodes, e, node.name) for e in raw.get("inputs", [])]
+        node.control_deps.extend(nodes[_index(nodes, i, node.name)]
+                                 for i in raw.get("control_deps", []))
+        if raw.get("subgraphs"):
+            raise MXNetError(f"symbol JSON: node {node.name!r} ({raw['op']}) has subgraphs, "
+                             f"which mxnext does not support")
+    for i in doc.get("arg_nodes", []):
+        if nodes[_index(nodes, i, "arg_nodes")].op is not None:
+            raise MXNetError(f"symbol JSON: arg_nodes lists node {i} "
+                             f"({nodes[i].name!r}), which is not a variable")
+    for node in nodes:          # file order: an op after its inputs, as MXNet writes them
+        _finish(node, version)
+        if np_shapes and node.op is None and node._attrs and "__shape__" in node._attrs:
+            node._attrs["__shape__"] = _numpy_shape(node._attrs["__shape__"])
+    return [_read_entry(nodes, e, "heads") for e in heads]
+
+
+def _numpy_shape(text) -> str:
+    """A legacy ``__shape__`` read under ``np_shape``: () is unknown, a 0 dimension is -1."""
+    from ..executor._infer import parse_shape
+    shape = parse_shape(text)
+    if not shape:
+        return "None"
+    return "[" + ",".join(str(d if d else -1) for d in shape) + "]"
+
+
+def _version(attrs) -> int:
+    v = attrs.get("mxnet_version")
+    if isinstance(v, list) and len(v) == 2:
+        return int(v[1])
+    return 800                      # files before 0.9 carry no version: MXNet's 0.8.0
+
+
+def _new_node(raw) -> Node:
+    """A node with its op and raw string dict (``info`` holds it until ``_finish``)."""
+    d = {}
+    for key in ("param", "attr", "attrs"):      # MXNet's attrs and attr win over param
+        d.update(raw.get(key) or {})
+    op_name = raw.get("op", "null")
+    op = None
+    if op_name != "null":
+        try:
+            op = _registry.get(op_name)
+        except OpNotFound as exc:
+            raise OpNotFound(f"Failed loading node {raw.get('name', '')!r} of type "
+                             f"{op_name!r}: {exc}") from None
+    node = Node(op, None, (), raw.get("name", ""))
+    node.info = {str(k): str(v) for k, v in d.items()}
+    return node
+
+
+def _index(nodes, i, where) -> int:
+    if not isinstance(i, int) or not 0 <= i < len(nodes):
+        raise MXNetError(f"symbol JSON: {where} refers to node {i!r}, but there are "
+                         f"{len(nodes)} nodes")
+    return i
+
+
+def _read_entry(nodes, e, where) -> NodeEntry:
+    if not isinstance(e, list) or len(e) not in (2, 3):
+        raise MXNetError(f"symbol JSON: {where}: entry {e!r} is not [node, index, version]")
+    return NodeEntry(nodes[_index(nodes, e[0], where)], int(e[1]),
+                     int(e[2]) if len(e) == 3 else 0)
+
+
+def _finish(node, version) -> None:
+    """Upgrade ``node``'s raw dict from ``version`` and split it into parameters and
+    attributes (an op may move keys onto its input variables, done before it)."""
+    d = node.info
+    node.info = None
+    if version < MXNET_VERSION:
+        d = _move_hidden_keys(node, d)
+    if node.op is None:
+        node._attrs = d or None
+        return
+    if version < 905 and node.op.name in ("argmax", "argmin") and d.get("axis") == "-1":
+        del d["axis"]
+    params = {k: v for k, v in d.items() if not _create._is_dunder(k)}
+    try:
+        node.params = node.op.parse_params(params)
+    except MXNetError as exc:
+        raise type(exc)(f"symbol JSON: node {node.name!r}: {exc}") from None
+    _create.spell(node, params)
+    node._attrs = {k: v for k, v in d.items() if _create._is_dunder(k)} or None
+    if version < 900:
+        _add_missing_inputs(node, d)
+    if version < 904:
+        rule = node.op.get_attr("FSetInputVarAttrOnCompose")
+        if rule is not None:
+            for i, e in enumerate(node.inputs):
+                if e.node.op is None:
+                    rule(node.params, e.node, i)
+
+
+def _move_hidden_keys(node, d) -> dict:
+    """MXNet's ``UpgradeJSON_FixParsing``: ``lr_mult`` -> ``__lr_mult__``; on an op,
+    ``weight_lr_mult`` -> ``__lr_mult__`` of its ``weight`` input variable."""
+    out = {}
+    for key, value in d.items():
+        target, new_key = node, key
+        for k in _create.HIDDEN_KEYS:
+            pos = key.rfind(k)
+            if pos == 0 and len(k) == len(key):
+                new_key = f"__{k}__"
+                break
+            if pos > 1 and pos + len(k) == len(key) and node.op is not None:
+                names = node.op.list_input_names(node.op.parse_params(
+                    {n: v for n, v in d.items() if n in _fields(node.op)}))
+                arg = key[:pos - 1]
+                if arg in names and names.index(arg) < len(node.inputs) \
+                        and node.inputs[names.index(arg)].node.op is None:
+                    target, new_key = node.inputs[names.index(arg)].node, f"__{k}__"
+                break
+        if target is node:
+            out[new_key] = value
+        elif target.info is not None:
+            target.info[new_key] = value
+        else:
+            target.attrs[new_key] = value
+    return out
+
+
+def _fields(op):
+    return op.param_model.model_fields if op.param_model is not None else {}
+
+
+def _add_missing_inputs(node, d) -> None:
+    """MXNet 0.8 files left out auxiliary-state inputs: add variables for them, carrying the
+    op's attributes."""
+    n_req = node.op.num_inputs(node.params)
+    if len(node.inputs) >= n_req:
+        return
+    names = node.op.list_input_names(node.params)
+    for i in range(len(node.inputs), n_req):
+        var = Node(None, None, (), f"{node.name}_{names[i]}" if node.name else names[i],
+                   dict(d))
+        node.inputs.append(NodeEntry(var, 0, 0))    # version 0, as MXNet's upgrade leaves it
