@@ -1,5 +1,6 @@
-"""The builtin plugin: the ``cpu``, ``cpu_pinned``, ``cpu_shared`` and ``null`` devices,
-registered through the same hook as external device plugins."""
+"""The builtin plugin: the ``cpu``, ``cpu_pinned``, ``cpu_shared`` and ``null`` devices and
+the ``Custom`` op (Python operators, ``mx.operator``), registered through the same hooks as
+external plugins."""
 
 from .hookspecs import hookimpl
 
@@ -10,3 +11,9 @@ def mxnext_register_devices(registry):
     from .device.null import NullDevice
     for dev in (CpuDevice(), CpuPinnedDevice(), CpuSharedDevice(), NullDevice()):
         registry.register(dev)
+
+
+@hookimpl
+def mxnext_register_ops(registry):
+    from . import _custom
+    _custom.define(registry)

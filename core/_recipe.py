@@ -22,7 +22,9 @@ _WRITE, _NULL = OpReqType.WRITE_TO, OpReqType.NULL
 
 class Recipe:
     """What a gradient rule builds for one (op, params, wanted inputs): ``steps`` of
-    ``(op, params, input refs, req)`` in run order and one ``results`` ref per input
+    ``(op, params, input refs, req, mirror)`` in run order (``mirror``: for the backward op
+    of a stateful op, which runs with the node's state, the input of the node whose
+    gradient each of its outputs is; else None) and one ``results`` ref per input
     (None where not wanted). A ref indexes the node's backward values in the order: output
     gradients, saved inputs, saved outputs, then each step's outputs as they are made.
     Outputs nothing reads get ``OpReqType.NULL``. ``reads``: which inputs and outputs of the
@@ -98,7 +100,8 @@ def _compile(op, params, n_in, wanted):
         return start[r[0]] + r[1] if type(r) is tuple else r
     compiled = Recipe()
     compiled.steps = [(node.op, node.params, [at(r) for r in refs],
-                       [_WRITE if (k, i) in used else _NULL for i in range(node.num_outputs())])
+                       [_WRITE if (k, i) in used else _NULL for i in range(node.num_outputs())],
+                       _mirror(node, t, entries))
                       for k, (node, refs) in enumerate(steps)]
     compiled.results = [None if r is None else at(r) for r in results]
     compiled.params = params
@@ -106,3 +109,14 @@ def _compile(op, params, n_in, wanted):
     compiled.reads = (tuple(n_out + j in read for j in range(n_in)),
                       tuple(n_out + n_in + k in read for k in range(n_out)))
     return compiled
+
+
+def _mirror(node, t, entries):
+    """For a stateful op's backward ``node``: per output, the index of the input of ``t``
+    whose gradient it is (its shape and dtype are that input's)."""
+    if t not in (node._control_deps or ()) or node.op.get_attr("FCreateOpState") is not None:
+        return None
+    if node.op.get_attr("FInferShape") is not None or not t.op.get_attr("FCreateOpState"):
+        return None
+    of = {e.index: i for i, e in enumerate(entries) if e is not None and e.node is node}
+    return tuple(of.get(j) for j in range(node.num_outputs()))

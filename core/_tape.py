@@ -30,15 +30,17 @@ state = _State()
 class Info:
     """Saved values of a recorded node; for variables also the gradient buffer and req."""
 
-    __slots__ = ("outputs", "inputs", "specs", "grad", "grad_req", "fresh")
+    __slots__ = ("outputs", "inputs", "specs", "grad", "grad_req", "fresh", "state")
 
-    def __init__(self, outputs, inputs=None, specs=None, grad=None, grad_req="null"):
+    def __init__(self, outputs, inputs=None, specs=None, grad=None, grad_req="null",
+                 state=None):
         self.outputs = outputs      # saved outputs (None where not read); None once freed
         self.inputs = inputs        # saved inputs, the same way
         self.specs = specs          # (shape, dtype, ctx) of each output
         self.grad = grad
         self.grad_req = grad_req
         self.fresh = False          # a backward wrote ``grad`` since it was last consumed
+        self.state = state          # a stateful op's state, which its backward uses
 
 
 def mark_variables(variables, gradients, grad_reqs="write") -> None:
@@ -83,10 +85,10 @@ def check_assignable(arrays, inputs=()) -> None:
                         raise MXNetError(INPLACE)
 
 
-def record(op, params, inputs, outputs, saves=None) -> None:
+def record(op, params, inputs, outputs, saves=None, state=None) -> None:
     """Add an op application to the tape if any input has history. ``saves``: what
     ``_recipe.saves`` returns plus the outputs' (shape, dtype, ctx), when the caller has
-    them cached (the invoke path)."""
+    them cached (the invoke path); ``state``: a stateful op's state."""
     # Plain loops, no comprehensions: a comprehension is a frame on Python 3.11 and this runs
     # once per recorded op (bench/ndarray.py's MLP step records 37).
     entries = []
@@ -111,7 +113,7 @@ def record(op, params, inputs, outputs, saves=None) -> None:
     for o, s in zip(outputs, save_out):
         saved_out.append(o._alias() if s else None)
     node = Node._new(op, params, entries)
-    node.info = Info(saved_out, saved_in, specs)
+    node.info = Info(saved_out, saved_in, specs, state=state)
     for i, o in enumerate(outputs):
         o._ag = entry(node, i)
 

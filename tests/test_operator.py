@@ -1,5 +1,7 @@
 """mx.operator custom ops (CustomOp / CustomOpProp / register, mx.nd.Custom) and mx.util."""
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -39,6 +41,210 @@ def test_custom_forward_and_backward():
     np.testing.assert_allclose(y.asnumpy(), 3 * s, rtol=1e-6)
     y.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), 3 * s * (1 - s), rtol=1e-5)
+
+
+@mx.operator.register("test_sqr_aux")
+class SqrAuxProp(mx.operator.CustomOpProp):
+    """MXNet's test_custom_op 'sqr': an aux state written in forward and read in backward."""
+
+    def list_auxiliary_states(self):
+        return ["aux"]
+
+    def infer_shape(self, in_shape):
+        return in_shape, [in_shape[0]], [in_shape[0]]
+
+    def infer_type(self, in_type):
+        return in_type, [in_type[0]], [in_type[0]]
+
+    def create_operator(self, ctx, shapes, dtypes):
+        assert isinstance(ctx, mx.Context) and shapes == [[4, 10], [4, 10]] and dtypes == [0, 0]
+        return SqrAux()
+
+
+class SqrAux(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        aux[0][:] = 1
+        self.assign(out_data[0], req[0], in_data[0] * in_data[0])
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        assert (aux[0].asnumpy() == 1).all()
+        self.assign(in_grad[0], req[0], 2 * in_data[0] * out_grad[0])
+
+
+@mx.operator.register("test_mult_no_top_grad")
+class MultProp(mx.operator.CustomOpProp):
+    def __init__(self):
+        super().__init__(need_top_grad=False)
+
+    def list_arguments(self):
+        return ["lhs", "rhs"]
+
+    def infer_shape(self, in_shape):
+        return in_shape, [in_shape[0]], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return Mult()
+
+
+class Mult(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0] * in_data[1])
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        assert out_grad == [None]           # not declared: need_top_grad=False
+        self.assign(in_grad[0], req[0], in_data[1])
+        self.assign(in_grad[1], req[1], in_data[0])
+
+
+@pytest.mark.parametrize("engine", ["ThreadedEngine", "NaiveEngine"])
+def test_custom_aux_state_in_autograd_and_executor(engine):
+    xs = np.random.uniform(-1, 1, (4, 10)).astype(np.float32)
+    with mx.engine.use_engine(engine):
+        x, aux = mx.nd.array(xs), mx.nd.zeros((4, 10))
+        x.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Custom(x, aux, name="sqr", op_type="test_sqr_aux")
+        y.backward()
+        np.testing.assert_allclose(y.asnumpy(), xs * xs, rtol=1e-6)
+        np.testing.assert_allclose(x.grad.asnumpy(), 2 * xs, rtol=1e-6)
+        assert (aux.asnumpy() == 1).all()
+
+        sym = mx.sym.Custom(data=mx.sym.var("data"), aux=mx.sym.var("aux"), name="sqr",
+                            op_type="test_sqr_aux")
+        assert sym.list_arguments() == ["data"] and sym.list_auxiliary_states() == ["aux"]
+        sym = mx.sym.load_json(sym.tojson())
+        ex = sym.simple_bind(mx.cpu(), data=(4, 10))
+        ex.arg_dict["data"][:] = xs
+        ex.forward(is_train=True)
+        ex.backward(mx.nd.ones((4, 10)))
+        np.testing.assert_allclose(ex.outputs[0].asnumpy(), xs * xs, rtol=1e-6)
+        np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(), 2 * xs, rtol=1e-6)
+        assert (ex.aux_dict["aux"].asnumpy() == 1).all()
+
+
+def test_custom_without_top_grad_needs_no_head_gradient():
+    a, b = mx.nd.random.uniform(shape=(3, 5)), mx.nd.random.uniform(shape=(3, 5))
+    a.attach_grad()
+    b.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Custom(a, b, op_type="test_mult_no_top_grad")
+    y.backward()
+    np.testing.assert_allclose(a.grad.asnumpy(), b.asnumpy())
+    np.testing.assert_allclose(b.grad.asnumpy(), a.asnumpy())
+    sym = mx.sym.Custom(mx.sym.var("l"), mx.sym.var("r"), op_type="test_mult_no_top_grad")
+    ex = sym.bind(mx.cpu(), {"l": a, "r": b}, args_grad={"l": mx.nd.zeros((3, 5)),
+                                                        "r": mx.nd.zeros((3, 5))})
+    ex.forward(is_train=True)
+    ex.backward()                           # a loss-like op: no head gradient needed
+    np.testing.assert_allclose(ex.grad_dict["l"].asnumpy(), b.asnumpy())
+
+
+@mx.operator.register("test_gated")
+class GatedProp(mx.operator.CustomOpProp):
+    def __init__(self, gate):
+        super().__init__()
+        self.gate = GATES[gate]
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return Gated(self.gate)
+
+
+GATES = {}
+
+
+class Gated(mx.operator.CustomOp):
+    def __init__(self, gate):
+        self.gate = gate
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.gate["thread"] = threading.current_thread()
+        self.gate["was_opened"] = self.gate["opened"].wait(30)   # False if run synchronously
+        self.assign(out_data[0], req[0], in_data[0] + 1)
+
+
+def test_custom_forward_runs_through_the_engine_on_its_own_thread():
+    """mx.nd.Custom returns before forward ran: forward waits for this thread to open its
+    gate, which happens only after the call returned."""
+    GATES["g"] = gate = {"opened": threading.Event()}
+    y = mx.nd.Custom(mx.nd.zeros(3), op_type="test_gated", gate="g")
+    gate["opened"].set()
+    np.testing.assert_allclose(y.asnumpy(), np.ones(3))
+    assert gate["was_opened"] and gate["thread"] is not threading.current_thread()
+
+
+def _dot_op(name, forward):
+    class Dot(mx.operator.CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            forward(in_data, out_data)
+
+    @mx.operator.register(name)
+    class DotProp(mx.operator.CustomOpProp):
+        def list_arguments(self):
+            return ["a", "b"]
+
+        def infer_shape(self, in_shape):
+            return in_shape, [(in_shape[0][0], in_shape[1][1])]
+
+        def create_operator(self, ctx, shapes, dtypes):
+            return Dot()
+
+
+def _fails(in_data, out_data):
+    raise ValueError("broken forward")
+
+
+def _pushes_failing_work(in_data, out_data):
+    # an op whose kernel fails when it runs (a Custom whose forward raises), not waited on
+    out_data[0][:] = mx.nd.Custom(in_data[0], in_data[1], op_type="test_dot_fails")
+
+
+def _pushes_bad_shapes(in_data, out_data):
+    out_data[0][:] = mx.nd.dot(in_data[0], in_data[0])
+
+
+@pytest.mark.parametrize("op_type, forward, match", [
+    ("test_dot_fails", _fails, "broken forward"),
+    ("test_dot_bad_shapes", _pushes_bad_shapes, "dot"),
+    ("test_dot_nested_failure", _pushes_failing_work, "broken forward")])
+def test_custom_forward_errors_surface_once_at_the_wait(op_type, forward, match):
+    _dot_op("test_dot_fails", _fails)
+    _dot_op(op_type, forward)
+    c = mx.nd.Custom(mx.nd.zeros((4, 2)), mx.nd.zeros((2, 4)), op_type=op_type)
+    with pytest.raises(MXNetError, match=match):
+        c.wait_to_read()
+    mx.nd.waitall()                         # raised once: nothing left to raise
+
+
+@mx.operator.register("test_no_input")
+class NoInputProp(mx.operator.CustomOpProp):
+    def __init__(self, length, depth):
+        super().__init__()
+        self.shape = (int(length), int(depth))
+
+    def list_arguments(self):
+        return []
+
+    def infer_shape(self, in_shape):
+        return [], [self.shape], []
+
+    def infer_type(self, in_type):
+        return [], [np.float32], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        shape = self.shape
+
+        class Ones(mx.operator.CustomOp):
+            def forward(self, is_train, req, in_data, out_data, aux):
+                self.assign(out_data[0], req[0], np.ones(shape, np.float32))
+        return Ones()
+
+
+def test_custom_op_without_inputs_and_its_kwargs_are_strings():
+    with mx.autograd.record():
+        x = mx.nd.Custom(length=3, depth=2, op_type="test_no_input")
+    np.testing.assert_array_equal(x.asnumpy(), np.ones((3, 2)))
+    sym = mx.sym.Custom(length=3, depth=2, op_type="test_no_input", name="ones")
+    assert '"length": "3"' in sym.tojson() and sym.infer_shape()[1] == [(3, 2)]
 
 
 def test_unknown_custom_op():

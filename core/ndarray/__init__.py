@@ -10,19 +10,13 @@ from __future__ import annotations
 import sys as _sys
 
 from .. import registry as _registry
-from . import _imperative, _internal, contrib, ndarray, op, random
+from . import _imperative, _internal, contrib, linalg, ndarray, op, random
 from ._imperative import invoke
 from .ndarray import *  # noqa: F401,F403  (MXNet's mx.nd is its ndarray module's names)
 from .ndarray import __all__ as _ndarray_all
 from .serialization import load, load_frombuffer, save
 
-__all__ = [*_ndarray_all, "invoke", "save", "load", "load_frombuffer", "Custom"]
-
-
-def Custom(*inputs, op_type=None, **kwargs):
-    """Run a Python custom operator registered with ``mx.operator.register(op_type)``."""
-    from ..operator import Custom as _custom
-    return _custom(*inputs, op_type=op_type, **kwargs)
+__all__ = [*_ndarray_all, "invoke", "save", "load", "load_frombuffer"]
 
 
 # -- generated op functions -----------------------------------------------------------------
@@ -42,6 +36,9 @@ _registry.on_new_op(_forget)
 
 
 def __getattr__(name):
+    if name == "CachedOp":            # the executor sits above mx.nd
+        from ..executor.cached_op import CachedOp
+        return CachedOp
     return _imperative.op_attribute(_sys.modules[__name__], name)
 
 

@@ -204,11 +204,16 @@ def _apply_rule(n, ogs, wanted, fresh, create_graph):
                *_with_history(info.outputs, [entry(n, k) for k in range(len(info.outputs))])]
     else:
         env = [*ogs, *info.inputs, *info.outputs]
-    for op, params, refs, req in recipe.steps:      # plain loops: once per node per backward
+    for op, params, refs, req, mirror in recipe.steps:   # plain loops: once per node
         args = []
         for r in refs:
             args.append(env[r])
-        outs = invoke_params(op, params, args, all_outputs=True, req=req)
+        if mirror is None:
+            outs = invoke_params(op, params, args, all_outputs=True, req=req)
+        else:                               # a stateful op's backward (see _recipe)
+            state, shapes, dtypes = info.state
+            outs = invoke_params(op, params, args, all_outputs=True, req=req, state=state,
+                                 out_specs=[(shapes[i], dtypes[i]) for i in mirror])
         for o in outs:
             fresh.add(o._chunk.var)
         env += outs

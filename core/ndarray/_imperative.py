@@ -24,8 +24,8 @@ from .._tape import state as _state
 from ..base import MXNetError, ShapeError
 from ..context import current_context
 from ..engine import FnProperty, Var
-from ..opctx import OpContext, OpReqType, call_compute
-from ._gen import make_op_function
+from ..opctx import BoundState, OpContext, OpReqType, call_compute
+from .._opfunc import make_op_function
 from ._plan import CHEAP_BYTES, make_plan
 
 __all__ = ["invoke", "invoke_params", "invoke_name", "op_function", "new_array", "from_host",
@@ -69,18 +69,23 @@ def invoke(opdef, inputs, kwargs, out=None, ctx=None):
     return _run(plan, inputs, out)
 
 
-def invoke_params(opdef, params, inputs, out=None, ctx=None, all_outputs=False, req=None):
-    """``invoke`` with already parsed params (graph nodes built by gradient rules)."""
+def invoke_params(opdef, params, inputs, out=None, ctx=None, all_outputs=False, req=None,
+                  state=None, out_specs=None):
+    """``invoke`` with already parsed params (graph nodes built by gradient rules);
+    ``state``: for a stateful backward op, the state its forward application made, and
+    ``out_specs`` its outputs' (shape, dtype), known from the forward's inputs."""
     if not inputs and ctx is None:
         ctx = current_context()
     try:   # by the params' identity: the plan keeps them alive, and hashing a model is slow
         key = (opdef, id(params), ctx, tuple(map(_sig_of, inputs)))
+        if out_specs is not None:
+            key += (tuple(out_specs),)
         plan = _plans.get(key)
     except AttributeError:
         key = plan = None
     if plan is None:
-        plan = _new_plan(opdef, params, inputs, ctx, key)
-    return _run(plan, inputs, out, all_outputs, req)
+        plan = _new_plan(opdef, params, inputs, ctx, key, out_specs)
+    return _run(plan, inputs, out, all_outputs, req, state)
 
 
 def invoke_name(name, inputs, kwargs, out=None):
@@ -91,12 +96,12 @@ def invoke_name(name, inputs, kwargs, out=None):
     return invoke(opdef, inputs, kwargs, out)
 
 
-def _new_plan(opdef, params, inputs, ctx, key):
+def _new_plan(opdef, params, inputs, ctx, key, out_specs=None):
     for i, a in enumerate(inputs):
         if not isinstance(a, _NDArray):
             raise MXNetError(f"Operator {opdef.name!r}: input {i} must be an NDArray, got "
                              f"{type(a).__name__} {a!r:.60}")
-    plan = make_plan(opdef, params, inputs, ctx)
+    plan = make_plan(opdef, params, inputs, ctx, out_specs)
     if key is not None:
         if len(_plans) >= _PLANS_MAX:
             _plans.clear()
@@ -105,7 +110,7 @@ def _new_plan(opdef, params, inputs, ctx, key):
 
 
 # -- a call --------------------------------------------------------------------------------
-def _run(plan, inputs, out, all_outputs=False, req=None):
+def _run(plan, inputs, out, all_outputs=False, req=None, state=None):
     if out is None:
         outs, out_views, mutate = _new_outputs(plan, inputs)
         if plan.alias and req is not None:      # an aliased output is never written
@@ -122,17 +127,23 @@ def _run(plan, inputs, out, all_outputs=False, req=None):
     const, mutate = _op_vars(plan, inputs, const, mutate, out is not None)
     if req is None:
         req = plan.req
-    if any(req) or plan.mutate or plan.res_vars:     # else every output is aliased or unused
-        _engine.get()._push_lists(_Job((plan, in_views, req, out_views, _state.training)).run,
-                                  plan.ctx, const, mutate, plan.name, plan.cheap,
-                                  fresh=out is None and not plan.mutate and not plan.res_vars,
-                                  leaf=True)
+    fn = plan.fcompute
+    if fn is None:                        # a stateful op: the kernel bound to its state
+        fn, state = _stateful_kernel(plan, state)
+    if plan.is_async:
+        _engine.get().push_async(_Job((plan, fn, in_views, req, out_views, _state.training))
+                                 .run_async, plan.ctx, const, mutate, name=plan.name)
+    elif any(req) or plan.mutate or plan.res_vars:   # else every output is aliased or unused
+        _engine.get()._push_lists(
+            _Job((plan, fn, in_views, req, out_views, _state.training)).run, plan.ctx, const,
+            mutate, plan.name, plan.cheap,
+            fresh=out is None and not plan.mutate and not plan.res_vars, leaf=True)
     if _state.recording:
         saves = plan.saves
         if saves is None:
             saves = plan.saves = (*_recipe.saves(plan.op, plan.params, plan.n_in),
                                   [(s, t, plan.ctx) for s, t in plan.out_specs])
-        _tape.record(plan.op, plan.params, inputs, outs, saves)
+        _tape.record(plan.op, plan.params, inputs, outs, saves, state)
     if all_outputs:
         return outs
     if plan.n_vis == 1:
@@ -207,23 +218,43 @@ def _op_vars(plan, inputs, const, mutate, given):
     return kept, mutate
 
 
+def _stateful_kernel(plan, state):
+    """(kernel, what recording keeps) of a stateful op's application: a forward makes its
+    state (``FCreateOpState``) and records it with its input shapes and dtypes (its
+    backward's output specs); a backward is handed its forward's state."""
+    if plan.create_state is not None:
+        state = plan.create_state(plan.params, plan.ctx, *plan.in_specs)
+        return BoundState(plan.stateful, state), (state, *plan.in_specs)
+    if state is None:
+        raise MXNetError(f"Operator {plan.name!r} is the backward of a stateful op and runs "
+                         f"only with the state of its forward application (through autograd "
+                         f"or an executor)")
+    return BoundState(plan.stateful, state), None
+
+
 class _Job(tuple):
-    """One pushed op application, ``(plan, input views, req, output views, is_train)``; its
-    ``run`` is the function pushed. A tuple is made in C: no ``__init__`` frame per op."""
+    """One pushed op application, ``(plan, kernel, input views, req, output views,
+    is_train)``; its ``run`` (``run_async`` for an async op) is the function pushed. A tuple
+    is made in C: no ``__init__`` frame per op."""
 
     __slots__ = ()
 
     def run(self, rctx):
-        plan, ins, req, outs, is_train = self
+        plan, fn, ins, req, outs, is_train = self
         octx = plan.octx[is_train]
         if octx is None or octx.run_ctx is not rctx:
             octx = plan.octx[is_train] = OpContext(is_train, rctx, plan.requested, plan.xp)
         if not plan.timing:
-            call_compute(plan.fcompute, octx, ins, req, outs, plan.params)
+            call_compute(fn, octx, ins, req, outs, plan.params)
             return
         t = perf_counter()
-        call_compute(plan.fcompute, octx, ins, req, outs, plan.params)
+        call_compute(fn, octx, ins, req, outs, plan.params)
         plan.observe(perf_counter() - t)
+
+    def run_async(self, rctx, on_complete):
+        plan, fn, ins, req, outs, is_train = self
+        call_compute(fn, OpContext(is_train, rctx, plan.requested, plan.xp, on_complete),
+                     ins, req, outs, plan.params)
 
 
 def _inplace_req(plan, inputs, outs):

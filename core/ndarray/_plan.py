@@ -14,13 +14,13 @@ from .. import resource as _resource
 from .. import storage as _storage
 from ..base import MXNetError, ShapeError, TypeInferError
 from ..context import as_context, current_context
-from ..opctx import OpReqType
+from ..opctx import OpReqType, is_async, kernel_of
 
-__all__ = ["Plan", "make_plan", "CHEAP_BYTES"]
+__all__ = ["Plan", "make_plan", "CHEAP_BYTES", "TIMED_RUNS", "INLINE_SECONDS"]
 
 CHEAP_BYTES = 1 << 16      # ops writing at most this much may run inline on the pushing thread
-_TIMED_RUNS = 3            # kernel runs timed per plan before ``cheap`` is settled
-_INLINE_SECONDS = 1e-3     # kernels faster than this run inline on the pushing thread
+TIMED_RUNS = 3            # kernel runs timed per plan before ``cheap`` is settled
+INLINE_SECONDS = 1e-3     # kernels faster than this run inline on the pushing thread
 _WRITE, _NULL = OpReqType.WRITE_TO, OpReqType.NULL
 
 
@@ -29,7 +29,8 @@ class Plan:
 
     __slots__ = ("op", "name", "params", "ctx", "n_in", "n_vis", "out_specs", "out_sigs",
                  "fcompute", "req", "mutate", "inplace", "alias", "requested", "res_vars",
-                 "xp", "view", "alloc", "octx", "cheap", "timing", "timed", "fastest", "saves")
+                 "xp", "view", "alloc", "octx", "cheap", "timing", "timed", "fastest", "saves",
+                 "stateful", "create_state", "is_async", "in_specs")
 
     def observe(self, seconds):
         """Time of one kernel run. After the first few, ``cheap`` (run inline when ready,
@@ -37,13 +38,14 @@ class Plan:
         for kernels long enough to hide a thread switch."""
         self.fastest = min(self.fastest, seconds)
         self.timed += 1
-        if self.timed == _TIMED_RUNS:
+        if self.timed == TIMED_RUNS:
             self.timing = False
-            self.cheap = self.fastest < _INLINE_SECONDS and not self.requested
+            self.cheap = self.fastest < INLINE_SECONDS and not self.requested
 
 
-def make_plan(opdef, params, inputs, ctx) -> Plan:
-    """Check ``inputs`` against ``opdef`` and settle everything a call needs."""
+def make_plan(opdef, params, inputs, ctx, out_specs=None) -> Plan:
+    """Check ``inputs`` against ``opdef`` and settle everything a call needs; ``out_specs``:
+    the outputs' (shape, dtype) when the caller knows them (a stateful backward op)."""
     name = opdef.name
     n_in = opdef.num_inputs(params)
     if n_in != len(inputs):
@@ -53,7 +55,8 @@ def make_plan(opdef, params, inputs, ctx) -> Plan:
     ctx = _context(name, params, inputs, ctx)
     p = Plan()
     p.op, p.name, p.params, p.ctx, p.n_in = opdef, name, params, ctx, n_in
-    _settle_outputs(p, inputs)
+    p.in_specs = ([a._shape for a in inputs], [a._dtype for a in inputs])
+    _settle_outputs(p, inputs, out_specs)
     _settle_kernel(p)
     _settle_writes(p, inputs)
     _settle_memory(p)
@@ -72,13 +75,18 @@ def _context(name, params, inputs, ctx):
     return ctx
 
 
-def _settle_outputs(p, inputs):
-    """Output shapes, dtypes and signatures, from the op's inference rules."""
+def _settle_outputs(p, inputs, out_specs):
+    """Output shapes, dtypes and signatures, from the op's inference rules (or given)."""
     op, params = p.op, p.params
     n_out = op.num_outputs(params)
-    shapes = _infer(op, "FInferShape", params, [a._shape for a in inputs], n_out, ShapeError)
-    types = _infer(op, "FInferType", params, [a._dtype for a in inputs], n_out, TypeInferError)
-    p.out_specs = list(zip(shapes, types))
+    if out_specs is not None:
+        p.out_specs = [(tuple(s), np.dtype(t)) for s, t in out_specs]
+    else:
+        shapes = _infer(op, "FInferShape", params, [a._shape for a in inputs], n_out,
+                        ShapeError)
+        types = _infer(op, "FInferType", params, [a._dtype for a in inputs], n_out,
+                       TypeInferError)
+        p.out_specs = list(zip(shapes, types))
     p.out_sigs = [(s, t, p.ctx.device_type, p.ctx.device_id) for s, t in p.out_specs]
     p.n_vis = op.num_visible_outputs(params)
 
@@ -88,11 +96,8 @@ def _settle_kernel(p):
     op, ctx = p.op, p.ctx
     dev = _device.get(ctx.device_type)
     kernels = getattr(dev, "kernels", ctx.device_type)     # host memory devices: "cpu"
-    p.fcompute = op.get_attr(f"FCompute<{kernels}>")
-    if p.fcompute is None:
-        have = sorted(k[9:-1] for k in op.attrs if k.startswith("FCompute<"))
-        raise MXNetError(f"Operator {p.name!r} has no FCompute<{kernels}> kernel for "
-                         f"{ctx}; kernels exist for: {', '.join(have) or 'no device'}")
+    p.fcompute, p.stateful, p.create_state = kernel_of(op, kernels, f" (on {ctx})")
+    p.is_async = is_async(op, p.params)
     rr = op.get_attr("FResourceRequest")
     p.requested = [_resource.request(ctx, r) for r in rr(p.params)] if rr is not None else []
     p.res_vars = [r.var for r in p.requested]
@@ -116,15 +121,16 @@ def _settle_writes(p, inputs):
 
 def _settle_memory(p):
     """Each output's allocation: (shape, dtype, pool, nbytes, sig), or the index of the input
-    it aliases; whether the op starts out as cheap (until its kernel is timed)."""
+    it aliases; whether the op starts out as cheap (until its kernel is timed; an async op's
+    kernel only starts its work: never cheap, never timed)."""
     pool = _storage.pool(p.ctx)
     p.alloc = [(s, t, pool, t.itemsize * _prod(s), sig)
                for (s, t), sig in zip(p.out_specs, p.out_sigs)]
     for o, i in p.alias:
         p.alloc[o] = i
     nbytes = sum(t.itemsize * _prod(s) for s, t in p.out_specs)
-    p.cheap = nbytes <= CHEAP_BYTES and not p.requested
-    p.timing, p.timed, p.fastest = True, 0, float("inf")
+    p.cheap = nbytes <= CHEAP_BYTES and not p.requested and not p.is_async
+    p.timing, p.timed, p.fastest = not p.is_async, 0, float("inf")
 
 
 def _identity_pairs(opdef, params, inputs, out_specs):

@@ -1,0 +1,305 @@
+"""The registered op ``Custom`` (and ``_backward_Custom``): Python operators written with
+``mx.operator.CustomOp``/``CustomOpProp`` run as a stateful, async op, as in MXNet.
+
+Parameters are ``op_type`` plus the operator's own keyword arguments, kept as strings and
+handed to its ``CustomOpProp`` constructor. The state of an application is the
+``CustomOp`` that ``create_operator`` made for it; the backward uses the same one.
+
+Running: the engine starts the op, which hands the Python ``forward``/``backward`` to a
+custom-op thread and returns; that code sees NDArrays over the op's memory with vars of
+their own, so the ``mx.nd`` calls it makes are ordinary engine work that never waits on
+the op itself. When it returns, a last engine function waits for that work and completes
+the op, passing on the first error (raised in the Python code or in the work it pushed):
+it surfaces once, at the wait on the op's outputs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+import numpy as np
+from pydantic import ConfigDict
+
+from . import _tape
+from . import engine as _engine
+from . import storage as _storage
+from .base import MXNetError, ParamError, did_you_mean
+from .engine import FnProperty, OprHandle, Var
+from .graph import Node, NodeEntry
+from .params import Param, format_value
+
+__all__ = ["CustomParam", "define"]
+
+_REQ = ("null", "write", "inplace", "add")
+props: dict = {}                  # op_type -> CustomOpProp subclass (mx.operator.register)
+
+
+class CustomParam(Param):
+    """``op_type`` and the operator's keyword arguments (strings, as MXNet passes them)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    op_type: str
+
+    @classmethod
+    def parse(cls, kwargs, op="Custom"):
+        op_type = kwargs.get("op_type")
+        if op_type is None:
+            raise ParamError(f"Operator {op!r}: required parameter 'op_type' is missing (the "
+                             f"name given to mx.operator.register)")
+        op_type = str(op_type)
+        if op_type not in props:
+            raise MXNetError(f"Custom: op_type {op_type!r} is not registered"
+                             f"{did_you_mean(op_type, props)}; registered: "
+                             f"{', '.join(sorted(props)) or 'none'}")
+        extra = {str(k): v if isinstance(v, str) else format_value(v)
+                 for k, v in kwargs.items() if k != "op_type"}
+        return cls(op_type=op_type, **extra)
+
+    def to_mxnet_dict(self, include_defaults=False) -> dict[str, str]:
+        return {"op_type": self.op_type, **(self.__pydantic_extra__ or {})}
+
+
+class _Layout:
+    """One parameter set's ``CustomOpProp`` and what MXNet's attribute parser reads from it:
+    counts, names, and the backward dependencies (ids: output gradients, then inputs, then
+    outputs)."""
+
+    def __init__(self, params):
+        self.prop = prop = props[params.op_type](**(params.__pydantic_extra__ or {}))
+        self.args = list(prop.list_arguments())
+        self.outs = list(prop.list_outputs())
+        self.auxs = list(prop.list_auxiliary_states())
+        n_in, n_out = len(self.args), len(self.outs)
+        ids = list(range(2 * n_out + n_in))
+        self.deps = [int(d) for d in prop.declare_backward_dependency(
+            ids[:n_out], ids[n_out:n_out + n_in], ids[n_out + n_in:])]
+
+
+_layouts: dict = {}
+
+
+def layout(params) -> _Layout:
+    lay = _layouts.get(params)
+    if lay is None or lay.prop.__class__ is not props[params.op_type]:   # re-registered
+        lay = _layouts[params] = _Layout(params)
+    return lay
+
+
+# -- attributes ------------------------------------------------------------------------
+def _infer_shape(params, ins, outs):
+    lay = layout(params)
+    n_in = len(lay.args)
+    if any(s is None for s in ins[:n_in]):
+        return ins, outs                     # the operator's rule needs its inputs' shapes
+    res = _three(lay.prop.infer_shape([list(s) for s in ins[:n_in]]), "infer_shape", lay)
+    i, o, a = ([None if s is None else tuple(int(d) for d in s) for s in part] for part in res)
+    return i + a, o
+
+
+def _infer_type(params, ins, outs):
+    lay = layout(params)
+    n_in = len(lay.args)
+    given = [None if t is None else np.dtype(t).type for t in ins[:n_in]]
+    if n_in and given[0] is None:
+        return ins, outs
+    res = _three(lay.prop.infer_type(given), "infer_type", lay)
+    i, o, a = ([None if t is None else np.dtype(t) for t in part] for part in res)
+    return i + a, o
+
+
+def _three(ret, what, lay):
+    """(inputs, outputs, aux) from an ``infer_*`` result of 2 or 3 lists, checked."""
+    if len(ret) not in (2, 3):
+        raise MXNetError(f"Custom({lay.prop.__class__.__name__}).{what} must return 2 or 3 "
+                         f"lists, got {len(ret)}")
+    i, o, a = (list(ret) + [[]])[:3]
+    for part, want, kind in ((i, lay.args, "input"), (o, lay.outs, "output"),
+                             (a, lay.auxs, "aux state")):
+        if len(part) != len(want):
+            raise MXNetError(f"Custom({lay.prop.__class__.__name__}).{what}: expected "
+                             f"{len(want)} {kind} entries, got {len(part)}")
+    return list(i), list(o), list(a)
+
+
+def _gradient(node, out_grads):
+    """``_backward_Custom`` reads what ``declare_backward_dependency`` names, then the aux
+    states; it shares the forward node's state (a control dependency)."""
+    lay = layout(node.params)
+    n_in, n_out = len(lay.args), len(lay.outs)
+    reads = []
+    for d in lay.deps:
+        if d < n_out:
+            reads.append(out_grads[d])
+        elif d < n_out + n_in:
+            reads.append(node.inputs[d - n_out])
+        else:
+            reads.append(NodeEntry(node, d - n_out - n_in, 0))
+    bwd = Node(_backward_op, node.params, reads + node.inputs[n_in:])
+    bwd.control_deps.append(node)
+    return [NodeEntry(bwd, i, 0) for i in range(n_in)] + [None] * len(lay.auxs)
+
+
+class _Applied:
+    """The state of one application: the ``CustomOp`` its ``create_operator`` made."""
+
+    __slots__ = ("op", "lay")
+
+    def __init__(self, params, ctx, in_shapes, in_dtypes):
+        from .ndarray.serialization import DTYPE_TO_FLAG
+        self.lay = layout(params)
+        self.op = self.lay.prop.create_operator(   # dtypes as MXNet's type flags
+            ctx, [list(s) for s in in_shapes], [DTYPE_TO_FLAG.get(np.dtype(t), -1)
+                                                for t in in_dtypes])
+
+
+# -- running ---------------------------------------------------------------------------
+def forward(state, ctx, inputs, req, outputs):
+    """``FStatefulCompute`` of ``Custom``: ``forward`` of the state's operator, on a
+    custom-op thread."""
+    op, lay = state.op, state.lay
+    n_in = len(lay.args)
+    in_data, aux, out_data = _wrap(inputs[:n_in], ctx), _wrap(inputs[n_in:], ctx), \
+        _wrap(outputs, ctx)
+    reqs = [_REQ[r] for r in req]
+    _submit(lambda: op.forward(is_train=ctx.is_train, req=reqs, in_data=in_data,
+                               out_data=out_data, aux=aux),
+            ctx, in_data + out_data + aux, "forward")
+
+
+def backward(state, ctx, inputs, req, outputs):
+    """``FStatefulCompute`` of ``_backward_Custom``: ``backward`` of the state's operator,
+    on a custom-op thread; values the op did not declare as backward dependencies are
+    None."""
+    op, lay = state.op, state.lay
+    n_in, n_out = len(lay.args), len(lay.outs)
+    slots = [None] * (2 * n_out + n_in)
+    given = _wrap(inputs[:len(lay.deps)], ctx)
+    for d, arr in zip(lay.deps, given):
+        slots[d] = arr
+    aux, in_grad = _wrap(inputs[len(lay.deps):], ctx), _wrap(outputs, ctx)
+    reqs = [_REQ[r] for r in req]
+    _submit(lambda: op.backward(req=reqs, out_grad=slots[:n_out],
+                                in_data=slots[n_out:n_out + n_in],
+                                out_data=slots[n_out + n_in:], in_grad=in_grad, aux=aux),
+            ctx, given + in_grad + aux, "backward")
+
+
+def _wrap(views, ctx):
+    """NDArrays over the op's device views, each with a var of its own."""
+    from .ndarray._array import NDArray
+    out = []
+    for v in views:
+        chunk = _storage.Handle(v, v.nbytes, v.nbytes, ctx.ctx, None, Var())
+        out.append(NDArray._new(chunk, 0, v.shape, v.dtype, view=v))
+    return out
+
+
+def _submit(call, ctx, arrays, what):
+    def job():
+        state = _tape.state
+        prev = state.recording, state.training
+        state.recording, state.training = False, ctx.is_train     # as MXNet runs it
+        exc = None
+        try:
+            with ctx.ctx:
+                call()
+        except Exception as e:       # reported when the op completes
+            exc = MXNetError(f"Error in CustomOp.{what}: {type(e).__name__}: {e}")
+            exc.__cause__ = e
+        finally:
+            state.recording, state.training = prev
+        _push_completion(ctx, [a._chunk.var for a in arrays], exc)
+    _workers.submit(job)
+
+
+def _push_completion(ctx, vars_, exc):
+    """Complete the op once the work its Python code pushed is done, with the first error
+    (taken off the var that holds it, so it is raised once, by the op's outputs)."""
+    def complete(rctx):
+        err = exc
+        for v in vars_:
+            box = v.error
+            if box is not None and box.exc is not None:
+                if err is None:
+                    err = box.exc
+                box.exc = None
+        ctx.async_on_complete(err)
+    _engine.get().push(OprHandle(complete, False, vars_, (), FnProperty.NORMAL,
+                                 "CustomOperatorWait", skip_on_error=False), ctx.ctx)
+
+
+class _Workers:
+    """MXNet's custom-op threads: one more whenever queued jobs outnumber idle threads,
+    so custom code that waits on another custom op never starves."""
+
+    def __init__(self):
+        self._cv = threading.Condition()
+        self._jobs: deque = deque()
+        self._idle = 0
+
+    def submit(self, job):
+        with self._cv:
+            self._jobs.append(job)
+            if len(self._jobs) > self._idle:
+                self._idle += 1
+                threading.Thread(target=self._loop, name="mxnext-custom-op", daemon=True).start()
+            self._cv.notify()
+
+    def _loop(self):
+        while True:
+            with self._cv:
+                while not self._jobs:
+                    self._cv.wait()
+                job = self._jobs.popleft()
+                self._idle -= 1
+            job()
+            with self._cv:
+                self._idle += 1
+
+
+_workers = _Workers()
+
+
+# -- registration ----------------------------------------------------------------------
+_backward_op = None
+
+
+def define(registry) -> None:
+    """Register ``Custom`` and ``_backward_Custom`` (the builtin plugin's op hook)."""
+    global _backward_op
+    fwd = registry.define("Custom")
+    fwd.description = ("Apply a custom operator written in Python (mx.operator.CustomOp, "
+                       "registered with mx.operator.register under op_type).")
+    fwd.set_param_model(CustomParam)
+    fwd.arguments = [registry.Argument("data", "NDArray-or-Symbol[]",
+                                       "Inputs of the custom operator: its arguments, then "
+                                       "its auxiliary states.")]
+    registry.add_alias(fwd, "_npi_Custom")
+    for key, value in {
+        "FNumInputs": lambda p: len(layout(p).args) + len(layout(p).auxs),
+        "FNumOutputs": lambda p: len(layout(p).outs),
+        "FListInputNames": lambda p: layout(p).args + layout(p).auxs,
+        "FListOutputNames": lambda p: list(layout(p).outs),
+        "FMutateInputs": lambda p: list(range(len(layout(p).args),
+                                              len(layout(p).args) + len(layout(p).auxs))),
+        "FInferShape": _infer_shape,
+        "FInferType": _infer_type,
+        "FGradient": _gradient,
+        "FExecType": lambda p: "async",
+        "FCreateOpState": _Applied,
+        "FStatefulCompute<cpu>": forward,
+    }.items():
+        fwd.set_attr(key, value)
+    bwd = _backward_op = registry.define("_backward_Custom")
+    bwd.description = "Backward of Custom."
+    bwd.set_param_model(CustomParam)
+    for key, value in {
+        "FNumInputs": lambda p: len(layout(p).deps) + len(layout(p).auxs),
+        "FNumOutputs": lambda p: len(layout(p).args),
+        "TIsBackward": True,
+        "TIsLayerOpBackward": True,
+        "FExecType": lambda p: "async",
+        "FStatefulCompute<cpu>": backward,
+    }.items():
+        bwd.set_attr(key, value)
