@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from opsdk import ParamError
+import mxnext as mx
+from opsdk import MXNetError, ParamError
 from opsdk.testing import op_def, parse, run_op
 
 RNG = np.random.default_rng(21)
@@ -166,3 +167,72 @@ def test_update_param_errors():
     # centered RMSProp is rmspropalex_update: the Python optimizer's switch, not a parameter
     with pytest.raises(ParamError, match="centered"):
         run_op("rmsprop_update", [w, w, w], {"lr": 0.1, "centered": True})
+
+
+def ftml(p, w, g, d, v, z):
+    g = clip(p["rescale_grad"] * g + p["wd"] * w, p["clip_grad"])
+    v = p["beta2"] * v + (1 - p["beta2"]) * g * g
+    d_t = (1 - p["beta1"] ** p["t"]) / p["lr"] * (math.sqrt(v / (1 - p["beta2"] ** p["t"]))
+                                                  + p["epsilon"])
+    z = p["beta1"] * z + (1 - p["beta1"]) * g - (d_t - p["beta1"] * d) * w
+    return -z / d_t, d_t, v, z
+
+
+@pytest.mark.parametrize("clip_grad", [-1.0, 0.3])
+def test_ftml_matches_formula(clip_grad):
+    shape = (3, 4)
+    w, g = RNG.uniform(-1, 1, shape), RNG.uniform(-2, 2, shape)
+    st = [RNG.uniform(0, 1, shape) for _ in range(3)]
+    params = {"lr": 0.1, "beta1": 0.5, "beta2": 0.9, "epsilon": 1e-6, "t": 4, "wd": 0.05,
+              "rescale_grad": 0.7, "clip_grad": clip_grad}
+    inputs = [w.copy(), g.copy(), *(s.copy() for s in st)]
+    (out,) = run_op("ftml_update", inputs, params, outputs=[inputs[0]])
+    for idx in np.ndindex(shape):
+        want = ftml(params, w[idx], g[idx], *(s[idx] for s in st))
+        np.testing.assert_allclose(out[idx], want[0], rtol=1e-10)
+        for k, value in enumerate(want[1:]):                   # d, v, z updated in place
+            np.testing.assert_allclose(inputs[2 + k][idx], value, rtol=1e-10)
+    opdef = op_def("ftml_update")
+    assert opdef.mutate_inputs(parse(opdef, params)) == [2, 3, 4]
+    assert opdef.list_input_names(parse(opdef, params)) == ["weight", "grad", "d", "v", "z"]
+
+
+def test_ftml_float32_is_mxnets():
+    """float32 all the way, parameters included, as MXNet 1.9.1 computes it (its values)."""
+    f32 = np.float32
+    inputs = [np.array(a, f32) for a in ([0.5, -0.25, 1.0, -1.5], [0.3, -2.0, 0.01, 1.0],
+                                         [0.1, 0.2, 0.0, 0.5], [0.01, 0.5, 0.0, 0.2],
+                                         [0.2, -0.1, 0.0, 0.3])]
+    run_op("ftml_update", inputs, {"lr": 0.05, "t": 3, "wd": 0.01, "rescale_grad": 0.5,
+                                   "clip_grad": 0.8}, outputs=[inputs[0]])
+    mxnet = [[0.49260348081588745, -0.2479758858680725, 0.955837070941925, -1.4994065761566162],
+             [28.662124633789062, 202.55819702148438, 0.13586042821407318, 128.10240173339844],
+             [0.010014024563133717, 0.5001400113105774, 2.2499709473322582e-07,
+              0.2000352144241333],
+             [-14.119062423706055, 50.229549407958984, -0.12986043095588684, 192.0775909423828]]
+    for got, want in zip([inputs[0], *inputs[2:]], mxnet):
+        assert got.dtype == f32
+        np.testing.assert_array_equal(got, np.array(want, f32))
+
+
+def test_ftml_param_errors():
+    w = np.ones(3)
+    with pytest.raises(ParamError, match="'t'"):
+        run_op("ftml_update", [w] * 5, {"lr": 0.1})
+    with pytest.raises(ParamError, match="beta1"):
+        run_op("ftml_update", [w] * 5, {"lr": 0.1, "t": 1, "beta1": 1.5})
+
+
+def test_multi_sgd_through_mx_nd_takes_the_arrays_as_varargs():
+    """As MXNet's optimizer calls it: ``op(*weights_grads_moms, out=weights, num_weights=n)``."""
+    w = [mx.nd.array(RNG.uniform(-1, 1, s)) for s in [(3, 4), (5,)]]
+    g = [mx.nd.array(RNG.uniform(-1, 1, a.shape)) for a in w]
+    m = [mx.nd.zeros(a.shape) for a in w]
+    before = [a.asnumpy() for a in w]
+    mx.nd.multi_sgd_mom_update(w[0], g[0], m[0], w[1], g[1], m[1], out=w, num_weights=2,
+                               lrs=(0.1, 0.2), wds=(0.0, 0.0), momentum=0.9)
+    for i, lr in enumerate((0.1, 0.2)):
+        np.testing.assert_allclose(m[i].asnumpy(), -lr * g[i].asnumpy(), rtol=1e-6)
+        np.testing.assert_allclose(w[i].asnumpy(), before[i] - lr * g[i].asnumpy(), rtol=1e-6)
+    with pytest.raises(MXNetError, match="expected 2 input"):    # num_weights is not inferred
+        mx.nd.multi_sgd_update(w[0], g[0], w[1], g[1], out=w, lrs=(0.1, 0.2), wds=(0.0, 0.0))

@@ -1,4 +1,4 @@
-"""Linear/Logistic/MAE regression outputs and MakeLoss: forward and their closed-form
+"""Linear/Logistic/MAE regression outputs, MakeLoss and make_loss: forward and their closed-form
 gradients (which ignore the head gradient)."""
 
 import numpy as np
@@ -67,3 +67,12 @@ def test_make_loss_batch_counts_all_but_last_axis():
     x = RNG.normal(size=(2, 3, 4)).astype(np.float32)
     (g,) = eval_gradients("MakeLoss", [x], [np.zeros_like(x)], {"normalization": "batch"})
     np.testing.assert_allclose(g, np.full(x.shape, 1 / 6), rtol=1e-6)
+
+
+def test_lowercase_make_loss_sends_back_ones():
+    (out,) = run_op("make_loss", [X])
+    np.testing.assert_array_equal(out, X)
+    (g,) = eval_gradients("make_loss", [X], [HEAD])
+    np.testing.assert_array_equal(g, np.ones_like(X))
+    opdef = op_def("make_loss")
+    assert opdef.list_output_names(parse(opdef, {})) == ["loss"]

@@ -1,9 +1,11 @@
-"""take, pick, gather_nd, scatter_nd, one_hot (values checked against MXNet 1.9's)."""
+"""take, pick, fill_element_0index, gather_nd, scatter_nd, one_hot (values checked against
+MXNet 1.9's)."""
 
 import numpy as np
 import pytest
 
-from opsdk import MXNetError, ParamError
+from mxnext import registry
+from opsdk import MXNetError, ParamError, ShapeError, TypeInferError
 from opsdk.testing import check_backward, check_forward, run_op
 
 A = np.array([[1, 2], [3, 4], [5, 6]], np.float32)
@@ -59,3 +61,26 @@ def test_one_hot():
                     {"depth": 3, "on_value": 5, "off_value": -1, "dtype": "int64"})
     assert out.dtype == np.int64
     np.testing.assert_array_equal(out, [[5, -1, -1], [-1, -1, 5]])
+
+
+def test_choose_element_0index_is_pick():
+    assert registry.get("choose_element_0index") is registry.get("pick")
+    check_forward("choose_element_0index", [A, np.array([1, 0, 1], np.float32)],
+                  np.array([2, 3, 6], np.float32))
+
+
+def test_fill_element_0index():
+    m = np.arange(9, dtype=np.float32).reshape(3, 3)
+    value = np.array([7, 8, 9], np.float32)
+    index = np.array([1, 2.7, -1], np.float32)      # 2.7 -> column 2; -1 (no column): unchanged
+    check_forward("fill_element_0index", [m, value, index],
+                  np.array([[0, 7, 2], [3, 4, 8], [6, 7, 8]], np.float32))
+    check_forward("fill_element_0index", [m, value, np.array([3, 0, 0], np.float32)],
+                  np.array([[0, 1, 2], [8, 4, 5], [9, 7, 8]], np.float32))
+    with pytest.raises(ShapeError, match="one row count"):
+        run_op("fill_element_0index", [m, value[:2], index[:2]])
+    with pytest.raises(ShapeError, match="2-D lhs"):
+        run_op("fill_element_0index", [m.reshape(9), value, index])
+    with pytest.raises(TypeInferError):
+        run_op("fill_element_0index", [m, value.astype(np.int32), index])
+    assert registry.get("fill_element_0index").get_attr("FGradient") is None   # as MXNet

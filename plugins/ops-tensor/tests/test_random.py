@@ -46,16 +46,49 @@ def test_distributions():
     assert p.dtype == np.float32 and abs(p.mean() - 3) < 0.05 and (p == np.round(p)).all()
 
 
-def test_bad_sampler_params():
-    with pytest.raises(ParamError, match="low=2.0 must be less than or equal to high=1.0"):
-        draw("uniform", low=2, high=1, shape=(2,))
-    with pytest.raises(ParamError, match="'_random_randint': low=3 must be less than high=3"):
-        draw("_random_randint", low=3, high=3, shape=(2,))
-    assert (draw("uniform", low=2, high=2, shape=(3,)) == 2).all()      # as MXNet
-    with pytest.raises(ParamError, match="scale"):
-        draw("normal", scale=-1, shape=(2,))
-    with pytest.raises(ParamError, match="lam"):
-        draw("random_exponential", lam=0, shape=(2,))
+@pytest.mark.parametrize("op, params, message", [
+    ("uniform", {"low": 2, "high": 1}, "'_random_uniform': parameter high must be >= low=2.0"),
+    ("_random_randint", {"low": 3, "high": 3}, "parameter high must be > low=3, got high=3"),
+    ("normal", {"scale": -1}, "'_random_normal': parameter scale must be > 0, got scale=-1.0"),
+    ("normal", {"scale": 0}, "scale must be > 0"),
+    ("random_exponential", {"lam": 0}, "lam must be > 0"),
+    ("random_gamma", {"alpha": 0}, "alpha must be > 0"),
+    ("random_gamma", {"beta": -1}, "beta must be > 0"),
+    ("random_poisson", {"lam": -0.5}, "lam must be >= 0"),
+    ("random_negative_binomial", {"k": -1}, "k must be >= 0"),
+    ("random_negative_binomial", {"p": -0.1}, "p must be >= 0"),
+    ("random_generalized_negative_binomial", {"mu": -1}, "mu must be >= 0"),
+    ("random_generalized_negative_binomial", {"alpha": -1}, "alpha must be >= 0"),
+    ("_random_normal_like", {"scale": -2}, "'_random_normal_like': parameter scale must be > 0")])
+def test_bad_sampler_values_fail_in_the_kernel_not_at_parse(op, params, message):
+    """As MXNet: the parameters parse, the kernel rejects them."""
+    registry.get(op).parse_params(params)
+    inputs = [np.zeros((2,), np.float32)] if op.endswith("_like") else []
+    shape = {} if inputs else {"shape": (2,)}
+    with pytest.raises(ParamError, match=message):
+        run_op(op, inputs, {**params, **shape})
+
+
+def test_bad_sampler_value_surfaces_when_the_result_is_read():
+    b = mx.nd.random.normal(0, -1, (2, 2))          # returns: the kernel has not run yet
+    with pytest.raises(mx.base.MXNetError, match="'_random_normal': parameter scale must be > 0"):
+        b.asnumpy()
+
+
+def test_parse_time_checks_stay():
+    with pytest.raises(ParamError, match="high"):
+        registry.get("_random_randint").parse_params({"low": 1})
+    with pytest.raises(ParamError, match="dtype"):
+        registry.get("_random_normal").parse_params({"dtype": "int32"})
+
+
+def test_sampler_bounds_are_mxnets():
+    assert (draw("uniform", low=2, high=2, shape=(3,)) == 2).all()
+    assert (draw("random_poisson", lam=0, shape=(3,)) == 0).all()
+    assert (draw("random_generalized_negative_binomial", mu=0, shape=(3,)) == 0).all()
+    assert (draw("random_negative_binomial", k=0, p=0.5, shape=(3,)) == 0).all()
+    assert (draw("random_negative_binomial", k=2, p=1.5, shape=(3,)) == 0).all()
+    assert np.isinf(draw("random_negative_binomial", k=2, p=0, shape=(3,))).all()
 
 
 def test_multinomial():
@@ -105,3 +138,35 @@ def test_array_parameters_vary_per_element():
         mx.nd.random.normal(mx.nd.zeros((2,)), mx.nd.ones((3,)))
     with pytest.raises(TypeError, match="all NDArrays or all scalars"):
         mx.nd.random.normal(mx.nd.zeros((2,)), 1.0)
+
+
+def test_unique_zipfian():
+    classes, tries = run_op("_sample_unique_zipfian", [], {"range_max": 1000, "shape": (3, 200)},
+                            seed=7)
+    assert classes.shape == (3, 200) and classes.dtype == tries.dtype == np.int64
+    for row, n in zip(classes, tries):
+        assert np.unique(row).size == 200 and row.min() >= 0 and row.max() < 1000
+        assert 200 <= n < 1000
+    again = run_op("_sample_unique_zipfian", [], {"range_max": 1000, "shape": (3, 200)}, seed=7)
+    np.testing.assert_array_equal(again[0], classes)
+    everything, tries = run_op("_sample_unique_zipfian", [], {"range_max": 6, "shape": (1, 6)})
+    assert sorted(everything[0]) == list(range(6)) and tries[0] >= 6
+    with pytest.raises(ParamError, match="num_sampled=7 .* must be <= range_max=6"):
+        run_op("_sample_unique_zipfian", [], {"range_max": 6, "shape": (1, 7)})
+
+
+def test_unique_zipfian_distribution():
+    """One draw per row is the base distribution: class c where round(R ** u) - 1 = c."""
+    r = 20
+    (c, _) = run_op("_sample_unique_zipfian", [], {"range_max": r, "shape": (20000, 1)}, seed=3)
+    edges = np.log(np.clip(np.arange(r + 1) + 0.5, 1, r)) / np.log(r)
+    np.testing.assert_allclose(np.bincount(c[:, 0], minlength=r) / 20000, np.diff(edges),
+                               atol=0.01)
+
+
+def test_unique_zipfian_shape_from_the_output():
+    d = registry.get("_sample_unique_zipfian")
+    infer = d.get_attr("FInferShape")
+    assert infer(d.parse_params({"range_max": 9}), [], [(4, 3), None])[1] == [(4, 3), (4,)]
+    with pytest.raises(mx.base.ShapeError, match="2-D"):
+        infer(d.parse_params({"range_max": 9, "shape": (4,)}), [], [None, None])

@@ -135,3 +135,49 @@ def test_broadcast_family_and_diag():
     check_forward("diag", [m], np.diag(m, 1), {"k": 1})
     check_forward("diag", [np.arange(3, dtype=np.float32)], np.diag(np.arange(3.0), -1).astype(np.float32), {"k": -1})
     check_forward("diag", [X], np.diagonal(X, -1, 2, 0), {"k": -1, "axis1": 2, "axis2": 0})
+
+
+def test_broadcast_like_axes_as_mxnet():
+    assert out_shape("broadcast_like", [(1, 2, 1, 3), (5, 6, 7, 8)], lhs_axes=(0, 2),
+                     rhs_axes=(1, 3)) == [(6, 2, 8, 3)]
+    assert out_shape("broadcast_like", [(2, 1), (1, 7, 9, 1, 1)], lhs_axes=(1,),
+                     rhs_axes=(-3,)) == [(2, 9)]
+    with pytest.raises(ShapeError, match="empty"):
+        out_shape("broadcast_like", [(1, 3), (5, 3)], lhs_axes=(), rhs_axes=())
+    with pytest.raises(ShapeError, match="size 3, expected 1"):     # MXNet: a size-1 axis only
+        out_shape("broadcast_like", [(1, 3), (5, 3)], lhs_axes=(1,), rhs_axes=(1,))
+    with pytest.raises(ShapeError, match="cannot broadcast"):      # one list alone is ignored
+        out_shape("broadcast_like", [(1, 3), (5, 4)], lhs_axes=(0,))
+
+
+def test_crop_is_slice():
+    assert registry.get("crop") is registry.get("slice")
+    check_forward("crop", [X], X[:, 0:1, 0:3], {"begin": (0, 0, 0), "end": (2, 1, 3)})
+
+
+@pytest.mark.parametrize("name", ["_slice_assign", "_crop_assign"])
+def test_slice_assign(name):
+    rhs = np.full((2, 1, 2), -1, np.float32)
+    want = X.copy()
+    want[:, 1:2, ::2] = rhs
+    params = {"begin": (None, 1, None), "end": (None, 2, None), "step": (None, None, 2)}
+    check_forward(name, [X, rhs], want, params)
+    data = X.copy()
+    (out,) = run_op(name, [data, rhs], params, req="inplace", outputs=[data])
+    np.testing.assert_array_equal(data, want)
+    assert out_shape(name, [(2, 3, 4), None], **params) == [(2, 3, 4)]
+    with pytest.raises(ShapeError, match="rhs has shape"):
+        out_shape(name, [(2, 3, 4), (2, 2, 2)], **params)
+
+
+def test_slice_assign_scalar():
+    assert registry.get("_crop_assign_scalar") is registry.get("_slice_assign_scalar")
+    want = X.copy()
+    want[0:2, 0:1, 0:3] = 5
+    check_forward("_crop_assign_scalar", [X], want,
+                  {"scalar": 5, "begin": (0, 0, 0), "end": (2, 1, 3)})
+    want = X.astype(np.int32)
+    want[0:2, 0:1, 0:3] = 2                         # the scalar cast to the dtype, as MXNet
+    check_forward("_slice_assign_scalar", [X.astype(np.int32)], want,
+                  {"scalar": 2.7, "begin": (0, 0, 0), "end": (2, 1, 3)})
+    assert registry.get("_slice_assign_scalar").get_attr("FGradient") is None

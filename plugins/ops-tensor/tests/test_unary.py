@@ -163,3 +163,58 @@ def test_every_req(req):
     expected = {"null": base, "write": want, "inplace": want, "add": base + want}[req]
     np.testing.assert_allclose(got, expected)
     assert registry.get("sqrt").get_attr("FInplaceOption")(None) == [(0, 0)]
+
+
+WIDE = {"exp": (-80, 80), "expm1": (-5, 5), "log": (1e-3, 1e3), "log1p": (-0.9, 10),
+        "log2": (1e-3, 1e3), "log10": (1e-3, 1e3)}
+
+
+@pytest.mark.parametrize("name", sorted(WIDE))
+def test_float32_exp_log_family_is_correctly_rounded(name):
+    """MXNet's CPU kernels call C's expf, logf, ... (all but always correctly rounded); numpy's
+    float32 loops are up to an ulp off, so these ops round the float64 result once."""
+    x = _sample(WIDE[name], "float32", (20000,), seed=4)
+    want = getattr(np, name)(x.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(run_op(name, [x])[0], want)
+    h = x.astype(np.float16)
+    with np.errstate(over="ignore"):
+        want16 = getattr(np, name)(h.astype(np.float64)).astype(np.float32).astype(np.float16)
+    np.testing.assert_array_equal(run_op(name, [h])[0], want16)
+    acc = np.ones_like(x)
+    np.testing.assert_array_equal(run_op(name, [x], req="add", outputs=[acc])[0], want + 1)
+
+
+def test_exp_and_its_gradients_are_mxnets():
+    e = np.float32(2.71828175)                      # MXNet's exp(1.0f); numpy's float32 loop
+    one = np.ones(1, np.float32)                    # gives the next float up
+    check_forward("exp", [one], np.array([e]))
+    check_backward("exp", [one], [one], [np.array([e])], rtol=0, atol=0)
+    # expm1's gradient is og * exp(x) from the input (as MXNet), not from expm1's output + 1
+    x = _sample((-5, 5), "float32", (1000,), seed=5)
+    og = _sample((-2, 2), "float32", (1000,), seed=6)
+    check_backward("expm1", [x], [og], [og * np.exp(x.astype(np.float64)).astype(np.float32)],
+                   rtol=0, atol=0)
+
+
+def test_log_family_gradients_round_as_mxnets():
+    x = _sample((0.01, 100), "float32", (1000,), seed=7)
+    og = _sample((-2, 2), "float32", (1000,), seed=8)
+    check_backward("log", [x], [og], [og * (np.float32(1) / x)], rtol=0, atol=0)
+    check_backward("log10", [x], [og], [og * (np.float32(math.log10(math.e)) / x)],
+                   rtol=0, atol=0)
+    check_backward("log2", [x], [og], [og * (np.float32(math.log2(math.e)) / x)], rtol=0, atol=0)
+    h, og16 = x.astype(np.float16), og.astype(np.float16)
+    d16 = (np.float32(1) / (h.astype(np.float32) + 1)).astype(np.float16)    # once, in float32
+    check_backward("log1p", [h], [og16], [og16 * d16], rtol=0, atol=0)
+
+
+def test_nan_through_comparison_gradients_as_mxnet():
+    x = np.array([np.nan, -1, 0, 2, np.inf], np.float32)
+    og = np.full(5, 3, np.float32)
+    (g,) = check_backward("relu", [x], [og], [None])
+    np.testing.assert_array_equal(g, [np.nan, 0, 0, 3, 3])      # relu_grad keeps NaN
+    check_forward("sign", [x], np.array([0, -1, 0, 1, 1], np.float32))
+    (g,) = check_backward("abs", [x], [og], [None])
+    np.testing.assert_array_equal(g, [0, -3, 0, 3, 3])
+    (g,) = check_backward("clip", [x], [og], [None], {"a_min": -0.5, "a_max": 1.5})
+    np.testing.assert_array_equal(g, [3, 0, 3, 0, 0])          # NaN is not outside the range

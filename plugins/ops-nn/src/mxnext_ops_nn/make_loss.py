@@ -1,12 +1,12 @@
-"""MakeLoss: marks its input as a loss. Forward is the identity; the gradient is the constant
-``grad_scale`` (divided by the batch size or the count of elements above ``valid_thresh``),
-whatever the head gradient."""
+"""MakeLoss and make_loss: mark their input as a loss. Forward is the identity; the gradient is
+a constant whatever the head gradient: MakeLoss's ``grad_scale`` (divided by the batch size or
+the count of elements above ``valid_thresh``), make_loss's ones."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from opsdk import ElemwiseShape, ElemwiseType, Field, Param, register_op
+from opsdk import ElemwiseShape, ElemwiseType, Field, NodeEntry, Param, make_node, register_op
 
 from ._infer import backward_node, grads_of
 
@@ -80,3 +80,19 @@ def _gradient(node, og):
     .set_attr("FCompute<cpu>", _backward)
     .set_attr("TExamples", [{"inputs": [(3, 4)], "params": {"normalization": "batch"}},
                             {"inputs": [(3, 4)], "params": {"normalization": "valid"}}]))
+
+
+(register_op("make_loss")
+    .describe("Identity forward that makes its input a loss (output 'loss'): the gradient it "
+              "sends back is ones, independent of any head gradient.")
+    .set_num_inputs(1).set_num_outputs(1)
+    .set_attr("FListOutputNames", lambda p: ["loss"])
+    .set_attr("FInferShape", ElemwiseShape(1, 1, "make_loss"))
+    .set_attr("FInferType", ElemwiseType(1, 1, "make_loss"))
+    .set_attr("FInplaceOption", lambda p: [(0, 0)])
+    .set_attr("FInplaceIdentity", lambda p: [True])
+    .set_attr("FCompute<cpu>", _forward)
+    .set_attr("FGradient", lambda node, og: [
+        NodeEntry(make_node("ones_like", [node.inputs[0]], name=f"{node.name}_backward"), 0)])
+    .set_attr("TExamples", [{"inputs": [(3, 4)], "grad": False, "ref": lambda x: x}])
+    .add_argument("data", "NDArray-or-Symbol", "Input array."))

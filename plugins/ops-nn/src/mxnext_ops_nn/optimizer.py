@@ -1,11 +1,12 @@
-"""Optimizer update ops (sgd, momentum, NAG, Adam, RMSProp, RMSPropAlex, FTRL, signSGD,
-Signum and the multi-weight SGD variants), with MXNet 1.9's formulas.
+"""Optimizer update ops (sgd, momentum, NAG, Adam, FTML, RMSProp, RMSPropAlex, FTRL,
+signSGD, Signum and the multi-weight SGD variants), with MXNet 1.9's formulas.
 
 The output is the new weight (MXNet's optimizers call them with ``out=weight``);
-state inputs (``mom``, ``mean``, ``var``, ``n``, ``g``, ``delta``, ``z``) are
+state inputs (``mom``, ``mean``, ``var``, ``d``, ``v``, ``n``, ``g``, ``delta``, ``z``) are
 updated in place and declared through ``FMutateInputs``. Gradients are clipped
-to ``[-clip_gradient, clip_gradient]`` when ``clip_gradient >= 0`` (MXNet's
-kernels test ``>= 0``, so 0 clips everything to 0). They have no gradient.
+to ``[-clip_gradient, clip_gradient]`` when ``clip_gradient >= 0`` (ftml_update calls it
+``clip_grad``; MXNet's kernels test ``>= 0``, so 0 clips everything to 0). They have no
+gradient.
 
 nag_mom_update's momentum uses the weight before the update; MXNet's kernel reads
 the weight after writing the output, so called with ``out=weight`` (as its
@@ -103,6 +104,20 @@ class AdamParam(Param):
     lazy_update: bool = _lazy()
 
 
+class FTMLParam(Param):
+    lr: float = _lr()
+    beta1: float = Field(0.6, ge=0, le=1, description="Decay factor of the running gradient "
+                                                      "mean (around 0.5).")
+    beta2: float = Field(0.999, ge=0, le=1, description="Decay factor of the running mean of "
+                                                        "squared gradients (close to 1).")
+    epsilon: float = _epsilon()
+    t: int = Field(description="Number of the update (1 for the first); bias-corrects both "
+                               "running means.")
+    wd: float = _wd()
+    rescale_grad: float = _rescale()
+    clip_grad: float = _clip_gradient()
+
+
 class RMSPropParam(Param):
     lr: float = _lr()
     gamma1: float = _gamma1()
@@ -191,6 +206,19 @@ def _adam(xp, p, w, g, mean, var):
     return w - p.lr * mean / (xp.sqrt(var) + p.epsilon)
 
 
+def _ftml(xp, p, w, g, d, v, z):
+    """In the weight's dtype throughout, parameters included (as MXNet's kernel): 1 - beta2**t
+    cancels, so a float64 beta2 would move d by many float32 ulps."""
+    f = w.dtype.type
+    beta1, beta2, t = f(p.beta1), f(p.beta2), f(p.t)
+    g = _clip(xp, f(p.rescale_grad) * g + f(p.wd) * w, f(p.clip_grad))
+    v[...] = beta2 * v + (1 - beta2) * g * g
+    d_t = (1 - beta1 ** t) / f(p.lr) * (xp.sqrt(v / (1 - beta2 ** t)) + f(p.epsilon))
+    z[...] = beta1 * z + (1 - beta1) * g - (d_t - beta1 * d) * w
+    d[...] = d_t
+    return -z / d_t
+
+
 def _rmsprop(xp, p, w, g, n):
     g = _with_wd(xp, p, w, g)
     n[...] = (1 - p.gamma1) * (g * g) + p.gamma1 * n
@@ -231,8 +259,10 @@ def _compute(rule):
     return compute
 
 
-def _register(name, param, rule, states, doc, state_domain=(-1, 1)):
-    names = ["weight", "grad", *states]
+def _register(name, param, rule, states, doc, state_domain=(-1, 1), params=None):
+    """``params``: required parameters besides lr, for the conformance examples."""
+    names, params = ["weight", "grad", *states], params or {}
+    clip = "clip_grad" if "clip_grad" in param.model_fields else "clip_gradient"
     n = len(names)
     b = (register_op(name).describe(doc).set_attr_parser(param)
          .set_num_inputs(n).set_num_outputs(1)
@@ -241,10 +271,10 @@ def _register(name, param, rule, states, doc, state_domain=(-1, 1)):
          .set_attr("FCompute<cpu>", _compute(rule))
          .set_attr("TExamples", [
              {"inputs": [(3, 4)] * n, "domain": [(-1, 1), (-1, 1)] + [state_domain] * len(states),
-              "params": {"lr": 0.1, "wd": 0.01, "rescale_grad": 0.5}},
+              "params": {"lr": 0.1, "wd": 0.01, "rescale_grad": 0.5, **params}},
              {"inputs": [(5,)] * n, "dtype": "float64",
               "domain": [(-1, 1), (-3, 3)] + [state_domain] * len(states),
-              "params": {"lr": "0.05", "clip_gradient": "0.4"}}]))
+              "params": {"lr": "0.05", clip: "0.4", **params}}]))
     for a in names:
         b.add_argument(a, "NDArray-or-Symbol", a.capitalize())
     if states:
@@ -265,6 +295,12 @@ _register("adam_update", AdamParam, _adam, ["mean", "var"],
           "``g = clip(rescale_grad*grad + wd*weight)``, ``mean = beta1*mean + (1-beta1)*g``, "
           "``var = beta2*var + (1-beta2)*g**2``, "
           "``weight -= lr * mean / (sqrt(var) + epsilon)``.")
+_register("ftml_update", FTMLParam, _ftml, ["d", "v", "z"],
+          "FTML (Follow the Moving Leader, Zheng & Kwok 2017): with "
+          "``g = clip(rescale_grad*grad + wd*weight)``, ``v = beta2*v + (1-beta2)*g**2``, "
+          "``d_t = (1 - beta1**t) / lr * (sqrt(v / (1 - beta2**t)) + epsilon)``, "
+          "``z = beta1*z + (1-beta1)*g - (d_t - beta1*d) * weight``, ``d = d_t``, "
+          "``weight = -z / d_t``.", state_domain=(0, 1), params={"t": 3})
 _register("rmsprop_update", RMSPropParam, _rmsprop, ["n"],
           "RMSProp (Tieleman & Hinton): ``n = (1-gamma1)*g**2 + gamma1*n``, "
           "``weight -= lr * g / sqrt(n + epsilon)`` (then clipped to clip_weights if >= 0), "

@@ -64,17 +64,23 @@ class BroadcastLikeParam(Param):
 
 
 def _like_shape(p, s):
+    """Without both axis lists, lhs takes rhs's whole shape (as MXNet, one list alone is
+    ignored); with them, each lhs axis (of size 1) takes the size of its rhs axis."""
     lhs, rhs = s
-    if p.lhs_axes is None and p.rhs_axes is None:
+    if p.lhs_axes is None or p.rhs_axes is None:
         return _check_broadcast("broadcast_like", lhs, rhs)
-    la, ra = p.lhs_axes or (), p.rhs_axes or ()
+    la, ra = p.lhs_axes, p.rhs_axes
     if len(la) != len(ra):
         fail("broadcast_like", f"lhs_axes={la} and rhs_axes={ra} need equal lengths")
+    if not la:
+        fail("broadcast_like", "lhs_axes and rhs_axes are empty, expected at least one axis")
     out = list(lhs)
     for a, b in zip(la, ra):
         a = norm_axis("broadcast_like", a, len(lhs), "lhs_axes")
+        if lhs[a] != 1:
+            fail("broadcast_like", f"lhs axis {a} has size {lhs[a]}, expected 1 (lhs {lhs})")
         out[a] = rhs[norm_axis("broadcast_like", b, len(rhs), "rhs_axes")]
-    return _check_broadcast("broadcast_like", lhs, tuple(out))
+    return [tuple(out)]
 
 
 (register_op("broadcast_like")

@@ -1,4 +1,5 @@
-"""Indexing: take, pick, gather_nd, scatter_nd, one_hot."""
+"""Indexing: take, pick (alias choose_element_0index), fill_element_0index, gather_nd,
+scatter_nd, one_hot."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 from opsdk import DType, Field, MXNetError, NodeEntry, Param, assign, make_node, register_op
 
 from ._layout import (backward_shape, fail, first_type, fixed_type, forward_shape, norm_axis,
-                      zeros_entry)
+                      same_type, zeros_entry)
 
 Mode = Literal["clip", "wrap", "raise"]
 
@@ -147,7 +148,7 @@ def _pick_backward(ctx, inputs, req, outputs, params):
     assign(outputs[0], req[0], g)
 
 
-(register_op("pick")
+(register_op("pick").add_alias("choose_element_0index")
     .describe("One entry along axis for every position of the other axes, at the place "
               "index gives.")
     .set_attr_parser(PickParam).set_num_inputs(2).set_num_outputs(1)
@@ -166,6 +167,41 @@ def _pick_backward(ctx, inputs, req, outputs, params):
 _register_backward("_backward_pick", PickParam, _pick_backward,
                    {"inputs": [(3,), (3,), (3, 4)], "dtype": ["float32", "int32", "float32"],
                     "domain": [(-1, 1), (0, 4), (-1, 1)]})
+
+
+# -- fill_element_0index (MXNet's legacy NDArray function) ------------------------------------
+def _fill_shape(p, s):
+    lhs, mhs, rhs = s
+    if len(lhs) != 2 or len(mhs) != 1 or len(rhs) != 1:
+        fail("fill_element_0index", f"expected a 2-D lhs and 1-D mhs and rhs, got {lhs}, {mhs}, "
+                                    f"{rhs}")
+    if not lhs[0] == mhs[0] == rhs[0]:
+        fail("fill_element_0index", f"lhs {lhs}, mhs {mhs} and rhs {rhs} need one row count")
+    return [lhs]
+
+
+def _fill_element(ctx, inputs, req, outputs, params):
+    """Row i of lhs with column int(rhs[i]) set to mhs[i]; a row whose index is outside
+    [0, columns) stays as it is (as MXNet's kernel, which matches no column)."""
+    xp, (lhs, value, index) = ctx.xp, inputs
+    col = index.astype(np.int64)
+    rows = xp.nonzero((col >= 0) & (col < lhs.shape[1]))[0]
+    out = lhs.copy()
+    out[rows, col[rows]] = value[rows]
+    assign(outputs[0], req[0], out)
+
+
+(register_op("fill_element_0index")
+    .describe("lhs with one element per row replaced: column rhs[i] (0-based) of row i "
+              "becomes mhs[i]. Not differentiable (as in MXNet).")
+    .set_num_inputs(3).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("fill_element_0index", _fill_shape))
+    .set_attr("FInferType", same_type("fill_element_0index"))
+    .set_attr("FCompute<cpu>", _fill_element)
+    .set_attr("TExamples", [{"inputs": [(4, 5), (4,), np.array([0, 4, 7, -1], np.float32)]}])
+    .add_argument("lhs", "NDArray-or-Symbol", "Matrix to copy and fill")
+    .add_argument("mhs", "NDArray-or-Symbol", "One new value per row")
+    .add_argument("rhs", "NDArray-or-Symbol", "Column of each row's new value"))
 
 
 # -- gather_nd / scatter_nd ------------------------------------------------------------

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-import numpy as np
-from opsdk import (DType, ElemwiseShape, Field, MakeZeroGradNodes, NodeEntry, Param,
-                   ResourceRequest, assign, make_node, register_op)
-from pydantic import model_validator
+import operator
+from typing import Annotated
 
+import numpy as np
+from opsdk import (DType, ElemwiseShape, Field, MakeZeroGradNodes, NodeEntry, Param, ParamError,
+                   ResourceRequest, assign, make_node, register_op)
+from pydantic import BeforeValidator
+
+from ._common import dtype_field
 from ._layout import backward_shape, fail, fixed_type, merge, same_type, zeros_entry
 
 
@@ -14,61 +18,100 @@ def _random(params):
     return [ResourceRequest.RANDOM]
 
 
+_FLOAT_DTYPE = dtype_field("float16", "float32", "float64")
+
+
+# MXNet passes every parameter as its str(): a Context is accepted as "cpu(0)"
+_CtxText = Annotated[str, BeforeValidator(lambda v: "" if v is None else str(v))]
+
+
 class _SampleParam(Param):
     shape: tuple[int, ...] = Field((), description="Output shape")
-    ctx: str = Field("", description="Device of the output (the caller places it; ignored here)")
-    dtype: DType | None = Field(None, description="Output dtype; None: float32")
+    ctx: _CtxText = Field("", description="Device of the output (the caller places it; "
+                                          "ignored here)")
+    dtype: _FLOAT_DTYPE | None = Field(None, description="Output dtype; None: float32")
+
+
+class _IntSampleParam(_SampleParam):
+    dtype: dtype_field("int32", "int64") | None = Field(None,
+                                                        description="Output dtype; None: int32")
 
 
 # -- the distributions' scalar parameters (the ``_like`` ops take only these) -----------
+# MXNet parses them unchecked: the kernel rejects bad values (``_KERNEL_CHECKS``), so the
+# error surfaces where the result is read (``asnumpy``, ``wait_to_read``, ``waitall``).
 class UniformArgs(Param):
     low: float = Field(0.0, description="Lower bound")
     high: float = Field(1.0, description="Upper bound (exclusive)")
 
-    @model_validator(mode="after")
-    def _ordered(self):
-        if self.low > self.high:                   # MXNet allows low == high
-            raise ValueError(f"low={self.low} must be less than or equal to high={self.high}")
-        return self
-
 
 class NormalArgs(Param):
     loc: float = Field(0.0, description="Mean")
-    scale: float = Field(1.0, ge=0, description="Standard deviation")
+    scale: float = Field(1.0, description="Standard deviation (> 0)")
 
 
 class RandintArgs(Param):
     low: int = Field(description="Lower bound (inclusive)")
     high: int = Field(description="Upper bound (exclusive)")
 
-    @model_validator(mode="after")
-    def _ordered(self):
-        if self.low >= self.high:
-            raise ValueError(f"low={self.low} must be less than high={self.high}")
-        return self
-
 
 class ExponentialArgs(Param):
-    lam: float = Field(1.0, gt=0, description="Rate (1 / mean)")
+    lam: float = Field(1.0, description="Rate (1 / mean; > 0)")
 
 
 class GammaArgs(Param):
-    alpha: float = Field(1.0, gt=0, description="Shape")
-    beta: float = Field(1.0, gt=0, description="Scale")
+    alpha: float = Field(1.0, description="Shape (> 0)")
+    beta: float = Field(1.0, description="Scale (> 0)")
 
 
 class PoissonArgs(Param):
-    lam: float = Field(1.0, ge=0, description="Mean")
+    lam: float = Field(1.0, description="Mean (>= 0)")
 
 
 class NegBinomialArgs(Param):
-    k: int = Field(1, gt=0, description="Successes that end the experiment")
-    p: float = Field(1.0, gt=0, le=1, description="Success probability of each trial")
+    k: int = Field(1, description="Successes that end the experiment (>= 0)")
+    p: float = Field(1.0, description="Success probability of each trial (>= 0)")
 
 
 class GenNegBinomialArgs(Param):
-    mu: float = Field(1.0, gt=0, description="Mean")
-    alpha: float = Field(1.0, ge=0, description="Dispersion (0: Poisson)")
+    mu: float = Field(1.0, description="Mean (>= 0)")
+    alpha: float = Field(1.0, description="Dispersion (>= 0; 0: Poisson)")
+
+
+# kind: ((argument, comparison, bound: a number or another argument), ...), as MXNet's kernels
+# check them (randint's low == high, a division by zero in MXNet, is rejected here too)
+_KERNEL_CHECKS = {
+    "uniform": (("high", ">=", "low"),),
+    "normal": (("scale", ">", 0),),
+    "randint": (("high", ">", "low"),),
+    "exponential": (("lam", ">", 0),),
+    "gamma": (("alpha", ">", 0), ("beta", ">", 0)),
+    "poisson": (("lam", ">=", 0),),
+    "negative_binomial": (("k", ">=", 0), ("p", ">=", 0)),
+    "generalized_negative_binomial": (("mu", ">=", 0), ("alpha", ">=", 0)),
+}
+_COMPARE = {">": operator.gt, ">=": operator.ge}
+
+
+def _check_args(op, checks, params):
+    """Raise ParamError (from the kernel) for the first argument out of its bound."""
+    for arg, cmp, bound in checks:
+        value = getattr(params, arg)
+        limit = getattr(params, bound) if isinstance(bound, str) else bound
+        if not _COMPARE[cmp](value, limit):
+            what = f"{bound}={limit}" if isinstance(bound, str) else bound
+            raise ParamError(f"Operator {op!r}: parameter {arg} must be {cmp} {what}, "
+                             f"got {arg}={value}")
+
+
+def _neg_binomial(gen, xp, k, p, size):
+    """Failures before the k-th success. Where numpy has no answer MXNet's sampler gives one:
+    0 for k = 0 or p >= 1; p = 0 never succeeds (inf here, an integer overflow in MXNet)."""
+    k, p = xp.asarray(k, np.float64), xp.asarray(p, np.float64)
+    zero, never = (k == 0) | (p >= 1), p == 0
+    ok = ~(zero | never)
+    draws = gen.negative_binomial(xp.where(ok, k, 1), xp.where(ok, p, 0.5), size)
+    return xp.where(ok, draws, xp.where(zero, 0.0, np.inf))
 
 
 def _gen_neg_binomial(gen, xp, mu, alpha, size):
@@ -102,7 +145,7 @@ _DISTS = {
                 lambda gen, xp, lam, size: gen.poisson(lam, size), "Poisson samples.",
                 {"lam": 3}, ("lam",)),
     "negative_binomial": (NegBinomialArgs, "float32",
-                          lambda gen, xp, k, p, size: gen.negative_binomial(k, p, size),
+                          _neg_binomial,
                           "Negative binomial samples: failures before k successes.",
                           {"k": 3, "p": 0.4}, ("k", "p")),
     "generalized_negative_binomial": (
@@ -113,18 +156,20 @@ _DISTS = {
 _ALIASES = {"uniform": ("random_uniform", "uniform"), "normal": ("random_normal", "normal")}
 
 
-def _sampler(args, default_dtype, draw):
+def _sampler(op, checks, args, default_dtype, draw):
     """``_random_<kind>``: scalar parameters, output shape ``params.shape``."""
     def compute(ctx, inputs, req, outputs, params):
+        _check_args(op, checks, params)
         vals = [getattr(params, a) for a in args]
         out = draw(ctx.requested[0].get_random(), ctx.xp, *vals, params.shape)
         assign(outputs[0], req[0], out.astype(params.dtype or default_dtype))
     return compute
 
 
-def _like_sampler(args, draw):
+def _like_sampler(op, checks, args, draw):
     """``_random_<kind>_like``: scalar parameters, the shape and dtype of ``data``."""
     def compute(ctx, inputs, req, outputs, params):
+        _check_args(op, checks, params)
         vals = [getattr(params, a) for a in args]
         out = draw(ctx.requested[0].get_random(), ctx.xp, *vals, inputs[0].shape)
         assign(outputs[0], req[0], out.astype(outputs[0].dtype))
@@ -144,7 +189,7 @@ def _array_sampler(default_dtype, draw):
 
 class SampleParam(Param):
     shape: tuple[int, ...] = Field((), description="Draws per element of the parameter arrays")
-    dtype: DType | None = Field(None, description="Output dtype; None: float32")
+    dtype: _FLOAT_DTYPE | None = Field(None, description="Output dtype; None: float32")
 
 
 def _array_shape(op):
@@ -163,14 +208,16 @@ for _kind, (_args_model, _dtype, _draw, _doc, _ex, _inputs) in _DISTS.items():
     _b = register_op(_name)
     for _alias in _ALIASES.get(_kind, (f"random_{_kind}",)):
         _b.add_alias(_alias)
-    _param = type(f"{_args_model.__name__[:-4]}Param", (_args_model, _SampleParam), {})
+    _base = _IntSampleParam if _kind == "randint" else _SampleParam
+    # MXNet's field order (the positional one): the distribution's args, shape, ctx, dtype
+    _param = type(f"{_args_model.__name__[:-4]}Param", (_base, _args_model), {})
     _first = {"shape": "(3, 4)", "low": 0, "high": 5} if _kind == "randint" else {"shape": "(3, 4)"}
     (_b.describe(_doc).set_attr_parser(_param).set_num_inputs(0).set_num_outputs(1)
         .set_attr("FInferShape",
                   lambda p, ins, outs, n=_name: (list(ins), merge(n, outs, [p.shape])))
         .set_attr("FInferType", fixed_type(_name, lambda p, d=_dtype: p.dtype or d))
         .set_attr("FResourceRequest", _random)
-        .set_attr("FCompute<cpu>", _sampler(_args, _dtype, _draw))
+        .set_attr("FCompute<cpu>", _sampler(_name, _KERNEL_CHECKS[_kind], _args, _dtype, _draw))
         .set_attr("TExamples", [{"inputs": [], "params": _first},
                                 {"inputs": [], "params": {"shape": (50,), **_ex}}]))
     if _kind == "randint":
@@ -180,7 +227,8 @@ for _kind, (_args_model, _dtype, _draw, _doc, _ex, _inputs) in _DISTS.items():
         .set_attr("FInferShape", ElemwiseShape(1, 1))
         .set_attr("FInferType", same_type(f"{_name}_like"))
         .set_attr("FResourceRequest", _random)
-        .set_attr("FCompute<cpu>", _like_sampler(_args, _draw))
+        .set_attr("FCompute<cpu>", _like_sampler(f"{_name}_like", _KERNEL_CHECKS[_kind], _args,
+                                                  _draw))
         .set_attr("FGradient", MakeZeroGradNodes)
         .set_attr("TExamples", [{"inputs": [(4, 5)], "params": _ex, "grad": False}])
         .add_argument("data", "NDArray-or-Symbol", "Its shape and dtype are the output's"))
@@ -301,3 +349,60 @@ def _shuffle(ctx, inputs, req, outputs, params):
     .set_attr("FCompute<cpu>", _shuffle)
     .set_attr("TExamples", [{"inputs": [(5, 3)]}, {"inputs": [(7,)], "dtype": "int64", "domain": (0, 100)}])
     .add_argument("data", "NDArray-or-Symbol", "Array whose first axis is permuted"))
+
+
+# -- _sample_unique_zipfian ------------------------------------------------------------
+class UniqueZipfianParam(Param):
+    range_max: int = Field(description="Number of classes: samples lie in [0, range_max)")
+    shape: tuple[int, ...] = Field((), description="(batch_size, num_sampled)")
+
+
+def _unique_zipfian_shape(p, ins, outs):
+    op = "_sample_unique_zipfian"
+    if not p.shape and outs[0] is not None and len(outs[0]) == 2:
+        return list(ins), merge(op, outs, [tuple(outs[0]), (outs[0][0],)])
+    if len(p.shape) != 2:
+        fail(op, f"shape={p.shape} must be 2-D: (batch_size, num_sampled)")
+    return list(ins), merge(op, outs, [p.shape, (p.shape[0],)])
+
+
+def _unique_draws(gen, log_range, n):
+    """Classes ``round(exp(u log range_max)) - 1`` (u uniform in [0, 1)) drawn until ``n``
+    distinct ones came: those ``n`` in order of first appearance, and the number of draws."""
+    draws = np.empty(0, np.int64)
+    while True:
+        more = gen.random(max(2 * n, 64))
+        classes = np.floor(np.exp(more * log_range) + 0.5).astype(np.int64) - 1
+        draws = np.concatenate([draws, classes])
+        _, first = np.unique(draws, return_index=True)
+        if first.size >= n:
+            first.sort()
+            return draws[first[:n]], first[n - 1] + 1
+
+
+def _unique_zipfian(ctx, inputs, req, outputs, params):
+    """A CPU kernel (MXNet has no other): rows are drawn one after another."""
+    batch, n = outputs[0].shape
+    if n > params.range_max:
+        raise ParamError(f"Operator '_sample_unique_zipfian': num_sampled={n} (shape[1]) must "
+                         f"be <= range_max={params.range_max}")
+    samples, tries = np.zeros((batch, n), np.int64), np.zeros(batch, np.int64)
+    if n:
+        gen, log_range = ctx.requested[0].get_random(), np.log(params.range_max)
+        for i in range(batch):
+            samples[i], tries[i] = _unique_draws(gen, log_range, n)
+    assign(outputs[0], req[0], samples)
+    assign(outputs[1], req[1], tries)
+
+
+(register_op("_sample_unique_zipfian")
+    .describe("Per batch row, num_sampled distinct classes in [0, range_max) drawn without "
+              "replacement from an approximately log-uniform (Zipfian) distribution, "
+              "round(range_max ** u) - 1 for u uniform in [0, 1), and how many draws that took.")
+    .set_attr_parser(UniqueZipfianParam).set_num_inputs(0).set_num_outputs(2)
+    .set_attr("FInferShape", _unique_zipfian_shape)
+    .set_attr("FInferType", fixed_type("_sample_unique_zipfian", lambda p: "int64"))
+    .set_attr("FResourceRequest", _random)
+    .set_attr("FCompute<cpu>", _unique_zipfian)
+    .set_attr("TExamples", [{"inputs": [], "params": {"range_max": 50, "shape": (3, 20)}},
+                            {"inputs": [], "params": {"range_max": 5, "shape": "(2, 5)"}}]))

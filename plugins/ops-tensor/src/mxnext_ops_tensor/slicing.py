@@ -1,11 +1,12 @@
-"""Slicing: slice, slice_axis, slice_like (and their scatter-back gradients)."""
+"""Slicing: slice (alias crop), slice_axis, slice_like (and their scatter-back gradients),
+_slice_assign and _slice_assign_scalar."""
 
 from __future__ import annotations
 
-from opsdk import Field, NodeEntry, Param, assign, make_node, register_op
+from opsdk import Field, NodeEntry, OpReqType, Param, assign, make_node, register_op
 
-from ._layout import (backward_shape, data_grad, fail, forward_shape, norm_axis, same_type,
-                      zeros_entry)
+from ._layout import (backward_shape, data_grad, fail, forward_shape, merge, norm_axis,
+                      same_type, zeros_entry)
 
 
 def _scatter_back(index_of):
@@ -60,8 +61,8 @@ def _sliced_shape(index, shape):
 
 def _register_slice(name, param, index_of, doc, examples, bwd_example):
     """A one-input op reading ``data[index_of(params, data.shape)]`` and its scatter-back
-    gradient ``_backward_<name>``."""
-    (register_op(name)
+    gradient ``_backward_<name>``; returns the op's builder."""
+    b = (register_op(name)
         .describe(doc)
         .set_attr_parser(param).set_num_inputs(1).set_num_outputs(1)
         .set_attr("FInferShape", forward_shape(name, lambda p, s: [
@@ -73,6 +74,7 @@ def _register_slice(name, param, index_of, doc, examples, bwd_example):
         .set_attr("TExamples", examples)
         .add_argument("data", "NDArray-or-Symbol", "Array to slice"))
     _register_backward(f"_backward_{name}", param, index_of, bwd_example)
+    return b
 
 
 _register_slice(
@@ -81,7 +83,55 @@ _register_slice(
     "the default.",
     [{"inputs": [(3, 4, 5)], "params": {"begin": "(0, 1)", "end": "(2, 4)"}},
      {"inputs": [(3, 4, 5)], "params": {"begin": "(None, -1)", "end": "(None, 0)", "step": "(2, -2)"}}],
-    {"inputs": [(2, 3, 5), (3, 4, 5)], "params": {"begin": (0, 1), "end": (2, 4)}})
+    {"inputs": [(2, 3, 5), (3, 4, 5)], "params": {"begin": (0, 1), "end": (2, 4)}}
+).add_alias("crop")
+
+
+# -- _slice_assign, _slice_assign_scalar: data with the block ``slice`` reads replaced -------
+class _ScalarArg(Param):
+    scalar: float = Field(0.0, description="Value written into the block")
+
+
+class SliceAssignScalarParam(SliceParam, _ScalarArg):
+    """MXNet's field order: scalar, begin, end, step."""
+
+
+def _assign_shape(p, ins, outs):
+    data = ins[0] if ins[0] is not None else outs[0]
+    if data is None:
+        return list(ins), list(outs)
+    data = tuple(data)
+    block = _sliced_shape(_slice_index(p, data), data)
+    if len(ins) > 1 and ins[1] is not None and tuple(ins[1]) != block:
+        fail("_slice_assign", f"rhs has shape {tuple(ins[1])}, expected the block's {block}")
+    return [data, block][:len(ins)], merge("_slice_assign", outs, [data])
+
+
+def _slice_assign(ctx, inputs, req, outputs, params):
+    data = inputs[0]
+    value = inputs[1] if len(inputs) > 1 else params.scalar
+    new = data if req[0] == OpReqType.WRITE_INPLACE else data.copy()
+    new[_slice_index(params, data.shape)] = value
+    assign(outputs[0], req[0], new)
+
+
+for _name, _param, _args, _example in (
+        ("_slice_assign", SliceParam, (("lhs", "Array written into"), ("rhs", "The new block")),
+         {"inputs": [(3, 4, 5), (2, 3, 5)], "params": {"begin": (0, 1), "end": (2, 4)}}),
+        ("_slice_assign_scalar", SliceAssignScalarParam, (("data", "Array written into"),),
+         {"inputs": [(3, 4)], "params": {"begin": (None, 1), "end": (2, None), "step": (1, 2),
+                                         "scalar": 5}})):
+    _b = (register_op(_name).add_alias(_name.replace("slice", "crop"))
+          .describe("data (lhs) with the block slice(begin, end, step) reads replaced by "
+                    "rhs or by scalar; not differentiable (as in MXNet).")
+          .set_attr_parser(_param).set_num_inputs(len(_args)).set_num_outputs(1)
+          .set_attr("FInferShape", _assign_shape)
+          .set_attr("FInferType", same_type(_name))
+          .set_attr("FInplaceOption", lambda p: [(0, 0)])
+          .set_attr("FCompute<cpu>", _slice_assign)
+          .set_attr("TExamples", [_example]))
+    for _arg, _doc in _args:
+        _b.add_argument(_arg, "NDArray-or-Symbol", _doc)
 
 
 # -- slice_axis ------------------------------------------------------------------------

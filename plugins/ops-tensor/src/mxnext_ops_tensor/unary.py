@@ -20,8 +20,8 @@ from opsdk import (ElemwiseGradUseIn, ElemwiseGradUseNone, ElemwiseGradUseOut, E
                    make_node, register_op)
 
 from . import _special
-from ._common import (IN, INPLACE_0, OUT, OpsGrad, Ufunc, backward_grad, call, dtype_field,
-                      forward_compute, mul, put, put_ufunc, scale)
+from ._common import (IN, INPLACE_0, OUT, OpsGrad, Ufunc, WideUfunc, backward_grad, call,
+                      dtype_field, forward_compute, mul, put, put_ufunc, scale, wide)
 
 ZERO = MakeZeroGradNodes
 _LN2, _LN10 = math.log(2), math.log(10)
@@ -29,6 +29,19 @@ _LN2, _LN10 = math.log(2), math.log(10)
 
 def _negate_grad(node, out_grads):
     return [NodeEntry(make_node("negative", [out_grads[0]], name=f"{node.name}_backward"), 0, 0)]
+
+
+def _sign(xp, x):
+    """-1, 0 or 1; NaN gives 0 (MXNet's sign tests x < 0 and x > 0, both false for NaN)."""
+    s = xp.sign(x)
+    if s.dtype.kind == "f":
+        s[xp.isnan(s)] = 0
+    return s
+
+
+def _relu_grad(xp, y):
+    """1 above 0, else 0; NaN stays NaN (MXNet's relu_grad), so a NaN input's gradient is NaN."""
+    return xp.where(xp.isnan(y), y, y > 0) if y.dtype.kind == "f" else y > 0
 
 
 def _round_half_away(xp, x):
@@ -42,6 +55,17 @@ def _rint(xp, x):  # MXNet's rint: ties go down (2.5 -> 2, -2.5 -> -3)
 
 def _sigmoid(xp, x):
     return xp.exp(-xp.logaddexp(0, -x))
+
+
+def _over(c, shift=0):
+    """The derivative ``c / (x + shift)`` of the log family, rounded as MXNet's: float16 in
+    float32 and rounded once, float32 with the constant as a float32."""
+    def d(xp, x):
+        if x.dtype != np.float16:
+            return x.dtype.type(c) / (x + shift) if x.dtype.kind == "f" else c / (x + shift)
+        x32 = x.astype(np.float32)
+        return (np.float32(c) / (x32 + shift)).astype(np.float16)
+    return d
 
 
 # -- second order: ``u * d'(v)`` for a first derivative ``d(v)``, built from forward ops
@@ -75,9 +99,8 @@ def _log_d2(k):
 
 
 _OPS = {
-    "abs": (Ufunc("abs"), (IN, lambda xp, x: xp.sign(x), lambda p, u, x: None),
-            "Absolute value"),
-    "sign": (Ufunc("sign"), ZERO, "Sign (-1, 0 or 1)"),
+    "abs": (Ufunc("abs"), (IN, _sign, lambda p, u, x: None), "Absolute value"),
+    "sign": (_sign, ZERO, "Sign (-1, 0 or 1; 0 for NaN)"),
     "negative": (Ufunc("negative"), _negate_grad, "-x"),
     "reciprocal": (lambda xp, x: 1 / x, (IN, lambda xp, x: -1 / (x * x),
                                          lambda p, u, x: mul(u, _sc("_rdiv_scalar",
@@ -99,15 +122,15 @@ _OPS = {
     "cbrt": (Ufunc("cbrt"), (OUT, lambda xp, y: 1 / (3 * y * y),
                              lambda p, u, y: mul(u, _sc("_rdiv_scalar", _pow_of(y, 3), -2 / 3))),
              "Cube root"),
-    "exp": (Ufunc("exp"), OpsGrad(lambda p, g, x, y: mul(g, y)), "e ** x"),
-    "expm1": (Ufunc("expm1"), (OUT, lambda xp, y: y + 1, lambda p, u, y: u), "exp(x) - 1"),
-    "log": (Ufunc("log"), OpsGrad(lambda p, g, x, y: call("elemwise_div", g, x)),
-            "Natural logarithm"),
-    "log1p": (Ufunc("log1p"), (IN, lambda xp, x: 1 / (1 + x), lambda p, u, x: mul(
+    "exp": (WideUfunc("exp"), OpsGrad(lambda p, g, x, y: mul(g, y)), "e ** x"),
+    "expm1": (WideUfunc("expm1"), (IN, lambda xp, x: wide(xp, "exp", x),
+                                   lambda p, u, x: mul(u, call("exp", x))), "exp(x) - 1"),
+    "log": (WideUfunc("log"), (IN, _over(1), _log_d2(1)), "Natural logarithm"),
+    "log1p": (WideUfunc("log1p"), (IN, _over(1, shift=1), lambda p, u, x: mul(
         u, _sc("_rdiv_scalar", call("square", _sc("_plus_scalar", x, 1)), -1))), "log(1 + x)"),
-    "log2": (Ufunc("log2"), (IN, lambda xp, x: 1 / (x * _LN2), _log_d2(_LN2)),
+    "log2": (WideUfunc("log2"), (IN, _over(math.log2(math.e)), _log_d2(_LN2)),
              "Base-2 logarithm"),
-    "log10": (Ufunc("log10"), (IN, lambda xp, x: 1 / (x * _LN10), _log_d2(_LN10)),
+    "log10": (WideUfunc("log10"), (IN, _over(math.log10(math.e)), _log_d2(_LN10)),
               "Base-10 logarithm"),
     "sin": (Ufunc("sin"), (IN, lambda xp, x: xp.cos(x),
                            lambda p, u, x: call("negative", mul(u, call("sin", x)))), "Sine"),
@@ -136,8 +159,8 @@ _OPS = {
                 "Inverse hyperbolic tangent"),
     "sigmoid": (_sigmoid, (OUT, lambda xp, y: y * (1 - y), lambda p, u, y: mul(
         u, call("_rminus_scalar", scale(y, 2), params={"scalar": 1}))), "1 / (1 + exp(-x))"),
-    "relu": (Ufunc("maximum", 0), (OUT, lambda xp, y: y > 0, lambda p, u, y: None),
-             "max(x, 0)"),
+    "relu": (Ufunc("maximum", 0), (OUT, _relu_grad, lambda p, u, y: None),
+             "max(x, 0) (NaN stays NaN)"),
     "softsign": (lambda xp, x: x / (1 + xp.abs(x)),
                  (IN, lambda xp, x: 1 / ((1 + xp.abs(x)) ** 2)), "x / (1 + |x|)"),
     "erf": (_special.erf, (IN, lambda xp, x: (2 / math.sqrt(math.pi)) * xp.exp(-x * x)),
@@ -224,8 +247,9 @@ def _clip(ctx, inputs, req, outputs, params):
 
 
 def _clip_backward(ctx, inputs, req, outputs, params):
+    """The head gradient where x is not outside [a_min, a_max] (NaN passes, as in MXNet)."""
     og, x = inputs
-    put(outputs[0], req[0], og * ((x >= params.a_min) & (x <= params.a_max)))
+    put(outputs[0], req[0], og * ~((x < params.a_min) | (x > params.a_max)))
 
 
 _unary("clip", _clip, ElemwiseGradUseIn("_backward_clip"),
