@@ -182,8 +182,19 @@ def _with_wd(xp, p, w, g):
 
 
 # Update rules: fn(xp, p, weight, grad, *states) -> new weight; states are written in place.
-def _sgd(xp, p, w, g):
-    return (1 - p.lr * p.wd) * w - p.lr * _scaled(xp, p, g)
+def _sgd(xp, p, w, g, out=None):
+    """MXNet's kernel, in the weight's dtype: ``(1 - lr*wd) * w - (lr*rescale_grad) * g``
+    without clipping (one scalar: two passes, straight into ``out`` when given)."""
+    f = w.dtype.type
+    lr = f(p.lr)
+    if p.clip_gradient >= 0:
+        step = lr * _clip(xp, f(p.rescale_grad) * g, f(p.clip_gradient))
+    else:
+        step = (lr * f(p.rescale_grad)) * g
+    decay = f(1) - lr * f(p.wd)
+    if decay != 1:
+        w = decay * w
+    return xp.subtract(w, step, out=step if out is None else out)
 
 
 def _sgd_mom(xp, p, w, g, mom):
@@ -250,16 +261,22 @@ def _signum(xp, p, w, g, mom):
     return (1 - p.lr * p.wd_lh) * w + p.lr * xp.sign(mom)
 
 
-def _compute(rule):
+def _compute(rule, writes_out=False):
+    """``writes_out``: the rule takes ``out=`` and writes the new weight there itself."""
     def compute(ctx, inputs, req, outputs, params):
         w, g, *states = inputs
+        out = outputs[0]
+        if writes_out and req[0] in (1, 2) and out.dtype == w.dtype:
+            rule(ctx.xp, params, w, g, *states, out=out)
+            return
         new = rule(ctx.xp, params, w, g, *states)     # states first: out may alias the weight
-        assign(outputs[0], req[0], new.astype(outputs[0].dtype, copy=False))
+        assign(out, req[0], new.astype(out.dtype, copy=False))
     compute.__name__ = f"{rule.__name__.lstrip('_')}_update"
     return compute
 
 
-def _register(name, param, rule, states, doc, state_domain=(-1, 1), params=None):
+def _register(name, param, rule, states, doc, state_domain=(-1, 1), params=None,
+              writes_out=False):
     """``params``: required parameters besides lr, for the conformance examples."""
     names, params = ["weight", "grad", *states], params or {}
     clip = "clip_grad" if "clip_grad" in param.model_fields else "clip_gradient"
@@ -268,7 +285,7 @@ def _register(name, param, rule, states, doc, state_domain=(-1, 1), params=None)
          .set_num_inputs(n).set_num_outputs(1)
          .set_attr("FInferShape", ElemwiseShape(n, 1, name))
          .set_attr("FInferType", ElemwiseType(n, 1, name))
-         .set_attr("FCompute<cpu>", _compute(rule))
+         .set_attr("FCompute<cpu>", _compute(rule, writes_out))
          .set_attr("TExamples", [
              {"inputs": [(3, 4)] * n, "domain": [(-1, 1), (-1, 1)] + [state_domain] * len(states),
               "params": {"lr": 0.1, "wd": 0.01, "rescale_grad": 0.5, **params}},
@@ -282,7 +299,8 @@ def _register(name, param, rule, states, doc, state_domain=(-1, 1), params=None)
 
 
 _register("sgd_update", SGDParam, _sgd, [],
-          "SGD step: ``weight = (1 - lr*wd) * weight - lr * clip(rescale_grad * grad)``.")
+          "SGD step: ``weight = (1 - lr*wd) * weight - lr * clip(rescale_grad * grad)``.",
+          writes_out=True)
 _register("sgd_mom_update", SGDMomParam, _sgd_mom, ["mom"],
           "SGD with momentum: ``mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad)``, "
           "``weight += mom``.")

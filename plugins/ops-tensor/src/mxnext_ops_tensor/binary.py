@@ -14,8 +14,9 @@ and zero gradients.
 
 from __future__ import annotations
 
-from opsdk import (CloneGradient, ElemwiseGradUseIn, ElemwiseShape, ElemwiseType, Field,
-                   MakeZeroGradNodes, NodeEntry, Param, ShapeError, make_node, register_op)
+from opsdk import (CloneGradient, ElemwiseGradUseIn, ElemwiseGradUseNone, ElemwiseShape,
+                   ElemwiseType, Field, MakeZeroGradNodes, NodeEntry, Param, ShapeError,
+                   make_node, register_op)
 
 from ._common import OpsGrad, Ufunc, call, check_outs, forward_compute, put, sum_to
 
@@ -43,6 +44,9 @@ _MATH = {
               lambda xp, a, b: b / xp.hypot(a, b)),
 }
 _IDENTITY = {"add": (0, 1), "sub": (0,)}   # backward outputs equal to the output gradient
+# Equal-shape rows whose backward reads only the output gradient (MXNet's
+# ElemwiseGradUseNone): the inputs need not live until backward. name: the rhs gradient.
+_USE_NONE = {"add": lambda og: og, "sub": lambda og: -og}
 _LOGIC = {
     "equal": lambda xp, a, b: a == b,
     "not_equal": lambda xp, a, b: a != b,
@@ -178,15 +182,40 @@ def _register_backward(name, dl, dr, grad=None, identity=()):
         b.set_attr("FInplaceIdentity", lambda p: [True] * len(pairs))
 
 
+def _register_backward_use_none(name, row, rhs):
+    """The backward of equal-shape add/sub: reads only the output gradient ``og``; the lhs
+    gradient is ``og`` itself (aliased, never written, where the frontend can), the rhs
+    gradient ``rhs(og)``; its gradient is ``h0 + h1`` (add) or ``h0 - h1`` (sub)."""
+    def compute(ctx, inputs, req, outputs, params):
+        og = inputs[0]
+        if req[0]:
+            put(outputs[0], req[0], og)
+        if req[1]:
+            put(outputs[1], req[1], rhs(og))
+
+    def grad(node, out_grads):
+        return [call(f"elemwise_{row}", *out_grads)]
+    (register_op(name).set_num_inputs(1).set_num_outputs(2)
+     .set_attr("FInferShape", ElemwiseShape(1, 2)).set_attr("FInferType", ElemwiseType(1, 2))
+     .set_attr("FCompute<cpu>", compute).set_attr("FGradient", grad)
+     .set_attr("FInplaceOption", lambda p: [(0, 0)])
+     .set_attr("FInplaceIdentity", lambda p: [True]))
+
+
 for _row, (_fwd, _dl, _dr) in _MATH.items():
     _eq_name, _eq_aliases = _ELEMWISE.get(_row, (f"_{_row}", (f"_{_row.capitalize()}",)))
     for _name, _bw, _shape, _aliases in (
             (f"broadcast_{_row}", f"_backward_broadcast_{_row}", None,
              _BROADCAST_ALIASES.get(_row, ())),
             (_eq_name, f"_backward_{_row}", ElemwiseShape(2, 1), _eq_aliases)):
-        _register_backward(_bw, _dl, _dr, _GRAD2.get(_row), _IDENTITY.get(_row, ()))
-        _binary(_name, forward_compute(_fwd), _shape or _broadcast_infer(_name),
-                ElemwiseGradUseIn(_bw), f"Elementwise {_row} of lhs and rhs"
+        if _shape is not None and _row in _USE_NONE:
+            _register_backward_use_none(_bw, _row, _USE_NONE[_row])
+            rule = ElemwiseGradUseNone(_bw)
+        else:
+            _register_backward(_bw, _dl, _dr, _GRAD2.get(_row), _IDENTITY.get(_row, ()))
+            rule = ElemwiseGradUseIn(_bw)
+        _binary(_name, forward_compute(_fwd), _shape or _broadcast_infer(_name), rule,
+                f"Elementwise {_row} of lhs and rhs"
                 + (" with broadcasting." if _shape is None else " (equal shapes)."), _aliases)
 
 for _row, _fwd in _LOGIC.items():
@@ -301,8 +330,9 @@ for _row in list(_MATH) + list(_LOGIC):
         {"inputs": [(2, 1, 3), (4, 1)], "domain": _dom},
         {"inputs": [(3, 1), (1, 3)], **_INT}])
     if _row in _MATH:
-        register_op(f"_backward_{_row}").set_attr(
-            "TExamples", [{"inputs": [(2, 3)] * 3, "domain": [(-1, 1)] + list(_dom)}])
+        register_op(f"_backward_{_row}").set_attr("TExamples", [
+            {"inputs": [(2, 3)]} if _row in _USE_NONE else
+            {"inputs": [(2, 3)] * 3, "domain": [(-1, 1)] + list(_dom)}])
         register_op(f"_backward_broadcast_{_row}").set_attr(
             "TExamples", [{"inputs": [(2, 3), (2, 3), (1, 3)], "domain": [(-1, 1)] + list(_dom)}])
 register_op("add_n").set_attr("TExamples", [
