@@ -30,7 +30,7 @@ def _message(fn, *args, **kwargs) -> str:
 
 # ---------------------------------------------------------------- the star import
 
-# MXNet 1.9's test_utils namespace minus what mxnext leaves out (sparse, gluon, symbol-only,
+# MXNet 1.9's test_utils namespace minus what mxnext leaves out (sparse, gluon, mx.np,
 # data download, runtime features, scipy.stats and requests); see docs/user-guide.md.
 MXNET_NAMES = """
 Context OrderedDict almost_equal array assert_allclose assert_almost_equal
@@ -45,8 +45,8 @@ mean_check mx new_matrix_with_real_eigvals_2d new_matrix_with_real_eigvals_nd
 new_orthonormal_matrix_2d new_sym_matrix_with_real_eigvals_2d new_sym_matrix_with_real_eigvals_nd
 np np_reduce npt numbers numeric_grad os platform rand_coord_2d rand_ndarray rand_shape_2d
 rand_shape_3d rand_shape_nd random_arrays random_sample random_uniform_arrays retry rnd same
-same_array set_default_context setenv simple_forward struct sys time traceback use_np var_check
-verify_generator zipfile
+same_array set_default_context setenv simple_forward struct Symbol sys time traceback use_np
+var_check verify_generator zipfile
 """.split()
 
 
@@ -59,6 +59,7 @@ def test_star_import_exports_what_mxnets_does():
     assert ns["mx"] is mx and ns["np"] is np and ns["sys"] is sys and ns["os"] is os
     assert ns["rnd"] is np.random and ns["npt"] is np.testing
     assert ns["NDArray"] is nd.NDArray and ns["array"] is nd.array
+    assert ns["Symbol"] is mx.sym.Symbol
     assert not any(k.startswith("_") for k in names)  # private modules stay out
 
 
@@ -310,25 +311,18 @@ def test_default_context_roundtrip():
     assert list(tu.list_gpus()) == list(range(mx.num_gpus()))
 
 
-# ---------------------------------------------------------------- Symbols are not here yet
+# ---------------------------------------------------------------- what the helpers take
 
-def test_symbol_arguments_are_rejected_clearly():
-    class FakeSymbol:
-        def list_arguments(self):
-            return []
-
-        def __call__(self):
-            return None
-
+def test_arguments_that_are_neither_symbol_nor_callable_are_rejected_clearly():
     for fn, args in [(tu.check_numeric_gradient, ([np.ones(2)],)),
                      (tu.check_symbolic_forward, ([np.ones(2)], [np.ones(2)])),
                      (tu.check_symbolic_backward, ([np.ones(2)], None, [np.ones(2)])),
                      (tu.check_consistency, ([{"x": (2,)}, {"x": (2,)}],)),
                      (tu.simple_forward, ())]:
-        with pytest.raises(ParamError, match="is a Symbol, which mxnext does not support yet"):
-            fn(FakeSymbol(), *args)
-    with pytest.raises(ParamError, match="expected a Python callable"):
-        tu.check_symbolic_forward("x * 2", [np.ones(2)], [np.ones(2)])
+        with pytest.raises(ParamError, match="expected a Symbol or a Python callable"):
+            fn("x * 2", *args)
+    with pytest.raises(ParamError, match="expected an Executor or a Python callable"):
+        tu.numeric_grad("x * 2", [np.ones(2)])
     with pytest.raises(ParamError, match="'aux_states' is for Symbols"):
         tu.check_numeric_gradient(lambda x: x, [np.ones(2)], aux_states=[np.ones(2)])
     with pytest.raises(ParamError, match="dense arrays only"):

@@ -3,7 +3,7 @@ backward and gradient checks, statistical checks of random generators, test envi
 
 There is no ``__all__``, on purpose: as with MXNet's module, ``from mxnext.test_utils import *``
 also exports the modules and names imported here (``mx``, ``np``, ``sys``, ``os``, ``rnd``
-(numpy.random), ``npt``, ``Context``, ``NDArray``, ``array``, ...), and test files written
+(numpy.random), ``npt``, ``Context``, ``NDArray``, ``Symbol``, ``array``, ...), and test files written
 for MXNet rely on them. Implementation modules are private (``_compare``, ...) so they stay
 out of it. Not imported, unlike MXNet: ``ss`` (scipy.stats, not a dependency; the chi-square
 checks compute their p-values here) and ``requests``.
@@ -33,6 +33,7 @@ import mxnext as mx
 
 from ..context import Context, current_context
 from ..ndarray import NDArray, array
+from ..symbol import Symbol
 from ..util import getenv, setenv, use_np
 from ._tolerance import (default_atols, default_dtype, default_numeric_eps, default_rtols,
                          effective_dtype, get_atol, get_etol, get_rtol, get_tolerance, get_tols)
