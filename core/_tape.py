@@ -130,11 +130,12 @@ class FunctionOp:
 
     provider = "autograd.Function"
 
-    def __init__(self, func, n_out, n_in, name=None):
+    def __init__(self, func, n_out, n_in, name=None, fresh_results=False):
         self.func = func
         self.name = name or type(func).__name__
         self.n_out = n_out
         self.n_in = n_in
+        self.fresh_results = fresh_results    # backward returns new arrays nobody else holds
 
     def num_outputs(self, params):
         return self.n_out

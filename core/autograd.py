@@ -16,7 +16,8 @@ from .ndarray import NDArray
 from .ndarray._backward import backward, grad
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
-           "set_recording", "set_training", "mark_variables", "backward", "grad", "Function"]
+           "set_recording", "set_training", "mark_variables", "backward", "grad", "Function",
+           "get_symbol"]
 
 
 # -- scopes ---------------------------------------------------------------------------
@@ -80,6 +81,33 @@ def mark_variables(variables, gradients, grad_reqs="write") -> None:
     if isinstance(variables, NDArray):
         variables, gradients = [variables], [gradients]
     _tape.mark_variables(list(variables), list(gradients), grad_reqs)
+
+
+def get_symbol(x):
+    """The computation recorded into ``x`` as a Symbol. Recorded ops become op nodes named
+    ``node_<k>``; marked variables become variables ``var<k>``, inputs without history
+    ``null<k>`` (MXNet's names)."""
+    from .graph import IndexedGraph, Node, NodeEntry
+    from .symbol import Symbol
+    if not isinstance(x, NDArray):
+        raise TypeError(f"get_symbol: expected an NDArray, got {type(x).__name__}")
+    if x._ag is None:
+        raise MXNetError("get_symbol: the array has no recorded history (compute it inside "
+                         "autograd.record() from arrays with attach_grad())")
+    copies, counts = {}, {"var": 0, "null": 0, "node_": 0}
+    for node in IndexedGraph([x._ag]).nodes:      # inputs before the nodes reading them
+        if isinstance(node.op, _FunctionOp):
+            raise MXNetError(f"get_symbol: the graph holds the Python function "
+                             f"{node.op.name!r} (autograd.Function), which has no symbol form")
+        if node.op is None:
+            kind = "var" if node.info is not None and node.info.grad is not None else "null"
+        else:
+            kind = "node_"
+        name = f"{kind}{counts[kind]}"
+        counts[kind] += 1
+        copies[node] = Node(node.op, node.params,
+                            [NodeEntry(copies[e.node], e.index, 0) for e in node.inputs], name)
+    return Symbol([NodeEntry(copies[x._ag.node], x._ag.index, 0)])
 
 
 # -- custom functions -------------------------------------------------------------------

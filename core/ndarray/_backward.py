@@ -157,6 +157,10 @@ def _backprop(n, grads, needs, fresh, create_graph):
                for i in range(len(specs))]
     if isinstance(n.op, FunctionOp):
         in_grads = n.op.run_backward(ogs)
+        if n.op.fresh_results:              # new arrays: a gradient buffer may take them over
+            for g in in_grads:
+                if g is not None:
+                    fresh.add(g._chunk.var)
     else:
         wanted = []                          # a plain loop: this runs once per node
         for e in n.inputs:

@@ -1,0 +1,308 @@
+"""A program bound to arrays: the arena holding every planned entry, a device view of each
+entry, engine vars, and for every node an engine operator built once and pushed on each
+run (the seeds' "save object creation cost").
+
+Vars: an external array's own; one per memory group. A node reads its inputs' vars and
+mutates those of its outputs, of the inputs it mutates and of its resources; and since a
+group reuses bytes of groups that died before it (their lives never overlap), its writer
+also mutates their vars, which orders the reuse after their last readers, in this run and
+the next.
+"""
+
+from __future__ import annotations
+
+from time import perf_counter
+
+import numpy as np
+
+from .. import device as _device
+from .. import engine as _engine
+from .. import storage as _storage
+from ..engine import Var
+from ..ndarray._array import NDArray
+from ..ndarray._plan import CHEAP_BYTES, INLINE_SECONDS, TIMED_RUNS
+from ..opctx import BoundState, OpContext, call_compute
+
+__all__ = ["Instance"]
+
+
+class Instance:
+    """``program`` on ``arrays`` (variable name -> NDArray: arguments, auxiliary states) with
+    gradients into ``grad_arrays`` (name -> NDArray, for the variables with a gradient)."""
+
+    def __init__(self, program, arrays, grad_arrays):
+        self.program = p = program
+        g, plan, ctx = p.graph, p.plan, p.ctx
+        self.ctx = ctx
+        self._dev = _device.get(ctx.device_type)
+        self.arena = _storage.alloc(plan.total, ctx) if plan.total else None
+        self._group_vars = [Var() for _ in plan.size]
+        self.arrays = dict(arrays)
+        self.grad_arrays = dict(grad_arrays)
+        self.head_arrays = [None if eid is None else
+                            _zeros(p.shapes[eid], p.dtypes[eid], ctx) for eid in p.head_grads]
+        self.views = [None] * g.num_entries
+        self.vars = [None] * g.num_entries
+        self._bound = {}                   # external entry -> (chunk, offset) bound there
+        self._bind_externals()
+        self._bind_planned()
+        self._aliases = {}                 # entry -> the entries that are views of it
+        for e, src in plan.alias.items():
+            self._aliases.setdefault(src, []).append(e)
+        self._rebindable = set()           # inputs, fresh outputs, direct gradients, views
+        direct = [eid for eid, _req, d in p.grads.values() if d]
+        for e in [*p.inputs.values(), *p.fresh_outputs, *direct]:
+            self._rebindable.update((e, *self._aliases.get(e, ())))
+        self._users = {}                   # rebindable entry -> [(view list, index, run)]
+        self._states = {}                  # stateful forward node id -> its state
+        self._runs = [self._make_run(nid) for nid in range(len(g.nodes))]
+        self._transfers = self._make_transfers()
+        self._oprs = {}                    # (is_train, backward) -> [OprHandle]
+        self.outputs = [None if eid in p.fresh_outputs else self.array(eid)
+                        for eid in g.outputs[:p.num_outputs]]
+
+    # -- views and vars -----------------------------------------------------------------
+    def _bind_externals(self):
+        p = self.program
+        for name, eid in p.inputs.items():
+            if name.startswith("_head_grad_"):
+                k = int(name.rsplit("_", 1)[1])
+                arr = self.head_arrays[k]
+            else:
+                arr = self.arrays.get(name)
+            if arr is not None:
+                self._set_external(eid, arr)
+        for name, (eid, _req, direct) in p.grads.items():
+            if direct:
+                self._set_external(eid, self.grad_arrays[name])
+
+    def _set_external(self, eid, arr):
+        p = self.program
+        if arr.shape != p.shapes[eid] or np.dtype(arr.dtype) != p.dtypes[eid]:
+            raise ValueError(f"bind: array for entry {eid} is {arr.shape} {np.dtype(arr.dtype)}, "
+                             f"the graph needs {p.shapes[eid]} {p.dtypes[eid]}")
+        self.views[eid] = arr._data()
+        self.vars[eid] = arr._chunk.var
+        self._bound[eid] = (arr._chunk, arr._offset)
+
+    def _bind_planned(self):
+        p, plan = self.program, self.program.plan
+        raw = self.arena.raw if self.arena is not None else None
+        for eid in range(p.graph.num_entries):
+            shape, dtype = p.shapes[eid], p.dtypes[eid]
+            src = plan.alias.get(eid)             # made before it: a smaller entry id
+            if src is not None:
+                if self.views[src] is not None:       # a reshaped view of its source
+                    self.views[eid] = self.views[src].reshape(shape)
+                self.vars[eid] = self.vars[src]
+            elif plan.group[eid] is not None:
+                gid = plan.group[eid]
+                self.views[eid] = self._dev.view(raw, dtype, shape, plan.offset[gid])
+                self.vars[eid] = self._group_vars[gid]
+            elif eid in plan.unused and shape is not None:
+                self.views[eid] = np.broadcast_to(np.empty((), dtype), shape)   # never written
+
+    def array(self, eid):
+        """An NDArray over entry ``eid`` (an executor output)."""
+        p, plan = self.program, self.program.plan
+        gid = plan.group[eid]
+        if gid is None:
+            src = plan.alias.get(eid, eid)
+            for name, e in p.inputs.items():
+                if e == src and name in self.arrays:
+                    return self.arrays[name].reshape(p.shapes[eid])
+            raise ValueError(f"executor: output entry {eid} has no array")
+        chunk = _storage.Handle(self.arena.raw, self.arena.nbytes, self.arena.capacity, self.ctx,
+                                None, self._group_vars[gid], base=self.arena)
+        return NDArray._new(chunk, plan.offset[gid], p.shapes[eid], p.dtypes[eid],
+                            view=self.views[eid])
+
+    # -- the operators -----------------------------------------------------------------
+    def _make_run(self, nid):
+        p = self.program
+        kernel = p.kernels[nid]
+        if kernel is None:
+            return None
+        g = p.graph
+        ins = g.input_entries(nid)
+        outs = [g.entry_id(nid, o) for o in range(g.nodes[nid].num_outputs())]
+        grad_req = {eid: req for eid, req, _ in p.grads.values()}
+        run = _Run(kernel, self._compute_of(nid, kernel), [self.views[e] for e in ins],
+                   [self.views[e] for e in outs],
+                   [p.req(nid, o, grad_req) for o in range(len(outs))])
+        run.in_eids, run.out_eids = ins, outs
+        for views, eids in ((run.ins, ins), (run.outs, outs)):
+            for k, e in enumerate(eids):
+                if e in self._rebindable:
+                    self._users.setdefault(e, []).append((views, k, run))
+        run.cheap = (sum(p.nbytes[e] for e in outs) <= CHEAP_BYTES and not kernel.requested
+                     and not kernel.is_async)
+        return run
+
+    def _compute_of(self, nid, kernel):
+        """The node's compute function: its ``FCompute``, or its stateful kernel bound to the
+        state made for this node once per bind (as MXNet's executor), which the node's
+        backward shares."""
+        if kernel.stateful is None:
+            return kernel.fcompute
+        if kernel.create_state is not None:
+            p = self.program
+            ins = p.graph.input_entries(nid)
+            state = self._states[nid] = kernel.create_state(
+                kernel.params, self.ctx, [p.shapes[e] for e in ins], [p.dtypes[e] for e in ins])
+        else:
+            state = self._states[kernel.forward]
+        return BoundState(kernel.stateful, state)
+
+    def _vars_of(self, run):
+        """(const, mutate) vars of a node: its inputs' read; its written outputs', the
+        groups their bytes overlap, its mutated inputs' and its resources' written (each
+        once; a var both read and written is written)."""
+        plan, v = self.program.plan, self.vars
+        if run.fixed is None:                       # what no rebind changes
+            run.fixed = [r.var for r in run.kernel.requested]
+            for e, req in zip(run.out_eids, run.req):
+                gid = plan.group[e]
+                if req and gid is not None:
+                    run.fixed += [self._group_vars[h] for h in plan.overlaps[gid]]
+        mutate = [v[e] for e, req in zip(run.out_eids, run.req) if req]
+        mutate += [v[run.in_eids[i]] for i in run.kernel.mutate]
+        mutate = tuple(x for x in dict.fromkeys(mutate + run.fixed) if x is not None)
+        const = tuple(x for x in dict.fromkeys(v[e] for e in run.in_eids)
+                      if x is not None and x not in mutate)
+        return const, mutate
+
+    def _operators(self, is_train, backward):
+        key = (is_train, backward)
+        oprs = self._oprs.get(key)
+        if oprs is None:
+            p = self.program
+            nodes = range(p.num_forward, len(p.graph.nodes)) if backward else range(p.num_forward)
+            eng = _engine.get()
+            oprs = []
+            for nid in nodes:
+                run = self._runs[nid]
+                if run is None or not any(run.req) and not run.kernel.mutate:
+                    continue
+                const, mutate = self._vars_of(run)
+                opr = eng.new_operator(run.bound(is_train), const, mutate, name=run.kernel.name,
+                                       cheap=run.cheap, is_async=run.kernel.is_async,
+                                       leaf=True)
+                run.oprs.append(opr)
+                oprs.append(opr)
+            self._oprs[key] = oprs
+        return oprs
+
+    def _make_transfers(self):
+        """Copies (or sums) of gradients that their op could not write in place."""
+        p, eng = self.program, _engine.get()
+        out = []
+        for name, (eid, req, direct) in p.grads.items():
+            if direct:
+                continue
+            dst = self.grad_arrays[name]
+            src, d = self.views[eid], dst._data()
+            fn = (lambda rctx, s=src, d=d: d.__iadd__(s)) if req == 3 else \
+                (lambda rctx, s=src, d=d: np.copyto(d, s))
+            out.append(eng.new_operator(fn, (self.vars[eid],), (dst._chunk.var,),
+                                        name=f"{name}_grad", cheap=True, is_async=False,
+                                        leaf=True))
+        return out
+
+    # -- running ------------------------------------------------------------------------
+    def run(self, is_train, backward=False):
+        push, ctx = _engine.get().push, self.ctx
+        for opr in self._operators(is_train, backward):
+            push(opr, ctx)
+        if backward:
+            for opr in self._transfers:
+                push(opr, ctx)
+
+    def rebind(self, arrays, outputs=(), grads=None) -> None:
+        """Point the nodes using the variables in ``arrays`` (name -> NDArray of the same
+        shape and dtype), the fresh outputs (``outputs``: one NDArray per output, None for
+        the others) and the gradients in ``grads`` (name -> NDArray) at those arrays
+        (CachedOp: new inputs and outputs each call, new gradients each backward)."""
+        p = self.program
+        entries = {}
+        for name, arr in arrays.items():
+            self.arrays[name] = arr
+            entries[p.inputs[name]] = arr
+        for k, (eid, arr) in enumerate(zip(p.graph.outputs, outputs)):
+            if arr is not None:
+                entries[eid] = arr
+                self.outputs[k] = arr
+        if grads:
+            self.grad_arrays.update(grads)
+            for name, arr in grads.items():
+                eid, _req, direct = p.grads[name]
+                if direct:
+                    entries[eid] = arr
+            self._transfers = self._make_transfers()
+        runs = set()
+        for eid, arr in entries.items():
+            if self._bound.get(eid) == (arr._chunk, arr._offset):
+                continue                           # the array bound already (a parameter)
+            self._set_external(eid, arr)
+            for e in (eid, *self._aliases.get(eid, ())):
+                if e != eid:                       # a reshaped view of it
+                    self.views[e] = self.views[eid].reshape(p.shapes[e])
+                    self.vars[e] = self.vars[eid]
+                for views, k, run in self._users.get(e, ()):
+                    views[k] = self.views[e]
+                    runs.add(run)
+        for run in runs:
+            const, mutate = self._vars_of(run)
+            for opr in run.oprs:
+                opr.const_vars, opr.mutate_vars = const, mutate
+
+
+class _Run:
+    """One node's kernel (``fn``, its compute function) on its arrays; ``bound(is_train)``
+    is the function pushed."""
+
+    __slots__ = ("kernel", "fn", "ins", "outs", "req", "in_eids", "out_eids", "cheap", "timed",
+                 "fastest", "oprs", "octx", "fixed")
+
+    def __init__(self, kernel, fn, ins, outs, req):
+        self.kernel, self.fn, self.ins, self.outs, self.req = kernel, fn, ins, outs, req
+        self.timed, self.fastest, self.oprs = 0, float("inf"), []
+        self.octx = {}
+        self.fixed = None           # mutated vars that stay (resources, overlapped groups)
+
+    def bound(self, is_train):
+        k = self.kernel
+        if k.is_async:
+            def run_async(rctx, on_complete):
+                octx = OpContext(is_train, rctx, k.requested,
+                                 _device.get(rctx.ctx.device_type).xp, on_complete)
+                call_compute(self.fn, octx, self.ins, self.req, self.outs, k.params)
+            return run_async
+
+        def run(rctx):
+            octx = self.octx.get(is_train)
+            if octx is None or octx.run_ctx is not rctx:
+                octx = self.octx[is_train] = OpContext(is_train, rctx, k.requested,
+                                                       _device.get(rctx.ctx.device_type).xp)
+            if self.timed >= TIMED_RUNS:
+                call_compute(self.fn, octx, self.ins, self.req, self.outs, k.params)
+                return
+            t = perf_counter()
+            call_compute(self.fn, octx, self.ins, self.req, self.outs, k.params)
+            self._observe(perf_counter() - t)
+        return run
+
+    def _observe(self, seconds):
+        """After the first few runs, the operators are cheap (run at once where pushed)
+        when the kernel is fast, as the imperative path settles it."""
+        self.fastest = min(self.fastest, seconds)
+        self.timed += 1
+        if self.timed == TIMED_RUNS:
+            self.cheap = self.fastest < INLINE_SECONDS and not self.kernel.requested
+            for opr in self.oprs:
+                opr.cheap = self.cheap
+
+
+def _zeros(shape, dtype, ctx):
+    from ..ndarray._copies import filled
+    return filled(shape, dtype, ctx, 0)

@@ -1,0 +1,149 @@
+"""MXNet 1.x's ``mx.nd.CachedOp``: a Symbol called like a function on NDArrays.
+
+Per input signature (shapes, dtypes, context, which inputs need gradients) the graph is
+compiled once (a ``Program``: inference, gradient graph, memory plan). A call binds the
+inputs, pushes the forward operators and, while autograd records, puts *one* node on the
+tape whose backward runs the planned backward graph. With ``static_alloc`` one instance
+(arena and pre-built operators) serves every call; a call made before the previous one's
+backward ran gets a fresh instance, so results never depend on the flag.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _tape
+from ..base import MXNetError
+from ..context import current_context
+from ..ndarray._array import NDArray
+from ..ndarray._copies import filled, push_copy
+from ..ndarray._imperative import new_array
+from ._instance import Instance
+from ._program import Program
+
+__all__ = ["CachedOp"]
+
+# MXNet's CachedOp flags; the ones about bulking and inlining change nothing here
+_FLAGS = {"static_alloc": False, "static_shape": False, "is_dynamic": False,
+          "inline_limit": 2, "forward_bulk_size": 15, "backward_bulk_size": 15,
+          "data_indices": None, "param_indices": None}
+
+
+class CachedOp:
+    """``CachedOp(sym, flags=())``; call it with one NDArray per ``sym.list_inputs()``, in
+    that order. Returns an NDArray, or a list for several outputs."""
+
+    def __init__(self, sym, flags=()):
+        self._sym = sym
+        self._names = sym.list_inputs()
+        self.flags = dict(_FLAGS)
+        for key, value in dict(flags).items():
+            if key not in _FLAGS:
+                raise MXNetError(f"CachedOp: unknown flag {key!r}; flags are "
+                                 f"{', '.join(_FLAGS)}")
+            self.flags[key] = value
+        self._programs: dict = {}
+        self._static: dict = {}            # program -> (instance, backward pending)
+
+    def __call__(self, *args, out=None, default_ctx=None):
+        if len(args) != len(self._names):
+            raise MXNetError(f"CachedOp: expected {len(self._names)} inputs "
+                             f"({', '.join(self._names)}), got {len(args)}")
+        for name, a in zip(self._names, args):
+            if not isinstance(a, NDArray):
+                raise MXNetError(f"CachedOp: input {name!r} must be an NDArray, got "
+                                 f"{type(a).__name__}")
+        ctx = args[0].context if args else (default_ctx or current_context())
+        record = _tape.state.recording and any(a._ag is not None for a in args)
+        wanted = tuple(record and a._ag is not None for a in args)
+        program = self._program(args, wanted, ctx)
+        outs = self._outputs(program, ctx, out)
+        inst = self._instance(program, args, wanted, outs)
+        inst.run(_tape.state.training)
+        g = program.graph
+        for k, eid in enumerate(g.outputs[:program.num_outputs]):
+            if eid not in program.fresh_outputs:      # an input, or an output given twice
+                push_copy(inst.array(eid), outs[k])
+        if record:
+            node_op = _tape.FunctionOp(_Backward(self, program, inst, args, wanted),
+                                       len(outs), len(args), name="CachedOp",
+                                       fresh_results=True)
+            _tape.record(node_op, None, list(args), outs)
+        return outs[0] if len(outs) == 1 else outs
+
+    def _program(self, args, wanted, ctx):
+        key = (tuple((a._shape, a._dtype) for a in args), ctx, wanted)
+        program = self._programs.get(key)
+        if program is None:
+            reqs = {n: "write" for n, w in zip(self._names, wanted) if w}
+            program = self._programs[key] = Program(
+                self._sym._outputs, reqs, {n: a.shape for n, a in zip(self._names, args)},
+                {n: np.dtype(a.dtype) for n, a in zip(self._names, args)}, ctx,
+                fresh_outputs=True)
+        return program
+
+    @staticmethod
+    def _outputs(program, ctx, out):
+        """The arrays this call returns: ``out``, checked, or new ones."""
+        specs = [(program.shapes[e], program.dtypes[e])
+                 for e in program.graph.outputs[:program.num_outputs]]
+        if out is None:
+            return [new_array(s, t, ctx) for s, t in specs]
+        outs = [out] if isinstance(out, NDArray) else list(out)
+        if len(outs) != len(specs) or any(
+                not isinstance(o, NDArray) or (o.shape, np.dtype(o.dtype)) != spec
+                for o, spec in zip(outs, specs)):
+            raise MXNetError(f"CachedOp: out= must be {len(specs)} NDArray(s) of "
+                             f"{', '.join(f'{s} {t}' for s, t in specs)}")
+        return outs
+
+    def _instance(self, program, args, wanted, outs):
+        """The instance for this call, bound to its inputs and outputs: with
+        ``static_alloc`` the cached one unless its recorded backward is still to run; else
+        a new one."""
+        arrays = dict(zip(self._names, args))
+        fresh = [o if eid in program.fresh_outputs else None
+                 for o, eid in zip(outs, program.graph.outputs)]
+        static = self.flags["static_alloc"]
+        cached, pending = self._static.get(program, (None, False))
+        if static and cached is not None and not pending:
+            cached.rebind(arrays, fresh)
+            self._static[program] = (cached, any(wanted))
+            return cached
+        grads = {n: filled(a.shape, np.dtype(a.dtype), a.context, 0)
+                 for n, a, w in zip(self._names, args, wanted) if w}
+        inst = Instance(program, arrays, grads)
+        inst.rebind({}, fresh)
+        if static and cached is None:
+            self._static[program] = (inst, any(wanted))
+        return inst
+
+    def _backward_done(self, program, inst):
+        if self._static.get(program, (None,))[0] is inst:
+            self._static[program] = (inst, False)
+
+
+class _Backward:
+    """The recorded node's backward: the instance's planned backward graph, fed with the
+    output gradients autograd passes."""
+
+    def __init__(self, op, program, inst, args, wanted):
+        self.op, self.program, self.inst = op, program, inst
+        self.names, self.wanted = op._names, wanted
+
+    def backward(self, *ograds):
+        """New gradient arrays, written by the backward graph (autograd takes them over
+        without a copy: ``FunctionOp.fresh_results``)."""
+        inst, p = self.inst, self.program
+        grads = {}
+        for n, w in zip(self.names, self.wanted):
+            if w:
+                eid = p.inputs[n]
+                grads[n] = new_array(p.shapes[eid], p.dtypes[eid], inst.ctx)
+        inst.rebind({}, grads=grads)
+        for head, og in zip(inst.head_arrays, ograds):
+            if head is not None:
+                push_copy(og, head)
+        inst.run(_tape.state.training, backward=True)
+        self.op._backward_done(self.program, inst)
+        return [grads.get(n) for n in self.names]

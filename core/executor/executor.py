@@ -1,0 +1,142 @@
+"""MXNet's ``Executor``: a Symbol bound to arrays, run forward and backward many times."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..base import MXNetError
+from ..ndarray._array import NDArray
+from ..ndarray._copies import push_copy
+from ._instance import Instance
+from ._program import Program
+
+__all__ = ["Executor"]
+
+
+class Executor:
+    """Made by ``Symbol.bind`` / ``simple_bind``. ``outputs`` are overwritten by each
+    ``forward``; gradients land in ``grad_arrays`` (accumulated where ``grad_req='add'``)."""
+
+    def __init__(self, symbol, ctx, args, grads, grad_req, aux, group2ctx=None):
+        self._symbol = symbol
+        self._ctx = ctx
+        self._group2ctx = group2ctx
+        self._grad_req = grad_req
+        arrays = {**args, **aux}
+        program = Program(symbol._outputs, grad_req,
+                          {n: a.shape for n, a in arrays.items()},
+                          {n: np.dtype(a.dtype) for n, a in arrays.items()}, ctx)
+        self._program = program
+        self.arg_dict = {n: args[n] for n in program.arg_names}
+        self.aux_dict = {n: aux[n] for n in program.aux_names}
+        # every argument, as MXNet: the array given (also with grad_req 'null') or None
+        self.grad_dict = {n: grads.get(n) for n in program.arg_names}
+        self._instance = Instance(program, arrays, {n: g for n, g in grads.items()
+                                                    if grad_req.get(n, "null") != "null"})
+        self.outputs = self._instance.outputs
+        self._monitor = None
+
+    # -- MXNet's views of the arrays ------------------------------------------------------
+    @property
+    def arg_arrays(self) -> list:
+        return [self.arg_dict[n] for n in self._program.arg_names]
+
+    @property
+    def grad_arrays(self) -> list:
+        return [self.grad_dict[n] for n in self._program.arg_names]
+
+    @property
+    def aux_arrays(self) -> list:
+        return [self.aux_dict[n] for n in self._program.aux_names]
+
+    @property
+    def output_dict(self) -> dict:
+        return dict(zip(self._program.output_names, self.outputs))
+
+    # -- running --------------------------------------------------------------------------
+    def forward(self, is_train=False, **kwargs):
+        """Run the graph (``is_train``: training behaviour of Dropout, BatchNorm ...) after
+        copying ``kwargs`` (name=NDArray or array-like) into the argument arrays; returns
+        ``outputs``."""
+        for name, value in kwargs.items():
+            dst = self.arg_dict.get(name)
+            if dst is None:
+                raise MXNetError(f"Executor.forward: unknown argument {name!r}; arguments are "
+                                 f"{', '.join(self._program.arg_names)}")
+            if isinstance(value, NDArray):
+                value.copyto(dst)
+            else:
+                dst[:] = value
+        self._instance.run(is_train)
+        if self._monitor is not None:
+            self._run_monitor()
+        return self.outputs
+
+    def backward(self, out_grads=None, is_train=True):
+        """Run the gradient graph. ``out_grads`` (an NDArray, a list with one per output, or
+        a dict by output name) are the head gradients; a loss output (SoftmaxOutput,
+        MakeLoss ...) needs none."""
+        if out_grads is None:
+            out_grads = []
+        elif isinstance(out_grads, NDArray):
+            out_grads = [out_grads]
+        elif isinstance(out_grads, dict):
+            out_grads = [out_grads.get(n) for n in self._program.output_names]
+        inst = self._instance
+        for k, head in enumerate(inst.head_arrays):
+            if head is None:
+                continue
+            if k >= len(out_grads) or out_grads[k] is None:
+                raise MXNetError(f"Executor.backward: output {k} "
+                                 f"({self._program.output_names[k]!r}) is not a loss function, "
+                                 f"so its head gradient is required (pass out_grads, or make "
+                                 f"the output a loss with MakeLoss)")
+            push_copy(out_grads[k], head)
+        inst.run(is_train, backward=True)
+
+    # -- arrays in and out -----------------------------------------------------------------
+    def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
+        """Copy the arrays of ``arg_params`` (and ``aux_params``) into this executor's."""
+        for params, own, kind in ((arg_params, self.arg_dict, "argument"),
+                                  (aux_params or {}, self.aux_dict, "auxiliary state")):
+            for name, value in params.items():
+                if name in own:
+                    value.copyto(own[name])
+                elif not allow_extra_params:
+                    raise MXNetError(f"copy_params_from: {name!r} is not an {kind} of the "
+                                     f"executor (allow_extra_params=True ignores it)")
+
+    def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
+        """A new executor for new input shapes, sharing every array whose shape stays."""
+        from ._bind import reshaped
+        return reshaped(self, partial_shaping, allow_up_sizing, kwargs)
+
+    def set_monitor_callback(self, callback, monitor_all=False):
+        """Call ``callback(name, array)`` with every node's outputs (with ``monitor_all``,
+        its inputs too) after each forward."""
+        self._monitor = (callback, monitor_all)
+
+    def _run_monitor(self):
+        callback, monitor_all = self._monitor
+        p, inst = self._program, self._instance
+        g = p.graph
+        for nid in range(p.num_forward):
+            node = g.nodes[nid]
+            if node.op is None:
+                continue
+            eids = [g.entry_id(nid, o) for o in range(node.num_outputs())]
+            names = [f"{node.name}_{n}" for n in node.op.list_output_names(node.params)]
+            if monitor_all:
+                in_names = node.op.list_input_names(node.params)
+                eids = g.input_entries(nid) + eids
+                names = [f"{node.name}_{n}" for n in in_names] + names
+            for name, eid in zip(names, eids):
+                if inst.views[eid] is not None and eid not in p.plan.unused:
+                    callback(name, inst.array(eid))
+
+    # -- the plan ---------------------------------------------------------------------------
+    def debug_str(self) -> str:
+        """Every node with its inputs and the storage of its outputs, then the memory planned
+        against the naive total (every output its own buffer)."""
+        from ._debug import describe
+        return describe(self._program)

@@ -1,0 +1,277 @@
+"""The graph executor: MXNet 1.9.1's checkpoints reproduce its outputs and gradients; results
+never depend on the memory plan or the engine; bind/simple_bind/reshape/grad_req/aux states
+behave as MXNet's."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mxnext as mx
+from mxnext.base import MXNetError
+
+FIX = Path(__file__).parent / "fixtures" / "mxnet-1.9.1"
+
+
+def _mlp():
+    h = mx.sym.var("data")
+    h = mx.sym.FullyConnected(h, num_hidden=16, name="fc1")
+    h = mx.sym.Activation(h, act_type="relu", name="relu1")
+    h = mx.sym.FullyConnected(h, num_hidden=4, name="fc2")
+    return mx.sym.SoftmaxOutput(h, name="softmax")
+
+
+def _resblock():
+    x = mx.sym.var("data")
+    y = mx.sym.Convolution(x, num_filter=4, kernel=(3, 3), pad=(1, 1), no_bias=True, name="c1")
+    y = mx.sym.BatchNorm(y, fix_gamma=False, name="bn1")
+    y = mx.sym.Activation(y, act_type="relu", name="r1")
+    y = mx.sym.Convolution(y, num_filter=4, kernel=(3, 3), pad=(1, 1), name="c2")
+    y = mx.sym.Activation(y + x, act_type="relu", name="out")
+    y = mx.sym.Pooling(y, global_pool=True, pool_type="avg", kernel=(1, 1), name="gap")
+    y = mx.sym.FullyConnected(mx.sym.Flatten(y), num_hidden=3, name="fc")
+    return mx.sym.SoftmaxOutput(y, name="softmax")
+
+
+def _fill(ex, seed=0):
+    rng = np.random.RandomState(seed)
+    for name, arr in sorted(ex.arg_dict.items()):
+        if name == "softmax_label":
+            arr[:] = rng.randint(0, ex.outputs[0].shape[-1], arr.shape).astype(np.float32)
+        else:
+            arr[:] = rng.uniform(-0.5, 0.5, arr.shape).astype(np.float32)
+    for arr in ex.aux_dict.values():
+        arr[:] = rng.uniform(0.5, 1.5, arr.shape).astype(np.float32)
+
+
+def _train_step(sym, shapes, grad_req="write", seed=0):
+    ex = sym.simple_bind(mx.cpu(), grad_req=grad_req, **shapes)
+    _fill(ex, seed)
+    ex.forward(is_train=True)
+    ex.backward()
+    return ([o.asnumpy() for o in ex.outputs],
+            {n: g.asnumpy() for n, g in ex.grad_dict.items()},
+            {n: a.asnumpy() for n, a in ex.aux_dict.items()})
+
+
+@pytest.mark.parametrize("net", ["mlp", "lenet"])
+def test_mxnet_checkpoints_reproduce_mxnets_outputs_and_gradients(net):
+    sym, args, aux = mx.model.load_checkpoint(str(FIX / net), 0)
+    expected = np.load(FIX / f"{net}-expected.npz")
+    ex = sym.simple_bind(mx.cpu(), grad_req="write", data=expected["data"].shape,
+                         softmax_label=expected["softmax_label"].shape)
+    ex.copy_params_from(args, aux)
+    out = ex.forward(is_train=True, data=expected["data"],
+                     softmax_label=expected["softmax_label"])
+    np.testing.assert_allclose(out[0].asnumpy(), expected["output"], rtol=1e-4, atol=1e-6)
+    ex.backward()
+    for key in expected.files:
+        if key.startswith("grad:"):
+            np.testing.assert_allclose(ex.grad_dict[key[5:]].asnumpy(), expected[key],
+                                       rtol=1e-4, atol=1e-6, err_msg=key)
+
+
+def test_checkpoints_round_trip(tmp_path):
+    sym, args, aux = mx.model.load_checkpoint(str(FIX / "lenet"), 0)
+    prefix = str(tmp_path / "again")
+    mx.model.save_checkpoint(prefix, 3, sym, args, aux)
+    sym2, args2, aux2 = mx.model.load_checkpoint(prefix, 3)
+    assert sym2.tojson() == sym.tojson() and set(args2) == set(args) and aux2 == {}
+    for k in args:
+        assert (args2[k].asnumpy() == args[k].asnumpy()).all()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["again-0003.params",
+                                                          "again-symbol.json"]
+
+
+@pytest.mark.parametrize("build, shapes", [
+    (_mlp, {"data": (8, 20)}), (_resblock, {"data": (2, 4, 6, 6)})])
+@pytest.mark.parametrize("env", [{"MXNET_EXEC_ENABLE_INPLACE": "false"},
+                                 {"MXNEXT_EXEC_SHARE_MEMORY": "0"},
+                                 {"MXNET_EXEC_ENABLE_INPLACE": "false",
+                                  "MXNEXT_EXEC_SHARE_MEMORY": "0"}])
+def test_results_never_depend_on_the_memory_plan(build, shapes, env, monkeypatch):
+    planned = _train_step(build(), shapes)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    plain = _train_step(build(), shapes)
+    for a, b in zip(planned, plain):
+        a, b = (a, b) if isinstance(a, list) else ([a[k] for k in sorted(a)],
+                                                   [b[k] for k in sorted(b)])
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("engine", ["NaiveEngine", "ThreadedEngine"])
+def test_results_never_depend_on_the_engine(engine):
+    ref = _train_step(_resblock(), {"data": (2, 4, 6, 6)})
+    with mx.engine.use_engine(engine):
+        got = _train_step(_resblock(), {"data": (2, 4, 6, 6)})
+    np.testing.assert_array_equal(ref[0][0], got[0][0])
+    for k in ref[1]:
+        np.testing.assert_array_equal(ref[1][k], got[1][k])
+
+
+def test_planning_saves_memory_and_debug_str_shows_the_plan():
+    ex = _resblock().simple_bind(mx.cpu(), data=(4, 4, 8, 8))
+    text = ex.debug_str()
+    planned = int(text.split("Planned ")[1].split()[0])
+    naive = int(text.split("naive ")[1].split()[0])
+    assert 0 < planned < 0.8 * naive
+    assert "Op:_backward_Convolution, Name=c2_backward" in text
+    assert "storage " in text and "in place over an input" in text
+    assert "written straight into the gradient of c1_weight" in text
+    infer = _resblock().simple_bind(mx.cpu(), data=(4, 4, 8, 8), grad_req="null").debug_str()
+    assert int(infer.split("Planned ")[1].split()[0]) < planned
+
+
+def test_grad_req_add_accumulates_and_null_has_no_gradient():
+    sym = _mlp()
+    _, once, _ = _train_step(sym, {"data": (8, 20)})
+    ex = sym.simple_bind(mx.cpu(), grad_req={"fc1_weight": "add", "fc2_weight": "write"},
+                         data=(8, 20))
+    _fill(ex)
+    for g in ex.grad_dict.values():
+        if g is not None:
+            g[:] = 0
+    for _ in range(2):
+        ex.forward(is_train=True)
+        ex.backward()
+    np.testing.assert_allclose(ex.grad_dict["fc1_weight"].asnumpy(), 2 * once["fc1_weight"],
+                               rtol=1e-6)
+    np.testing.assert_allclose(ex.grad_dict["fc2_weight"].asnumpy(), once["fc2_weight"])
+    assert {n for n, g in ex.grad_dict.items() if g is not None} == {"fc1_weight",
+                                                                      "fc2_weight"}
+    assert ex.grad_arrays[0] is None            # data: no gradient
+
+
+def test_batchnorm_updates_moving_statistics_only_in_training():
+    ex = _resblock().simple_bind(mx.cpu(), data=(2, 4, 6, 6))
+    _fill(ex)
+    before = {n: a.asnumpy().copy() for n, a in ex.aux_dict.items()}
+    ex.forward(is_train=False)
+    mx.nd.waitall()
+    assert all((ex.aux_dict[n].asnumpy() == v).all() for n, v in before.items())
+    ex.forward(is_train=True)
+    ex.backward()
+    assert all((ex.aux_dict[n].asnumpy() != v).any() for n, v in before.items())
+
+
+def test_non_loss_outputs_need_head_gradients():
+    x = mx.sym.var("x")
+    y = mx.sym.FullyConnected(x, num_hidden=3, name="fc") * 2
+    ex = y.simple_bind(mx.cpu(), x=(4, 5))
+    _fill(ex)
+    ex.forward(is_train=True)
+    with pytest.raises(MXNetError, match="head gradient is required"):
+        ex.backward()
+    ex.backward(mx.nd.ones((4, 3)))
+    np.testing.assert_allclose(ex.grad_dict["fc_bias"].asnumpy(), np.full(3, 8.0))
+
+
+def test_bind_takes_lists_or_dicts_and_checks_them():
+    sym = _mlp()
+    shapes = dict(zip(sym.list_arguments(), sym.infer_shape(data=(8, 20))[0]))
+    args = [mx.nd.random.uniform(-1, 1, shapes[n]) for n in sym.list_arguments()]
+    grads = {n: mx.nd.zeros(shapes[n]) for n in ("fc1_weight", "fc2_bias")}
+    ex = sym.bind(mx.cpu(), args, args_grad=grads)
+    assert ex.arg_arrays == args
+    assert {n for n, g in ex.grad_dict.items() if g is not None} == {"fc1_weight", "fc2_bias"}
+    ex.forward(is_train=True)
+    ex.backward()
+    assert np.abs(grads["fc1_weight"].asnumpy()).sum() > 0
+    with pytest.raises(ValueError, match="key 'fc2_weight' is missing in args"):
+        sym.bind(mx.cpu(), {n: a for n, a in zip(sym.list_arguments(), args)
+                            if n != "fc2_weight"})
+    bad = dict(zip(sym.list_arguments(), args), fc1_weight=mx.nd.ones((3, 3)))
+    with pytest.raises(MXNetError, match="fc1_weight"):
+        sym.bind(mx.cpu(), bad)
+
+
+def test_eval_reshape_copy_params_and_dicts():
+    sym = _mlp()
+    ex = sym.simple_bind(mx.cpu(), data=(8, 20))
+    _fill(ex)
+    assert list(ex.output_dict) == ["softmax_output"]
+    small = ex.reshape(data=(2, 20), softmax_label=(2,))
+    assert small.arg_dict["fc1_weight"] is ex.arg_dict["fc1_weight"]
+    assert small.arg_dict["data"].shape == (2, 20)
+    with pytest.raises(MXNetError, match="allow_up_sizing"):
+        ex.reshape(data=(16, 20), softmax_label=(16,))
+    params = {n: a for n, a in ex.arg_dict.items() if n not in ("data", "softmax_label")}
+    out = sym.eval(mx.cpu(), data=ex.arg_dict["data"], softmax_label=ex.arg_dict["softmax_label"],
+                   **params)
+    np.testing.assert_allclose(out[0].asnumpy(), ex.forward()[0].asnumpy(), rtol=1e-6)
+    other = sym.simple_bind(mx.cpu(), data=(8, 20))
+    other.copy_params_from(params)
+    with pytest.raises(MXNetError, match="nope"):
+        other.copy_params_from({"nope": mx.nd.ones((1,))})
+    other.copy_params_from({"nope": mx.nd.ones((1,))}, allow_extra_params=True)
+
+
+def test_monitor_sees_every_output():
+    ex = _mlp().simple_bind(mx.cpu(), data=(8, 20))
+    _fill(ex)
+    seen = {}
+    ex.set_monitor_callback(lambda name, arr: seen.__setitem__(name, arr.shape))
+    ex.forward()
+    assert seen == {"fc1_output": (8, 16), "relu1_output": (8, 16), "fc2_output": (8, 4),
+                    "softmax_output": (8, 4)}
+
+
+def test_cached_op_runs_the_graph_and_records_one_node():
+    data, w = mx.sym.var("data"), mx.sym.var("w")
+    sym = mx.sym.relu(mx.sym.dot(data, w)) * 3
+    for flags in ((), (("static_alloc", True), ("static_shape", True))):
+        op = mx.nd.CachedOp(sym, flags)
+        x = mx.nd.array(np.random.RandomState(1).rand(4, 5))
+        ws = [mx.nd.array(np.random.RandomState(k).rand(5, 3) - 0.5) for k in (2, 3)]
+        for v in ws:
+            v.attach_grad()
+        with mx.autograd.record():
+            outs = [op(x, v) for v in ws]        # two calls before any backward
+            total = outs[0].sum() + outs[1].sum()
+        total.backward()
+        for v in ws:
+            ref = v.copy()
+            ref.attach_grad()
+            with mx.autograd.record():
+                (mx.nd.relu(mx.nd.dot(x, ref)) * 3).sum().backward()
+            np.testing.assert_allclose(v.grad.asnumpy(), ref.grad.asnumpy(), rtol=1e-6)
+        np.testing.assert_allclose(op(x, ws[0]).asnumpy(), outs[0].asnumpy(), rtol=1e-6)
+
+
+def test_cached_op_calls_return_new_arrays_and_see_each_call_s_inputs():
+    """static_alloc reuses the planned memory, never the arrays a call returned; an input
+    read through a view (Flatten, an identity reshape) is the new call's input."""
+    data, w = mx.sym.var("data"), mx.sym.var("w")
+    sym = mx.sym.FullyConnected(mx.sym.Flatten(data), w, num_hidden=3, no_bias=True)
+    op = mx.nd.CachedOp(sym, [("static_alloc", True)])
+    rs = np.random.RandomState(0)
+    xs = [rs.rand(4, 2, 3).astype(np.float32) for _ in range(3)]
+    wv = rs.rand(3, 6).astype(np.float32)
+    outs = [op(mx.nd.array(x), mx.nd.array(wv)) for x in xs]
+    assert len({id(o) for o in outs}) == 3
+    for x, o in zip(xs, outs):
+        np.testing.assert_allclose(o.asnumpy(), x.reshape(4, 6) @ wv.T, rtol=1e-5)
+    given = mx.nd.zeros((4, 3))
+    assert op(mx.nd.array(xs[0]), mx.nd.array(wv), out=given) is given
+    np.testing.assert_allclose(given.asnumpy(), outs[0].asnumpy())
+    with pytest.raises(MXNetError, match="out= must be 1 NDArray"):
+        op(mx.nd.array(xs[0]), mx.nd.array(wv), out=mx.nd.zeros((3, 3)))
+
+
+def test_grad_dict_lists_every_argument_and_backward_takes_a_dict():
+    """As MXNet: grad_dict has every argument (the array given, also with grad_req 'null',
+    else None); backward's head gradients may be a dict by output name."""
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    c = mx.sym.elemwise_mul(a, b, name="mul")
+    given = mx.nd.ones(3) * 5
+    ex = c.bind(mx.cpu(), {"a": mx.nd.ones(3) * 2, "b": mx.nd.ones(3) * 3},
+                args_grad={"a": given, "b": mx.nd.zeros(3)}, grad_req={"a": "null", "b": "write"})
+    assert list(ex.grad_dict) == ["a", "b"] and ex.grad_arrays[0] is given
+    ex.forward(is_train=True)
+    ex.backward({"mul_output": mx.nd.ones(3) * 10})
+    np.testing.assert_allclose(ex.grad_dict["b"].asnumpy(), np.full(3, 20.0))
+    np.testing.assert_allclose(given.asnumpy(), np.full(3, 5.0))      # 'null': untouched
+    ex2 = c.simple_bind(mx.cpu(), grad_req={"a": "write"}, a=(3,), b=(3,))
+    assert ex2.grad_dict["b"] is None and ex2.grad_dict["a"].shape == (3,)
