@@ -16,7 +16,8 @@ from .base import MXNetError
 from .graph import Node, entry
 from .opctx import as_req
 
-__all__ = ["state", "Info", "record", "mark_variables", "check_assignable", "FunctionOp"]
+__all__ = ["state", "Info", "record", "has_history", "mark_variables", "check_assignable",
+           "FunctionOp"]
 
 
 class _State(threading.local):
@@ -85,6 +86,13 @@ def check_assignable(arrays, inputs=()) -> None:
                         raise MXNetError(INPLACE)
 
 
+def has_history(a) -> bool:
+    """Whether NDArray ``a`` is in a live recorded graph (a variable, or the output of a
+    recorded op whose graph no backward has consumed)."""
+    e = a._ag
+    return e is not None and e.node.info.outputs is not None
+
+
 def record(op, params, inputs, outputs, saves=None, state=None) -> None:
     """Add an op application to the tape if any input has history. ``saves``: what
     ``_recipe.saves`` returns plus the outputs' (shape, dtype, ctx), when the caller has
@@ -95,9 +103,12 @@ def record(op, params, inputs, outputs, saves=None, state=None) -> None:
     history = False
     for a in inputs:
         e = a._ag
-        entries.append(e)
         if e is not None:
-            history = True
+            if e.node.info.outputs is None:   # its graph was consumed by a backward without
+                e = None                      # retain_graph: no history now, as in MXNet
+            else:
+                history = True
+        entries.append(e)
     if not history:
         return
     if saves is None:

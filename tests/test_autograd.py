@@ -410,3 +410,24 @@ def test_writing_an_input_of_a_recorded_op_is_refused():
         a[...] = v                      # a plain copy, as in MXNet: not recorded
         a += 1                          # no input has history
     assert a.asnumpy().tolist() == [2.0, 2.0, 2.0]
+
+
+def test_a_consumed_graph_leaves_its_arrays_without_history():
+    """As MXNet: after backward without retain_graph, results of that graph are constants,
+    so a new graph built on them does not reach the old variables."""
+    b = mx.nd.ones((3,))
+    b.attach_grad()
+    with ag.record():
+        c = b + 1
+        (c * 2).backward()
+    w = mx.nd.ones((3,))
+    w.attach_grad()
+    with ag.record():
+        d = (c + 1) * w                     # c is a constant now
+    d.backward()
+    np.testing.assert_allclose(w.grad.asnumpy(), np.full(3, 3.0))
+    np.testing.assert_allclose(b.grad.asnumpy(), np.full(3, 2.0))     # untouched
+    with ag.record():
+        e = c + 1
+    with pytest.raises(MXNetError, match="not in a computational graph"):
+        e.backward()

@@ -275,3 +275,21 @@ def test_grad_dict_lists_every_argument_and_backward_takes_a_dict():
     np.testing.assert_allclose(given.asnumpy(), np.full(3, 5.0))      # 'null': untouched
     ex2 = c.simple_bind(mx.cpu(), grad_req={"a": "write"}, a=(3,), b=(3,))
     assert ex2.grad_dict["b"] is None and ex2.grad_dict["a"].shape == (3,)
+
+
+@pytest.mark.parametrize("flags", [(), (("static_alloc", True),)])
+def test_cached_op_backward_twice_in_flight(flags):
+    """A second backward rebinds new gradient arrays while the first one's operators may
+    still be queued in the engine (MXNet's test_cached): both finish, both are right."""
+    sym = mx.sym.Convolution(kernel=(3, 3), num_filter=4) + 2
+    op = mx.nd.CachedOp(sym, flags)
+    data, weight, bias = mx.nd.ones((2, 3, 6, 6)), mx.nd.ones((4, 3, 3, 3)), mx.nd.ones((4,))
+    weight.attach_grad()
+    with mx.autograd.record():
+        o = op(data, weight, bias) * 2
+    o.backward(retain_graph=True)
+    first = weight.grad
+    o.backward()
+    mx.nd.waitall()
+    np.testing.assert_allclose(weight.grad.asnumpy(), np.full((4, 3, 3, 3), 2 * 2 * 16.0))
+    np.testing.assert_allclose(first.asnumpy(), weight.grad.asnumpy())

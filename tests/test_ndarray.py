@@ -409,6 +409,8 @@ def test_method_forms_as_in_mxnet():
                  "radians", "cbrt"):
         np.testing.assert_allclose(getattr(a * 0.2, name)().asnumpy(),
                                    getattr(np, name)(np.array([0.2, 0.4], np.float32)), rtol=1e-6)
+    e = np.exp(-np.array([1.0, 2.0]))
+    np.testing.assert_allclose(a.softmin().asnumpy(), e / e.sum(), rtol=1e-6)
 
 
 @pytest.mark.parametrize("src, dst", [(0, -1), (1, 0), ([0, 1], [-1, -2]), ((0, 2), (2, 0)),
@@ -520,6 +522,11 @@ def test_from_numpy_shares_memory_read_only_and_needs_contiguity():
         host[2, 1] = 0                           # only the NDArray writes it now
     nd[2, 1] = 100
     assert host[2, 1] == 100
+    again = mx.nd.from_numpy(host)               # read-only now, shared again and writable
+    again[0, 0] = -1
+    assert host[0, 0] == -1 and not host.flags.writeable
+    with pytest.raises(ValueError, match="not its own"):
+        mx.nd.from_numpy(np.frombuffer(b"\0" * 8, dtype=np.float32))
     with pytest.raises(ValueError, match="C-contiguous"):
         mx.nd.from_numpy(np.ones((3, 2)).T)
     copy = mx.nd.from_numpy(np.ones((3, 2)).T, zero_copy=False)

@@ -120,3 +120,49 @@ def test_assignment_accepts_what_numpy_broadcasts():
     a[1:] = mx.nd.array([1.0, 2.0, 3.0, 4.0])
     a[:, 0] = np.array([7.0, 8.0, 9.0])
     np.testing.assert_array_equal(a.asnumpy(), [[7, 1, 1, 1], [8, 2, 3, 4], [9, 2, 3, 4]])
+
+
+def test_assigning_a_one_element_array_to_one_element():
+    """MXNet drops the value's leading unit axes the selection lacks (numpy 2 refuses)."""
+    b = mx.nd.zeros(1)
+    b[0] = np.array([47.844944], dtype=np.float32)
+    assert b.asnumpy()[0] == np.float32(47.844944)
+    c = mx.nd.zeros((2, 3))
+    c[1] = mx.nd.ones((1, 3))
+    c[0, 2] = mx.nd.array([5.0])
+    np.testing.assert_array_equal(c.asnumpy(), [[0, 0, 5], [1, 1, 1]])
+
+
+def test_contiguous_basic_indexing_returns_views_others_copies():
+    """As MXNet: ints and slices selecting one contiguous block share memory."""
+    x = mx.nd.array(np.arange(60).reshape(3, 4, 5))
+    block = x[1, 2:4]                      # rows 2-3 of plane 1: contiguous
+    block[:] = -1
+    single = x[2, 3, 4]                    # one element: shape (1,), shared
+    single[:] = -2
+    strided = x[:, 1]                      # one row of every plane: a copy
+    strided[:] = -3
+    want = np.arange(60).reshape(3, 4, 5)
+    want[1, 2:4] = -1
+    want[2, 3, 4] = -2
+    np.testing.assert_array_equal(x.asnumpy(), want)
+    assert single.shape == (1,) and block.shape == (2, 5)
+    assert mx.nd.NDArray._basic_indexing_slice_is_contiguous(
+        (slice(1, 2), slice(2, 4), slice(None)), (3, 4, 5))
+
+
+@pytest.mark.parametrize("key", [(1, [2, 3]), (1, [2], np.array([[2], [0]])),
+                                 ([1, 1], slice(0, 2), [0, 2]), (Ellipsis, [0, 0, 2])])
+def test_advanced_indexing_is_differentiable(key):
+    """Index arrays mixed with ints and slices while recording: numpy's selection, and its
+    gradient scatters back (adding up where a position is taken twice)."""
+    x0 = np.arange(3 * 4 * 3, dtype=np.float32).reshape(3, 4, 3)
+    x = mx.nd.array(x0)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x[key]
+    y.backward()
+    np.testing.assert_array_equal(y.asnumpy(), x0[key])
+    want = np.zeros_like(x0)
+    np.add.at(want, key, 1)
+    np.testing.assert_array_equal(x.grad.asnumpy(), want)

@@ -411,6 +411,9 @@ def test_random_symbols():
     assert mx.sym.random.multinomial(x).attr("op_name") == "_sample_multinomial"
     with pytest.raises(TypeError, match="all Symbols or all numbers"):
         mx.sym.random.uniform(x, 1)
+    like = mx.sym.random.normal_like(x, loc=1.0)      # the _random_*_like ops, as MXNet
+    assert like.attr("op_name") == "_random_normal_like" and like.infer_shape(x=(3,))[1] == [(3,)]
+    assert not hasattr(mx.sym.random, "pdf_normal")    # MXNet keeps only *_like here
 
 
 def test_rand_zipfian_symbols():

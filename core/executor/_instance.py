@@ -188,7 +188,7 @@ class Instance:
                 opr = eng.new_operator(run.bound(is_train), const, mutate, name=run.kernel.name,
                                        cheap=run.cheap, is_async=run.kernel.is_async,
                                        leaf=True)
-                run.oprs.append(opr)
+                run.oprs.append((oprs, len(oprs)))
                 oprs.append(opr)
             self._oprs[key] = oprs
         return oprs
@@ -251,10 +251,13 @@ class Instance:
                 for views, k, run in self._users.get(e, ()):
                     views[k] = self.views[e]
                     runs.add(run)
-        for run in runs:
+        eng = _engine.get()
+        for run in runs:        # new operators: one pushed before may still be in flight
             const, mutate = self._vars_of(run)
-            for opr in run.oprs:
-                opr.const_vars, opr.mutate_vars = const, mutate
+            for oprs, i in run.oprs:
+                old = oprs[i]
+                oprs[i] = eng.new_operator(old.fn, const, mutate, name=old.name, cheap=old.cheap,
+                                           is_async=old.is_async, leaf=True)
 
 
 class _Run:
@@ -266,7 +269,8 @@ class _Run:
 
     def __init__(self, kernel, fn, ins, outs, req):
         self.kernel, self.fn, self.ins, self.outs, self.req = kernel, fn, ins, outs, req
-        self.timed, self.fastest, self.oprs = 0, float("inf"), []
+        self.timed, self.fastest = 0, float("inf")
+        self.oprs = []              # (operator list, index): where its operators are
         self.octx = {}
         self.fixed = None           # mutated vars that stay (resources, overlapped groups)
 
@@ -299,8 +303,8 @@ class _Run:
         self.timed += 1
         if self.timed == TIMED_RUNS:
             self.cheap = self.fastest < INLINE_SECONDS and not self.kernel.requested
-            for opr in self.oprs:
-                opr.cheap = self.cheap
+            for oprs, i in self.oprs:
+                oprs[i].cheap = self.cheap
 
 
 def _zeros(shape, dtype, ctx):

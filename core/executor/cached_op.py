@@ -54,8 +54,8 @@ class CachedOp:
                 raise MXNetError(f"CachedOp: input {name!r} must be an NDArray, got "
                                  f"{type(a).__name__}")
         ctx = args[0].context if args else (default_ctx or current_context())
-        record = _tape.state.recording and any(a._ag is not None for a in args)
-        wanted = tuple(record and a._ag is not None for a in args)
+        wanted = tuple(_tape.state.recording and _tape.has_history(a) for a in args)
+        record = any(wanted)
         program = self._program(args, wanted, ctx)
         outs = self._outputs(program, ctx, out)
         inst = self._instance(program, args, wanted, outs)

@@ -23,7 +23,7 @@ from ._arith import Arithmetic
 from ._copies import filled, push_copy
 from ._imperative import from_host, invoke_name, new_array
 from ._methods import OpMethods
-from .indexing import Indexing
+from .indexing import Indexing, slice_is_contiguous
 
 __all__ = ["NDArray", "empty", "waitall"]
 
@@ -149,20 +149,9 @@ class NDArray(Arithmetic, OpMethods, Indexing):
 
     @staticmethod
     def _basic_indexing_slice_is_contiguous(slc_key, shape):
-        """Whether basic indexing with the tuple of slices ``slc_key`` on an array of
-        ``shape`` selects one contiguous block (MXNet's helper): the axes before the first
-        one that takes more than one element take at most one, that axis has step 1, and
-        every axis after it is taken whole in order. An empty selection is contiguous."""
-        ranges = [range(*k.indices(n)) for k, n in zip(slc_key, shape)]
-        if any(len(r) == 0 for r in ranges):
-            return True
-        first = next((i for i, r in enumerate(ranges) if len(r) > 1), None)
-        if first is None:
-            return True
-        if ranges[first].step != 1:
-            return False
-        return all(len(r) == n and (r.step == 1 or n == 1)
-                   for r, n in zip(ranges[first + 1:], shape[first + 1:]))
+        """MXNet's helper: whether the tuple of slices ``slc_key`` selects one contiguous
+        block of an array of ``shape`` (``indexing.slice_is_contiguous``)."""
+        return slice_is_contiguous(slc_key, shape)
 
     def __dlpack__(self, stream=None, **kwargs):
         self.wait_to_read()

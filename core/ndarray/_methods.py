@@ -46,8 +46,8 @@ class OpMethods:
     sinh, cosh, tanh, arcsinh, arccosh, arctanh = _op("sinh"), _op("cosh"), _op("tanh"), \
         _op("arcsinh"), _op("arccosh"), _op("arctanh")
     degrees, radians, reciprocal = _op("degrees"), _op("radians"), _op("reciprocal")
-    sigmoid, relu, softmax, log_softmax = _op("sigmoid"), _op("relu"), _op("softmax"), \
-        _op("log_softmax")
+    sigmoid, relu, softmax, log_softmax, softmin = _op("sigmoid"), _op("relu"), \
+        _op("softmax"), _op("log_softmax"), _op("softmin")
     # shape and indexing
     swapaxes = _op("swapaxes")
     flip, tile, repeat, pad, split = _op("flip"), _op("tile"), _op("repeat"), _op("pad"), \

@@ -1,7 +1,7 @@
 """``NDArray.__getitem__`` / ``__setitem__`` with MXNet 1.x semantics.
 
-An int or a step-1 slice on the first axis (other axes whole) returns a view
-sharing memory, as MXNet does; everything else copies. A result with no axes
+Ints and slices selecting one contiguous block (an int or a step-1 slice on the first axis,
+``x[2, 1:3]``, ...) return a view sharing memory, as MXNet does; everything else copies. A result with no axes
 left has shape ``(1,)`` (MXNet 1.x has no 0-d arrays here). Copies and writes
 run through the engine with numpy's indexing rules; index arrays (NDArray,
 list, numpy) select along axes. While recording, indexing becomes the
@@ -19,7 +19,7 @@ from .._tape import state as _state
 from ..base import MXNetError, ShapeError
 from ._imperative import from_host, invoke_name, new_array, push
 
-__all__ = ["Indexing"]
+__all__ = ["Indexing", "slice_is_contiguous"]
 
 _INT = (int, np.integer)
 
@@ -49,9 +49,42 @@ def getitem(self, key):
         return _first_axis(self, start, max(start, stop), drop=False)
     if isinstance(key, tuple) and _is_first_axis_key(key, len(shape)):
         return getitem(self, key[0])
-    if _state.recording and self._ag is not None:
+    recording = _state.recording and self._ag is not None
+    if isinstance(key, (tuple, slice)) and not recording:
+        view = _contiguous_view(self, key)
+        if view is not None:
+            return view
+    if recording:
         return _recorded(self, key)
     return _copy(self, key)
+
+
+def _contiguous_view(self, key):
+    """Basic indexing (ints and slices) that selects one contiguous block, as a view sharing
+    memory (MXNet's rule, ``_basic_indexing_slice_is_contiguous``); None for other keys."""
+    shape = self._shape
+    key = _expand(key if isinstance(key, tuple) else (key,), len(shape))
+    if len(key) > len(shape) or not all(isinstance(k, (slice, *_INT)) for k in key):
+        return None
+    key = key + (slice(None),) * (len(shape) - len(key))
+    slices, keep = [], []
+    for k, n in zip(key, shape):
+        if isinstance(k, slice):
+            slices.append(k)
+            keep.append(True)
+        else:
+            slices.append(slice(*_int_range(int(k), n)))
+            keep.append(False)
+    if not slice_is_contiguous(slices, shape):
+        return None
+    ranges = [range(*k.indices(n)) for k, n in zip(slices, shape)]
+    offset, stride = 0, self._dtype.itemsize
+    for r, n in zip(reversed(ranges), reversed(shape)):
+        if len(r):
+            offset += r.start * stride
+        stride *= n
+    final = tuple(len(r) for r, k in zip(ranges, keep) if k) or (1,)
+    return self._view(final, self._offset + offset)
 
 
 def setitem(self, key, value):
@@ -69,7 +102,9 @@ def setitem(self, key, value):
         const, v = [], np.array(value, dtype=self._dtype)
     key, key_vars = _resolvable(key)
     if not key_vars:                # index values known now: bad keys and values fail here
-        _check_assignment(self, key, getattr(v, "shape", ()))
+        vshape = _check_assignment(self, key, getattr(v, "shape", ()))
+        if getattr(v, "ndim", 0) > len(vshape):
+            v = v.reshape(vshape)     # leading unit axes dropped: b[0] = array([x]), as MXNet
     d = self._data()
 
     def fn(rctx):
@@ -79,7 +114,8 @@ def setitem(self, key, value):
 
 def _check_assignment(self, key, vshape):
     """Raise at the assignment, as MXNet does, if ``key`` is out of range for the array
-    (IndexError) or the value cannot be broadcast to the selection (ShapeError)."""
+    (IndexError) or the value cannot be broadcast to the selection (ShapeError); the value's
+    shape without the leading unit axes the selection lacks."""
     probe = np.broadcast_to(np.empty((), self._dtype), self._shape)   # no memory touched
     target = probe[key].shape
     vshape = tuple(vshape)
@@ -92,6 +128,24 @@ def _check_assignment(self, key, vshape):
     if not ok:
         raise ShapeError(f"__setitem__: cannot assign a value of shape {tuple(vshape)} to the "
                          f"selection {key!r} of shape {target} (array shape {self._shape})")
+    return vshape
+
+
+def slice_is_contiguous(slc_key, shape) -> bool:
+    """Whether basic indexing with the slices ``slc_key`` (one per axis) on an array of
+    ``shape`` selects one contiguous block: the axes before the first that takes more than
+    one element take at most one, that axis has step 1, and every axis after it is taken
+    whole in order. An empty selection is contiguous."""
+    ranges = [range(*k.indices(n)) for k, n in zip(slc_key, shape)]
+    if any(len(r) == 0 for r in ranges):
+        return True
+    first = next((i for i, r in enumerate(ranges) if len(r) > 1), None)
+    if first is None:
+        return True
+    if ranges[first].step != 1:
+        return False
+    return all(len(r) == n and (r.step == 1 or n == 1)
+               for r, n in zip(ranges[first + 1:], shape[first + 1:]))
 
 
 def _int_range(i, n):
@@ -141,10 +195,15 @@ def _expand(key, ndim):
 
 
 def _recorded(self, key):
-    """Basic indexing as ``slice`` + ``Reshape`` ops, or ``take`` on axis 0, so it is recorded."""
+    """Indexing as recorded ops: basic indexing as ``slice`` + ``Reshape``, one index array
+    as ``take`` on axis 0, any other key (index arrays mixed with ints and slices) as
+    ``take`` of the selected elements' flat positions."""
     if isinstance(key, (_ARRAY, list, np.ndarray)):
         idx = key if isinstance(key, _ARRAY) else _from_host(self, np.asarray(key))
         return invoke_name("take", [self, idx], {"axis": 0})
+    if any(isinstance(k, (_ARRAY, list, np.ndarray))
+           for k in (key if isinstance(key, tuple) else (key,))):
+        return _recorded_advanced(self, key)
     key = _expand(key, len(self._shape))
     begin, end, step, out_shape, axis = [], [], [], [], 0
     for k in key:
@@ -166,8 +225,8 @@ def _recorded(self, key):
                 e = None                       # down to index 0 (-1 would mean the last)
             out_shape.append(length)
         else:
-            raise MXNetError(f"indexing with {key!r} is not supported while recording for "
-                             f"autograd; use slices, ints, None, ... or one index array")
+            raise MXNetError(f"indexing with {key!r}: expected ints, slices, None, ... or "
+                             f"index arrays")
         begin.append(b)
         end.append(e)
         step.append(st)
@@ -176,6 +235,25 @@ def _recorded(self, key):
     r = invoke_name("slice", [self], {"begin": tuple(begin), "end": tuple(end),
                                        "step": tuple(step)})
     return invoke_name("Reshape", [r], {"shape": tuple(out_shape) or (1,)})
+
+
+def _recorded_advanced(self, key):
+    """``self[key]`` for any numpy-style key, recorded: the flat positions numpy selects
+    (index arrays read now) taken from the flattened array; repeated positions add up their
+    gradients."""
+    host = tuple(k.asnumpy().astype(np.intp) if isinstance(k, _ARRAY) and k._dtype.kind != "b"
+                 else k.asnumpy() if isinstance(k, _ARRAY) else k
+                 for k in (key if isinstance(key, tuple) else (key,)))
+    size = 1
+    for n in self._shape:
+        size *= n
+    try:
+        positions = np.arange(size, dtype=np.int64).reshape(self._shape)[host]
+    except IndexError as exc:
+        raise IndexError(f"NDArray of shape {self._shape}: {exc}") from None
+    flat = invoke_name("Reshape", [self], {"shape": (-1,)})
+    out = invoke_name("take", [flat, from_host(positions.reshape(-1), self._ctx)], {"axis": 0})
+    return invoke_name("Reshape", [out], {"shape": positions.shape or (1,)})
 
 
 def _from_host(self, arr):

@@ -188,6 +188,12 @@ def from_numpy(ndarray, zero_copy=True) -> NDArray:
     if not ndarray.flags.c_contiguous:
         raise ParamError("from_numpy: zero_copy needs a C-contiguous numpy array; pass "
                          "numpy.ascontiguousarray(a) or zero_copy=False")
+    if not ndarray.flags.writeable:     # read-only already (given to from_numpy before)
+        try:
+            ndarray.flags.writeable = True
+        except ValueError:
+            raise ParamError("from_numpy: zero_copy needs writable memory and this numpy "
+                             "array's is read-only (not its own); pass zero_copy=False") from None
     raw = ndarray.reshape(-1).view(np.uint8)      # writable: the NDArray's own view
     ndarray.flags.writeable = False
     borrowed = _storage.Handle(raw, raw.nbytes, raw.nbytes, Context("cpu", 0), None,

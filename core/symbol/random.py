@@ -1,17 +1,25 @@
 """MXNet's ``mx.sym.random``: samplers over the ``_random_*`` ops (scalar parameters: one
 draw set of ``shape``) and the ``_sample_*`` ops (Symbol parameters: ``shape`` draws per
-element)."""
+element); the ``_random_*_like`` ops under their short names (``normal_like``), as MXNet
+puts them here."""
 
 from __future__ import annotations
 
+import sys
 from numbers import Number
 
 from .._opfunc import _Null
-from ._create import op_function
+from ._create import op_attribute, op_function
 from ._symbol import Symbol
 
 __all__ = ["uniform", "normal", "randn", "poisson", "exponential", "gamma", "multinomial",
            "negative_binomial", "generalized_negative_binomial", "shuffle", "randint"]
+
+
+def __getattr__(name):
+    if not name.endswith("_like"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return op_attribute(sys.modules[__name__], name, "_random_")
 
 
 def _sample(kind, params, shape, dtype, kwargs):
