@@ -1,6 +1,13 @@
-"""Shape and type rules for elementwise ops (MXNet's ``ElemwiseShape<n_in, n_out>``).
+"""Shape and type rules: MXNet's partial shapes, ``SHAPE_ASSIGN_CHECK`` and the elementwise
+rules (``ElemwiseShape<n_in, n_out>``).
 
-Each helper returns an ``FInferShape`` / ``FInferType`` callable. Registering it
+Shapes may be partial, as in MXNet: outside ``np_shape`` semantics a dimension of 0 is not
+known yet (``(0, 784)``), under ``np_shape`` the unknown dimension is -1 (and 0 is a real,
+empty dimension). A rule fills in what it can: it merges shapes dimension by dimension
+(``merge_shape``, ``assign_shape``), skips a check whose dimensions are unknown, and leaves
+an output dimension unknown when it depends on an unknown one (``dim_op``, ``dims_prod``).
+
+Each elementwise helper returns an ``FInferShape`` / ``FInferType`` callable. Registering it
 on an op binds the op's name, so its errors say which op failed.
 """
 
@@ -9,22 +16,83 @@ from __future__ import annotations
 import numpy as np
 
 from mxnext.base import ShapeError, TypeInferError
+from mxnext.util import is_np_shape
 
-__all__ = ["ElemwiseShape", "ElemwiseType", "merge_out_shapes"]
+__all__ = ["ElemwiseShape", "ElemwiseType", "merge_out_shapes", "unknown_dim", "dim_known",
+           "shape_known", "merge_shape", "assign_shape", "dim_op", "dims_prod", "fmt_shape"]
+
+
+def unknown_dim() -> int:
+    """The value of an unknown dimension: 0 in MXNet's legacy semantics, -1 under np_shape."""
+    return -1 if is_np_shape() else 0
+
+
+def dim_known(d) -> bool:
+    """Whether dimension ``d`` is known (legacy: > 0; np_shape: >= 0)."""
+    return d >= 0 if is_np_shape() else d > 0
+
+
+def shape_known(shape) -> bool:
+    """Whether ``shape`` (a tuple or None) is known in every dimension."""
+    if shape is None:
+        return False
+    lo = 0 if is_np_shape() else 1
+    return all(d >= lo for d in shape)
+
+
+def fmt_shape(shape) -> str:
+    return "unknown" if shape is None else str(tuple(shape))
+
+
+def merge_shape(op: str, old, new, what: str = "shape"):
+    """``old`` and ``new`` merged dimension by dimension (either may be None, either may have
+    unknown dimensions); ``ShapeError`` naming ``op`` and ``what`` when they conflict."""
+    if new is None:
+        return None if old is None else tuple(old)
+    new = tuple(int(d) for d in new)
+    if old is None:
+        return new
+    old = tuple(old)
+    if old == new:
+        return old
+    lo = 0 if is_np_shape() else 1
+    if len(old) == len(new):
+        out = []
+        for a, b in zip(old, new):
+            if a >= lo and b >= lo and a != b:
+                break
+            out.append(a if a >= lo else b)
+        else:
+            return tuple(out)
+    raise ShapeError(f"Operator {op!r}: {what} has shape {old}, expected {new}")
+
+
+def assign_shape(op: str, shapes: list, i: int, want, what: str) -> None:
+    """MXNet's ``SHAPE_ASSIGN_CHECK``: ``shapes[i]`` merged with ``want`` in place."""
+    shapes[i] = merge_shape(op, shapes[i], want, what)
+
+
+def dim_op(fn, *dims) -> int:
+    """``fn(*dims)`` when every dimension is known, else the unknown dimension."""
+    return fn(*dims) if all(dim_known(d) for d in dims) else unknown_dim()
+
+
+def dims_prod(dims) -> int:
+    """The product of ``dims``, unknown when one of them is (1 for none)."""
+    n = 1
+    for d in dims:
+        if not dim_known(d):
+            return unknown_dim()
+        n *= d
+    return n
 
 
 def merge_out_shapes(op: str, inferred, given) -> list:
-    """Inferred output shapes with unknown ones taken from ``given``; ``ShapeError`` when
-    both are known and differ (a caller-fixed output shape the inputs contradict)."""
+    """Inferred output shapes merged with the ``given`` (caller-fixed) ones dimension by
+    dimension; ``ShapeError`` where both know a dimension and differ."""
     merged = list(inferred)
     for k, g in enumerate(list(given)[:len(merged)]):
-        if g is None:
-            continue
-        if merged[k] is None:
-            merged[k] = g
-        elif tuple(merged[k]) != tuple(g):
-            raise ShapeError(f"Operator {op!r}: output {k} has shape {tuple(g)}, but the "
-                             f"inputs give {tuple(merged[k])}")
+        merged[k] = merge_shape(op, g, merged[k], f"output {k}")
     return merged
 
 
@@ -39,9 +107,6 @@ class _ElemwiseRule:
     def bind_op(self, name: str):
         return type(self)(self.n_in, self.n_out, name)
 
-    def _same(self, a, b) -> bool:
-        return a == b
-
     def __call__(self, params, ins, outs):
         if self.n_in >= 0 and len(ins) != self.n_in:
             raise self.error(f"Operator {self.op!r}: expected {self.n_in} input(s), got {len(ins)}")
@@ -50,27 +115,29 @@ class _ElemwiseRule:
             for i, v in enumerate(items):
                 if v is None:
                     continue
-                if known is None:
-                    known, where = v, f"{kind} {i}"
-                elif not self._same(v, known):
+                merged = self._merge(known, v)
+                if merged is None:
                     raise self.error(f"Operator {self.op!r}: {self.what} of {kind} {i} is "
                                      f"{self._fmt(v)}, expected {self._fmt(known)} (as {where})")
+                known, where = merged, where or f"{kind} {i}"
         if known is None:
             return list(ins), list(outs)
-        known = self._norm(known)
         return [known] * len(ins), [known] * len(outs)
 
 
 class ElemwiseShape(_ElemwiseRule):
-    """All inputs and outputs share one shape; unknown (None) ones are filled."""
+    """All inputs and outputs share one shape, merged from the partial ones they have."""
 
     __slots__ = ()
     what = "shape"
     error = ShapeError
 
     @staticmethod
-    def _norm(v):
-        return tuple(v)
+    def _merge(known, v):
+        try:
+            return merge_shape("", known, v)
+        except ShapeError:
+            return None
 
     @staticmethod
     def _fmt(v):
@@ -84,12 +151,10 @@ class ElemwiseType(_ElemwiseRule):
     what = "dtype"
     error = TypeInferError
 
-    def _same(self, a, b) -> bool:
-        return np.dtype(a) == np.dtype(b)
-
     @staticmethod
-    def _norm(v):
-        return np.dtype(v)
+    def _merge(known, v):
+        v = np.dtype(v)
+        return v if known is None or known == v else None
 
     @staticmethod
     def _fmt(v):

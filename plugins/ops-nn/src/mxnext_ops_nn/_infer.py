@@ -1,14 +1,16 @@
 """Inference and gradient-node helpers shared by the loss, sequence, RNN and optimizer modules.
 
-Shape and type rules take and return complete lists (``None`` = unknown) and
-raise ``ShapeError`` / ``TypeInferError`` naming the op, the argument and both
-values, as MXNet's ``SHAPE_ASSIGN_CHECK`` / ``TYPE_ASSIGN_CHECK`` do.
+Shape and type rules take and return complete lists (``None`` = unknown, a shape
+may be partial: see ``opsdk.shape``) and raise ``ShapeError`` / ``TypeInferError``
+naming the op, the argument and both values, as MXNet's ``SHAPE_ASSIGN_CHECK`` /
+``TYPE_ASSIGN_CHECK`` do.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from opsdk import NodeEntry, ShapeError, TypeInferError, make_node
+from opsdk.shape import merge_shape
 
 
 def fail(op, msg):
@@ -16,12 +18,9 @@ def fail(op, msg):
 
 
 def assign_shape(op, shapes, i, want, name):
-    """Set unknown ``shapes[i]`` to ``want``; a known different one is a ``ShapeError``."""
-    want = tuple(int(s) for s in want)
-    if shapes[i] is None:
-        shapes[i] = want
-    elif tuple(shapes[i]) != want:
-        fail(op, f"{name} has shape {tuple(shapes[i])}, expected {want}")
+    """``shapes[i]`` merged with ``want`` dimension by dimension (either may be partial); a
+    known dimension that differs is a ``ShapeError``."""
+    shapes[i] = merge_shape(op, shapes[i], want, name)
 
 
 def out_shapes(op, outs, new, names=None):

@@ -2,15 +2,16 @@
 (FullyConnected, Convolution, Deconvolution, Pooling, UpSampling, activations, Dropout,
 the normalisations and Embedding).
 
-Shape and type rules take and return complete lists (``None`` = unknown) and raise
-``ShapeError`` / ``TypeInferError`` naming the op, the argument and both values, as
-MXNet's ``SHAPE_ASSIGN_CHECK`` / ``TYPE_ASSIGN_CHECK`` do.
+Shape and type rules take and return complete lists (``None`` = unknown, a shape may be
+partial: see ``opsdk.shape``) and raise ``ShapeError`` / ``TypeInferError`` naming the op,
+the argument and both values, as MXNet's ``SHAPE_ASSIGN_CHECK`` / ``TYPE_ASSIGN_CHECK`` do.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from opsdk import NodeEntry, ShapeError, TypeInferError, assign, make_node
+from opsdk.shape import assign_shape
 
 
 def fail(op, msg):
@@ -18,12 +19,9 @@ def fail(op, msg):
 
 
 def set_shape(op, shapes, i, want, name):
-    """Set unknown ``shapes[i]`` to ``want``; a known different one is a ``ShapeError``."""
-    want = tuple(int(s) for s in want)
-    if shapes[i] is None:
-        shapes[i] = want
-    elif tuple(shapes[i]) != want:
-        fail(op, f"{name} has shape {tuple(shapes[i])}, expected {want}")
+    """``shapes[i]`` merged with ``want`` dimension by dimension (either may be partial); a
+    known dimension that differs is a ``ShapeError``."""
+    assign_shape(op, shapes, i, want, name)
 
 
 def result_shapes(op, outs, new, names=None):

@@ -7,6 +7,7 @@ from functools import lru_cache
 from typing import Literal
 
 from opsdk import Field, Param, ResourceRequest, register_op
+from opsdk.shape import dim_known, dim_op, unknown_dim
 from pydantic import model_validator
 
 from . import _conv_kernels as kern
@@ -72,46 +73,53 @@ def check_data(op, p, x):
                  f"(only {want!r}, as in MXNet)")
     if len(x) != nd + 2:
         fail(op, f"data should be {nd + 2}-d {_AXES[nd]} for kernel {p.kernel}, got shape {x}")
-    if x[1] % p.num_group:
+    if dim_known(x[1]) and x[1] % p.num_group:
         fail(op, f"data has {x[1]} channels, not divisible by num_group={p.num_group}")
     if p.num_filter % p.num_group:
         fail(op, f"num_filter={p.num_filter} is not divisible by num_group={p.num_group}")
 
 
 def conv_out_shape(op, p, x):
+    """The output shape for data ``x``; a spatial size stays unknown where the data's is."""
     stride, dilate, pad = geometry(p)
     out = []
     for i, (n, k, s, d, q) in enumerate(zip(x[2:], p.kernel, stride, dilate, pad)):
         dk = (k - 1) * d + 1
-        if dk > n + 2 * q:
+        if dim_known(n) and dk > n + 2 * q:
             fail(op, f"kernel size {dk} (dilated) exceeds input {n} padded to {n + 2 * q} "
                      f"on spatial axis {i}")
-        out.append((n + 2 * q - dk) // s + 1)
+        out.append(dim_op(lambda n: (n + 2 * q - dk) // s + 1, n))
     return (x[0], p.num_filter) + tuple(out)
 
 
 def _data_from_output(p, out, w):
-    """The data shape a stride-1 convolution's output and weight imply (MXNet fills the
-    batch and, at stride 1, the spatial sizes back from the output)."""
-    stride, dilate, pad = geometry(p)
-    if out is None or w is None or any(s != 1 for s in stride) or len(out) != len(p.kernel) + 2:
+    """The data shape the output and weight imply, as far as they do: MXNet fills the batch
+    and, at stride 1, the spatial sizes back from the output (the channels come from a known
+    weight)."""
+    if out is None or len(out) != len(p.kernel) + 2:
         return None
-    sp = tuple(o + (k - 1) * d - 2 * q for o, k, d, q in zip(out[2:], p.kernel, dilate, pad))
-    return (out[0], w[1] * p.num_group) + sp
+    stride, dilate, pad = geometry(p)
+    u = unknown_dim()
+    sp = tuple(o + (k - 1) * d - 2 * q if s == 1 and dim_known(o) else u
+               for o, k, s, d, q in zip(out[2:], p.kernel, stride, dilate, pad))
+    c = w[1] * p.num_group if w is not None and dim_known(w[1]) else u
+    return (out[0], c) + sp
 
 
 def _shape(p, ins, outs):
     ins = list(ins)
-    if ins[0] is None:
-        ins[0] = _data_from_output(p, outs[0], ins[1])
+    set_shape(OP, ins, 0, _data_from_output(p, outs[0], ins[1]), "input 'data'")
     x = ins[0]
     if x is None:
         return ins, list(outs)
     check_data(OP, p, x)
-    set_shape(OP, ins, 1, (p.num_filter, x[1] // p.num_group) + p.kernel, "input 'weight'")
+    set_shape(OP, ins, 1, (p.num_filter, dim_op(lambda c: c // p.num_group, x[1])) + p.kernel,
+              "input 'weight'")
     if not p.no_bias:
         set_shape(OP, ins, 2, (p.num_filter,), "input 'bias'")
-    return ins, result_shapes(OP, outs, [conv_out_shape(OP, p, x)])
+    outs = result_shapes(OP, outs, [conv_out_shape(OP, p, x)])
+    set_shape(OP, ins, 0, _data_from_output(p, outs[0], ins[1]), "input 'data'")
+    return ins, outs
 
 
 def space(ctx):

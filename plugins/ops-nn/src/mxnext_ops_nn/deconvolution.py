@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from opsdk import Field, register_op
+from opsdk.shape import dim_known, dim_op
 from pydantic import model_validator
 
 from . import _conv_kernels as kern
@@ -49,7 +50,7 @@ def _pad_adj(p, sizes):
     target = spatial(p.target_shape, len(p.kernel), 0)
     pads, adjs = [], []
     for i, (n, k, s, d) in enumerate(zip(sizes, p.kernel, stride, dilate)):
-        if target[i]:
+        if target[i] and dim_known(n):
             total = s * (n - 1) + (k - 1) * d + 1 - target[i]
             if total < 0:
                 fail(OP, f"target_shape {p.target_shape} is too big for input size {n} on "
@@ -65,11 +66,12 @@ def _pad_adj(p, sizes):
 
 
 def deconv_out_shape(op, p, x):
+    """The output shape for data ``x``; a spatial size stays unknown where the data's is."""
     stride, dilate, _ = geometry(p)
     pads, adjs = _pad_adj(p, tuple(x[2:]))
-    out = tuple(s * (n - 1) + (k - 1) * d + 1 - 2 * q + a
+    out = tuple(dim_op(lambda n: s * (n - 1) + (k - 1) * d + 1 - 2 * q + a, n)
                 for n, k, s, d, q, a in zip(x[2:], p.kernel, stride, dilate, pads, adjs))
-    if any(o <= 0 for o in out):
+    if any(dim_known(n) and o <= 0 for n, o in zip(x[2:], out)):
         fail(op, f"output spatial size {out} is not positive (data {x}, pad {pads})")
     return (x[0], p.num_filter) + out
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from math import prod
-
 import numpy as np
-from opsdk import Field, Param, register_op
+from opsdk import Field, Param, ShapeError, register_op
+from opsdk.shape import dims_prod
 
 from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, put,
                            result_shapes, same_type, set_shape, writes_into)
@@ -34,16 +33,22 @@ def _shape(p, ins, outs):
         return ins, list(outs)
     if not x:
         fail(OP, "data must have at least 1 dim, got a scalar")
-    k = prod(x[1:]) if p.flatten else x[-1]
+    k = dims_prod(x[1:]) if p.flatten else x[-1]
     set_shape(OP, ins, 1, (p.num_hidden, k), "input 'weight'")
     if not p.no_bias:
-        if ins[2] is None:
-            ins[2] = (p.num_hidden,)
-        elif tuple(ins[2]) not in ((p.num_hidden,), (p.num_hidden, 1)):
-            fail(OP, f"input 'bias' has shape {tuple(ins[2])}, expected {(p.num_hidden,)} "
-                     f"(or {(p.num_hidden, 1)})")
+        try:
+            set_shape(OP, ins, 2, (p.num_hidden,), "input 'bias'")
+        except ShapeError:                                # (H, 1) is accepted too
+            try:
+                set_shape(OP, ins, 2, (p.num_hidden, 1), "input 'bias'")
+            except ShapeError:
+                fail(OP, f"input 'bias' has shape {tuple(ins[2])}, expected {(p.num_hidden,)} "
+                         f"(or {(p.num_hidden, 1)})")
     out = (x[0], p.num_hidden) if p.flatten else tuple(x[:-1]) + (p.num_hidden,)
-    return ins, result_shapes(OP, outs, [out])
+    outs = result_shapes(OP, outs, [out])
+    set_shape(OP, ins, 0, (outs[0][0],) + tuple(x[1:]) if p.flatten else
+              tuple(outs[0][:-1]) + (x[-1],), "input 'data'")     # the batch from the output
+    return ins, outs
 
 
 def _rows(p, a):

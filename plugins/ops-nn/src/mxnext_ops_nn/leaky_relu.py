@@ -11,6 +11,7 @@ from typing import Literal
 
 import numpy as np
 from opsdk import Field, Param, ResourceRequest, register_op
+from opsdk.shape import dim_known
 
 from ._layer_rules import (backward_node, fail, grad_entries, out_entry, put, result_shapes,
                            same_type, set_shape)
@@ -47,10 +48,12 @@ def erf(x):
 
 
 def _gamma_shape(gamma, data):
-    """MXNet's expand_shape: gamma's axes align with data's leading axes 0 and 1."""
+    """MXNet's expand_shape: gamma's axes align with data's leading axes 0 and 1 (an unknown
+    size fits any)."""
     out, s = [1] * len(data), len(gamma) - 1
     for i in range(len(data) - 1, -1, -1):
-        if s >= 0 and i <= 1 and (data[i] == gamma[s] or gamma[s] == 1):
+        if s >= 0 and i <= 1 and (data[i] == gamma[s] or gamma[s] == 1 or
+                                  not dim_known(data[i]) or not dim_known(gamma[s])):
             out[i] = gamma[s]
             s -= 1
     if s != -1:

@@ -17,6 +17,7 @@ from typing import Literal
 
 import numpy as np
 from opsdk import Field, Param, register_op
+from opsdk.shape import dim_known, dim_op, shape_known
 from pydantic import model_validator
 
 from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, out_entry, put,
@@ -143,17 +144,26 @@ def _check(p, x):
             fail(OP, "pooling_convention='same' does not take pad")
     sp = x[1:-1] if (p.layout or "") in _CHANNELS_LAST else x[2:]
     for i, (n, k, q) in enumerate(zip(sp, p.kernel, spatial(p.pad, nd, 0))):
-        if k > n + 2 * q:
+        if dim_known(n) and k > n + 2 * q:
             fail(OP, f"kernel size ({k}) exceeds input ({n} padded to {n + 2 * q}) on "
                      f"spatial axis {i}")
 
 
 def _out_shape(p, x):
+    """The output shape for data ``x``; a spatial size stays unknown where the data's is."""
     _check(p, x)
-    g = _geom(p, tuple(x))
-    if g.last:
-        return (x[0],) + g.out + (x[-1],)
-    return tuple(x[:2]) + g.out
+    last = (p.layout or "") in _CHANNELS_LAST
+    if shape_known(x):
+        out = _geom(p, tuple(x)).out
+    elif p.global_pool:
+        out = (1,) * (len(x) - 2)
+    else:
+        nd = len(x) - 2
+        out = tuple(dim_op(lambda n: _out_size(p, n, k, s, q), n) for n, k, s, q in zip(
+            x[1:-1] if last else x[2:], p.kernel, spatial(p.stride, nd, 1), spatial(p.pad, nd, 0)))
+    if last:
+        return (x[0],) + out + (x[-1],)
+    return tuple(x[:2]) + out
 
 
 def _shape(p, ins, outs):

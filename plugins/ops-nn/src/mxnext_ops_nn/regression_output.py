@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from opsdk import Field, Param, register_op
+from opsdk.shape import merge_shape, shape_known
 
 from ._infer import backward_node, fail, grads_of, out_shapes, output_entry, uniform_type
 
@@ -33,11 +34,14 @@ def _shape(op):
         if ins[0] is None and outs[0] is not None:
             ins[0] = tuple(outs[0])
         data, label = ins
-        if data is None:
+        if not shape_known(data):        # MXNet waits for the whole data shape
             return ins, list(outs)
         if label is None:
             if given:   # a (n, 1) output takes a (n,) label by default
                 ins[1] = (data[0],) if len(data) == 2 and data[1] == 1 else tuple(data)
+        elif not shape_known(label):
+            if len(label) == len(data):
+                ins[1] = merge_shape(op, label, data, "input 'label'")
         elif (not label or not data or label[0] != data[0]
               or np.prod(label, dtype=np.int64) != np.prod(data, dtype=np.int64)):
             fail(op, f"input 'label' has shape {tuple(label)}, which does not fit data "

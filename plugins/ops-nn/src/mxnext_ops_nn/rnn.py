@@ -21,6 +21,7 @@ from typing import Literal
 
 import numpy as np
 from opsdk import Field, MXNetError, Param, ResourceRequest, assign, register_op
+from opsdk.shape import dim_op
 
 from ._infer import (assign_shape, backward_node, fail, grads_of, out_shapes, output_entry,
                      uniform_type)
@@ -158,14 +159,14 @@ def _shape(p, ins, outs):
     steps, batch, size = data
     h, layers = p.state_size, p.num_layers * _dirs(p)
     names = _input_names(p)
-    assign_shape(OP, ins, 1, (param_size(p, size),), "input 'parameters'")
+    assign_shape(OP, ins, 1, (dim_op(lambda n: param_size(p, n), size),), "input 'parameters'")
     assign_shape(OP, ins, 2, (layers, batch, h), "input 'state'")
     if _lstm(p):
         assign_shape(OP, ins, 3, (layers, batch, h), "input 'state_cell'")
     new = [(steps, batch, _dirs(p) * h)]
     if p.state_outputs:
         new += [(layers, batch, h)] * (2 if _lstm(p) else 1)
-    new.append((_reserve_size(p, steps, batch),))
+    new.append((dim_op(lambda t, n: _reserve_size(p, t, n), steps, batch),))
     return ins, out_shapes(OP, outs, new, _visible_names(p) + ["reserve"])
 
 

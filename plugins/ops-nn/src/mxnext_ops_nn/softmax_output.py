@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, NodeEntry, Param, register_op
+from opsdk import Field, NodeEntry, Param, ShapeError, register_op
+from opsdk.shape import dims_prod, merge_shape
 
 from ._infer import (assign_shape, backward_node, fail, grads_of, out_shapes, output_entry,
                      uniform_type)
@@ -80,9 +81,19 @@ def _label_shapes(dshape, p):
     """Label shapes MXNet accepts for class-index labels (the first is the one it infers)."""
     if p.multi_output:
         n = dshape[0]
-        return [(n, int(np.prod(dshape[2:], dtype=np.int64))), (n, *dshape[2:]),
+        return [(n, dims_prod(dshape[2:])), (n, *dshape[2:]),
                 (n, 1, *dshape[2:])]
     return [tuple(dshape[:-1])]
+
+
+def _merge_label(label, candidates):
+    """``label`` merged with the first of the ``candidates`` it fits (None if none)."""
+    for c in candidates:
+        try:
+            return merge_shape(OP, label, c)
+        except ShapeError:
+            pass
+    return None
 
 
 def _shape(p, ins, outs):
@@ -100,11 +111,14 @@ def _shape(p, ins, outs):
         allowed = _label_shapes(data, p)
         if label is None:
             ins[1] = allowed[0]
-        elif tuple(label) not in allowed:
-            fail(OP, f"input 'label' has shape {tuple(label)}, expected "
-                     f"{' or '.join(map(str, allowed))} (class indices for data {data}) or "
-                     f"{data} (probabilities)")
-        if not (p.multi_output or p.preserve_shape) and len(data) < 2:
+        else:
+            ins[1] = _merge_label(label, allowed + [tuple(data)])
+            if ins[1] is None:
+                fail(OP, f"input 'label' has shape {tuple(label)}, expected "
+                         f"{' or '.join(map(str, allowed))} (class indices for data {data}) or "
+                         f"{data} (probabilities)")
+        if len(ins[1]) != len(data) and not (p.multi_output or p.preserve_shape) \
+                and len(data) < 2:
             fail(OP, f"class-index labels need data of at least 2 dims, got {data} "
                      f"(set preserve_shape=True for one distribution)")
     return ins, out_shapes(OP, outs, [data])

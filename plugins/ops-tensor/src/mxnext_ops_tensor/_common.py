@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import numpy as np
-from opsdk import NodeEntry, ShapeError, assign, make_node
+from opsdk import NodeEntry, assign, make_node
+from opsdk.shape import merge_shape
 from pydantic import BeforeValidator
 
 IN, OUT = "in", "out"          # what a backward op reads besides the output gradient
@@ -158,12 +159,9 @@ def sum_to(g, shape):
 
 
 def check_outs(op, outs, new):
-    """Known output shapes must equal the computed ``new`` ones (ShapeError names the op)."""
-    for k, (old, s) in enumerate(zip(outs, new)):
-        if old is not None and s is not None and tuple(old) != tuple(s):
-            raise ShapeError(f"Operator {op!r}: output {k} has shape {tuple(old)}, "
-                             f"expected {tuple(s)}")
-    return [None if s is None else tuple(s) for s in new]
+    """The computed output shapes ``new`` merged with the known ``outs`` dimension by
+    dimension (both may be partial; ShapeError names the op)."""
+    return [merge_shape(op, old, s, f"output {k}") for k, (old, s) in enumerate(zip(outs, new))]
 
 
 def _dtype_name(value):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from opsdk import NodeEntry, ShapeError, TypeInferError, make_node
+from opsdk.shape import merge_shape, shape_known
 
 
 def fail(op, msg):
@@ -18,22 +19,22 @@ def norm_axis(op, axis, ndim, what="axis"):
 
 
 def merge(op, outs, new):
-    """Known output shapes checked against the computed ``new`` ones."""
-    for k, (old, s) in enumerate(zip(outs, new)):
-        if old is not None and tuple(old) != tuple(s):
-            fail(op, f"output {k} has shape {tuple(old)}, expected {tuple(s)}")
-    return [tuple(s) for s in new]
+    """The computed output shapes ``new`` merged with the known ``outs`` dimension by
+    dimension (both may be partial)."""
+    return [merge_shape(op, old, s, f"output {k}") for k, (old, s) in enumerate(zip(outs, new))]
 
 
 def forward_shape(op, fn, back=None):
-    """FInferShape from ``fn(params, in_shapes) -> out_shapes`` (all inputs known);
-    ``back(params, out_shapes) -> in_shapes`` fills unknown inputs when it can."""
+    """FInferShape from ``fn(params, in_shapes) -> out_shapes`` (every input's number of
+    dims known; dims may be unknown, see ``opsdk.shape``); ``back(params, out_shapes) ->
+    in_shapes`` fills or completes inputs when it can."""
     def infer(params, ins, outs):
         ins = list(ins)
-        if back is not None and any(s is None for s in ins) and all(s is not None for s in outs):
+        if back is not None and all(s is not None for s in outs) and \
+                not all(shape_known(s) for s in ins):
             for k, s in enumerate(back(params, [tuple(o) for o in outs])):
-                if ins[k] is None:
-                    ins[k] = s
+                if s is not None:
+                    ins[k] = merge_shape(op, ins[k], s, f"input {k}")
         if any(s is None for s in ins):
             return ins, list(outs)
         return ins, merge(op, outs, fn(params, [tuple(s) for s in ins]))
