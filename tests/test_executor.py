@@ -216,6 +216,15 @@ def test_monitor_sees_every_output():
     ex.forward()
     assert seen == {"fc1_output": (8, 16), "relu1_output": (8, 16), "fc2_output": (8, 4),
                     "softmax_output": (8, 4)}
+    data = mx.sym.var("data")
+    cc = mx.sym.concat(data, mx.sym.FullyConnected(data, num_hidden=5, name="fc"), dim=1,
+                       name="cc")
+    ex = cc.simple_bind(mx.cpu(), data=(2, 5))
+    names = []
+    ex.set_monitor_callback(lambda name, arr: names.append(name), monitor_all=True)
+    ex.forward()                       # MXNet's order: per node, inputs (variables by name too)
+    assert names == ["data", "fc_data", "fc_weight", "fc_weight", "fc_bias", "fc_bias",
+                     "fc_output", "data", "cc_arg0", "cc_arg1", "cc_output"]
 
 
 def test_cached_op_runs_the_graph_and_records_one_node():
@@ -293,3 +302,78 @@ def test_cached_op_backward_twice_in_flight(flags):
     mx.nd.waitall()
     np.testing.assert_allclose(weight.grad.asnumpy(), np.full((4, 3, 3, 3), 2 * 2 * 16.0))
     np.testing.assert_allclose(first.asnumpy(), weight.grad.asnumpy())
+
+
+def test_reshape_views_smaller_arrays_and_shares_planned_memory():
+    """As MXNet's: a smaller argument is a view of the old one, the new executor shares the
+    old one's planned memory, and the engine orders the two executors' use of it."""
+    x = mx.sym.var("x")
+    y = mx.sym.relu(mx.sym.FullyConnected(x, num_hidden=4, name="fc")) * 2
+    exe = y.simple_bind(mx.cpu(), x=(5, 4), grad_req="null")
+    exe.arg_dict["fc_weight"][:] = mx.nd.ones((4, 4))
+    exe.arg_dict["fc_bias"][:] = 0
+    small = exe.reshape(x=(3, 4))
+    assert small.arg_dict["fc_weight"] is exe.arg_dict["fc_weight"]
+    assert small._instance.arena is exe._instance.arena
+    a, b = np.arange(20, dtype=np.float32).reshape(5, 4), -np.ones((3, 4), np.float32)
+    outs = []
+    for _ in range(3):                        # no waits: the engine orders the shared bytes
+        outs.append(exe.forward(x=mx.nd.array(a))[0].copy())
+        outs.append(small.forward(x=mx.nd.array(b))[0].copy())
+    want_a = np.maximum(a.sum(axis=1, keepdims=True), 0) * 2 * np.ones((1, 4))
+    for k, o in enumerate(outs):
+        np.testing.assert_allclose(o.asnumpy(), want_a if k % 2 == 0 else np.zeros((3, 4)))
+    np.testing.assert_array_equal(exe.arg_dict["x"].asnumpy()[:3], b)     # a view: shared
+    big = exe.reshape(allow_up_sizing=True, x=(6, 4))
+    big.arg_dict["x"][:] = 0
+    assert (exe.arg_dict["x"].asnumpy()[:3] == b).all()
+
+
+def test_zero_gradients_are_not_propagated():
+    """As NNVM's gradient pass: behind stop_gradient every gradient is zero, so no backward
+    node runs and the forward values need not be kept: training plans what inference does."""
+    data = mx.sym.var("data")
+    for _ in range(4):
+        data = data * data
+    train = data.simple_bind(mx.cpu(), data=(4, 64))._program.plan.total
+    infer = data.simple_bind(mx.cpu(), data=(4, 64), grad_req="null")._program.plan.total
+    stopped = mx.sym.stop_gradient(data)
+    ex = stopped.simple_bind(mx.cpu(), data=(4, 64))
+    assert ex._program.plan.total == infer < train
+    ex.arg_dict["data"][:] = 1.5
+    ex.grad_dict["data"][:] = 7
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.ones((4, 64)))
+    assert (ex.grad_dict["data"].asnumpy() == 0).all()
+
+
+def test_common_subexpressions_are_merged_unless_switched_off(monkeypatch):
+    """MXNet's MXNET_ELIMINATE_COMMON_EXPR (on by default): equal nodes on equal inputs run
+    once; random ops never merge; duplicated outputs stay separate arrays."""
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    sym = (a + b) * (a + b)
+    args = {"a": mx.nd.ones((2, 3)), "b": mx.nd.ones((2, 3)) * 2}
+    ex = sym.bind(mx.cpu(), args)
+    assert len(ex.get_optimized_symbol().get_internals()) == len(sym.get_internals()) - 1
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), np.full((2, 3), 9.0))
+    monkeypatch.setenv("MXNET_ELIMINATE_COMMON_EXPR", "0")
+    off = sym.bind(mx.cpu(), args)
+    assert len(off.get_optimized_symbol().get_internals()) == len(sym.get_internals())
+    monkeypatch.delenv("MXNET_ELIMINATE_COMMON_EXPR")
+    drop = mx.sym.Dropout(a, p=0.5) + mx.sym.Dropout(a, p=0.5)
+    ex = drop.simple_bind(mx.cpu(), a=(2, 3))
+    assert len(ex.get_optimized_symbol().get_internals()) == len(drop.get_internals())
+    twice = mx.sym.Group([a * b, a * b])
+    outs = twice.bind(mx.cpu(), args).forward()
+    assert outs[0] is not outs[1]
+    np.testing.assert_allclose(outs[1].asnumpy(), np.full((2, 3), 2.0))
+
+
+def test_gradient_arrays_of_another_dtype_receive_a_cast():
+    x = mx.sym.var("x")
+    ex = (x * 3).bind(mx.cpu(), {"x": mx.nd.ones((2, 2), dtype="float16")},
+                      args_grad={"x": mx.nd.zeros((2, 2), dtype="float64")})
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.ones((2, 2), dtype="float16"))
+    g = ex.grad_dict["x"]
+    assert g.dtype == np.float64 and (g.asnumpy() == 3).all()

@@ -33,7 +33,7 @@ class BindMethods:
         aux = _by_name("aux_states", aux_states or [], aux_names, allow_missing=False)
         reqs = _grad_reqs(grad_req, names)
         reqs = {n: (r if grads.get(n) is not None else "null") for n, r in reqs.items()}
-        return Executor(self, ctx, args, grads, reqs, aux, group2ctx)
+        return Executor(self, ctx, args, grads, reqs, aux, group2ctx, shared_exec)
 
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,
                     group2ctx=None, shared_arg_names=None, shared_exec=None,
@@ -46,6 +46,8 @@ class BindMethods:
         _check_ctx(ctx)
         if stype_dict and any(s not in (None, "default") for s in stype_dict.values()):
             raise MXNetError("simple_bind: only dense ('default') storage is supported")
+        # MXNet: keyword arguments that are not tuples are not shapes, and are ignored
+        kwargs = {k: v for k, v in kwargs.items() if isinstance(v, tuple)}
         arg_shapes, _, aux_shapes = self.infer_shape(**kwargs)
         if arg_shapes is None:
             raise MXNetError(f"simple_bind: the given shapes {kwargs} do not determine every "
@@ -70,7 +72,7 @@ class BindMethods:
         grads = {n: make(n, s, t, "grad_dict") for n, s, t in zip(names, arg_shapes, arg_types)
                  if reqs[n] != "null"}
         aux = {n: make(n, s, t, "aux_dict") for n, s, t in zip(aux_names, aux_shapes, aux_types)}
-        return Executor(self, ctx, args, grads, reqs, aux, group2ctx)
+        return Executor(self, ctx, args, grads, reqs, aux, group2ctx, shared_exec)
 
     def eval(self, ctx=None, **kwargs):
         """Bind to the given arrays (name=NDArray), run forward, return the outputs."""
@@ -79,8 +81,10 @@ class BindMethods:
 
 
 def reshaped(executor, partial_shaping, allow_up_sizing, shapes):
-    """``Executor.reshape``: arrays keep their memory where the shape stays; others are new
-    (a smaller one may view its old memory only when ``partial_shaping`` names it)."""
+    """``Executor.reshape``, as MXNet's: an array whose shape changes (it must be named in
+    ``shapes`` unless ``partial_shaping``) is a view of its old memory when it is no larger,
+    else a new array (only with ``allow_up_sizing``); the new executor shares the old one's
+    planned memory."""
     from .executor import Executor
     sym = executor._symbol
     arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
@@ -96,7 +100,9 @@ def reshaped(executor, partial_shaping, allow_up_sizing, shapes):
         if name not in shapes and not partial_shaping:
             raise MXNetError(f"Executor.reshape: the shape of {kind} {name!r} changes from "
                              f"{old.shape} to {shape}; name it or pass partial_shaping=True")
-        if int(np.prod(shape)) > old.size and not allow_up_sizing:
+        if int(np.prod(shape)) <= old.size:
+            return old._view(shape)
+        if not allow_up_sizing:
             raise MXNetError(f"Executor.reshape: {kind} {name!r} grows from {old.shape} to "
                              f"{shape}; pass allow_up_sizing=True to allocate a new array")
         return filled(shape, np.dtype(old.dtype), old.context, 0)
@@ -106,7 +112,7 @@ def reshaped(executor, partial_shaping, allow_up_sizing, shapes):
     aux = {n: take(executor.aux_dict[n], n, s, "auxiliary state")
            for n, s in zip(aux_names, aux_shapes)}
     return Executor(sym, executor._ctx, args, grads, executor._grad_req, aux,
-                    executor._group2ctx)
+                    executor._group2ctx, shared_exec=executor)
 
 
 def _check_ctx(ctx):

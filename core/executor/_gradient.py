@@ -31,11 +31,19 @@ def gradient(outputs, head_grads, wrt):
             _backprop(node, parts, needs)
     result = []
     for x in wrt:
-        got = parts.get((x, 0))
+        got = _nonzero(parts.get((x, 0)))
         result.append(_summed(got, x.name) if got else
                       NodeEntry(make_node("zeros_like", [NodeEntry(x, 0, 0)],
                                           name=f"{x.name}_zero_grad"), 0, 0))
     return result
+
+
+_ZERO_OPS = ("zeros_like", "_zeros")
+
+
+def _nonzero(entries):
+    """The gradient parts that are not known zeros (NNVM's ``zero_ops``)."""
+    return [e for e in entries or () if e.node.op is None or e.node.op.name not in _ZERO_OPS]
 
 
 def _on_a_path(forward, wrt):
@@ -48,10 +56,15 @@ def _on_a_path(forward, wrt):
 
 
 def _backprop(node, parts, needs):
+    """Pass ``node``'s output gradients back through its rule; a node whose output gradients
+    are all zero passes nothing (its inputs' gradients are zero: no backward nodes, and its
+    forward values need not be kept), as NNVM's gradient pass does."""
+    got = [_nonzero(parts.get((node, i))) for i in range(node.num_outputs())]
+    if not any(got):
+        return
     ograds = []
-    for i in range(node.num_outputs()):
-        got = parts.get((node, i))
-        ograds.append(_summed(got, f"{node.name}_{i}") if got else NodeEntry(
+    for i, g in enumerate(got):
+        ograds.append(_summed(g, f"{node.name}_{i}") if g else NodeEntry(
             make_node("zeros_like", [NodeEntry(node, i, 0)], name=f"{node.name}_zero_ograd{i}"),
             0, 0))
     rule = node.op.get_attr("FGradient")

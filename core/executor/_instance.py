@@ -28,15 +28,22 @@ __all__ = ["Instance"]
 
 class Instance:
     """``program`` on ``arrays`` (variable name -> NDArray: arguments, auxiliary states) with
-    gradients into ``grad_arrays`` (name -> NDArray, for the variables with a gradient)."""
+    gradients into ``grad_arrays`` (name -> NDArray, for the variables with a gradient).
+    ``share``: another instance whose arena this one uses when it is large enough (MXNet's
+    ``shared_exec``: ``Executor.reshape``, bucketing); see ``_share``."""
 
-    def __init__(self, program, arrays, grad_arrays):
+    def __init__(self, program, arrays, grad_arrays, share=None):
         self.program = p = program
         g, plan, ctx = p.graph, p.plan, p.ctx
         self.ctx = ctx
         self._dev = _device.get(ctx.device_type)
-        self.arena = _storage.alloc(plan.total, ctx) if plan.total else None
         self._group_vars = [Var() for _ in plan.size]
+        self._shared = [()] * len(plan.size)       # per group: vars of other instances' bytes
+        if share is not None and share.arena is not None and share.arena.nbytes >= plan.total:
+            self.arena = share.arena
+            self._share(share)
+        else:
+            self.arena = _storage.alloc(plan.total, ctx) if plan.total else None
         self.arrays = dict(arrays)
         self.grad_arrays = dict(grad_arrays)
         self.head_arrays = [None if eid is None else
@@ -84,6 +91,19 @@ class Instance:
         self.views[eid] = arr._data()
         self.vars[eid] = arr._chunk.var
         self._bound[eid] = (arr._chunk, arr._offset)
+
+    def _share(self, other):
+        """Order this instance's use of the arena after and before ``other``'s (and what
+        ``other`` shares in turn): a group's writer mutates, and its readers read, the vars
+        of every group of theirs whose bytes it overlaps."""
+        mine, theirs = self.program.plan, other.program.plan
+        for g, (a, n) in enumerate(zip(mine.offset, mine.size)):
+            ext = []
+            for h, (b, m) in enumerate(zip(theirs.offset, theirs.size)):
+                if a < b + m and b < a + n:
+                    ext.append(other._group_vars[h])
+                    ext += other._shared[h]
+            self._shared[g] = tuple(dict.fromkeys(ext))
 
     def _bind_planned(self):
         p, plan = self.program, self.program.plan
@@ -165,11 +185,14 @@ class Instance:
                 gid = plan.group[e]
                 if req and gid is not None:
                     run.fixed += [self._group_vars[h] for h in plan.overlaps[gid]]
+                    run.fixed += self._shared[gid]
+            run.fixed_reads = [x for e in run.in_eids if plan.group[e] is not None
+                               for x in self._shared[plan.group[e]]]
         mutate = [v[e] for e, req in zip(run.out_eids, run.req) if req]
         mutate += [v[run.in_eids[i]] for i in run.kernel.mutate]
         mutate = tuple(x for x in dict.fromkeys(mutate + run.fixed) if x is not None)
-        const = tuple(x for x in dict.fromkeys(v[e] for e in run.in_eids)
-                      if x is not None and x not in mutate)
+        const = [v[e] for e in run.in_eids] + run.fixed_reads
+        const = tuple(x for x in dict.fromkeys(const) if x is not None and x not in mutate)
         return const, mutate
 
     def _operators(self, is_train, backward):
@@ -265,7 +288,7 @@ class _Run:
     is the function pushed."""
 
     __slots__ = ("kernel", "fn", "ins", "outs", "req", "in_eids", "out_eids", "cheap", "timed",
-                 "fastest", "oprs", "octx", "fixed")
+                 "fastest", "oprs", "octx", "fixed", "fixed_reads")
 
     def __init__(self, kernel, fn, ins, outs, req):
         self.kernel, self.fn, self.ins, self.outs, self.req = kernel, fn, ins, outs, req
@@ -273,6 +296,7 @@ class _Run:
         self.oprs = []              # (operator list, index): where its operators are
         self.octx = {}
         self.fixed = None           # mutated vars that stay (resources, overlapped groups)
+        self.fixed_reads = None     # read vars that stay (shared arenas)
 
     def bound(self, is_train):
         k = self.kernel

@@ -12,7 +12,7 @@ from .. import resource as _resource
 from ..base import MXNetError
 from ..graph import IndexedGraph, NodeEntry, variable
 from ..opctx import OpReqType, is_async, kernel_of
-from . import _infer
+from . import _cse, _infer
 from ._gradient import gradient
 from ._memory import options_from_env, plan_memory
 
@@ -29,6 +29,8 @@ class Program:
 
     ``fresh_outputs``: the outputs made by an op are written into arrays given on each run
     (``Instance.rebind``; CachedOp returns new arrays per call), not planned.
+    ``grad_dtypes``: the gradient arrays' dtypes by name (one that differs from the
+    gradient's is written by a cast after backward).
 
     After compiling: ``graph`` (IndexedGraph of forward and backward), ``num_forward``
     (the first nodes of ``graph``), ``shapes``/``dtypes`` per entry, ``inputs`` (variable
@@ -38,8 +40,12 @@ class Program:
     gradient array), ``kernels`` (per node), ``plan``."""
 
     def __init__(self, outputs, grad_req, shapes, dtypes, ctx, *, plan_options=None,
-                 fresh_outputs=False):
+                 fresh_outputs=False, grad_dtypes=None):
         self.ctx = ctx
+        self.output_names = _output_names(outputs)
+        if _cse.enabled():
+            outputs = _cse.eliminate_common_expr(outputs)
+        self.forward_outputs = outputs          # the forward graph as run (get_optimized_symbol)
         forward = IndexedGraph(outputs)
         self.arg_names = [forward.nodes[i].name for i in forward.arg_ids]
         self.aux_names = [forward.nodes[i].name for i in forward.aux_ids]
@@ -50,7 +56,6 @@ class Program:
         self.graph = g = IndexedGraph([*outputs, *grads])
         self.num_forward = len(forward.nodes)
         self.num_outputs = len(outputs)
-        self.output_names = _output_names(outputs)
         self.inputs = {g.nodes[i].name: g.entry_id(i) for i in g.input_ids}
         head_ids = {id(h.node): k for k, h in enumerate(heads)}
         self.head_grads = [None] * len(outputs)
@@ -59,7 +64,8 @@ class Program:
             if k is not None:
                 self.head_grads[k] = g.entry_id(i)
         self._infer(shapes, dtypes, forward)
-        self.grads = _grad_targets(g, wrt, grad_req, len(outputs))
+        self.grads = _grad_targets(g, wrt, grad_req, len(outputs), self.dtypes,
+                                   grad_dtypes or {})
         self.kernels = [None if node.op is None else _kernel(g, nid, ctx)
                         for nid, node in enumerate(g.nodes)]
         self.fresh_outputs = _fresh_outputs(g, len(outputs)) if fresh_outputs else set()
@@ -175,10 +181,11 @@ def _fresh_outputs(g, n_out):
     return {e for e in eids if g.nodes[g.entry_node(e)].op is not None and eids.count(e) == 1}
 
 
-def _grad_targets(g, wrt, grad_req, n_out):
+def _grad_targets(g, wrt, grad_req, n_out, dtypes, grad_dtypes):
     """Variable name -> (gradient entry, req, direct). A gradient is written straight into
-    its array by the op making it when nothing else reads that entry and it is the gradient
-    of one variable only; otherwise it is copied (or added) there after backward."""
+    its array by the op making it when nothing else reads that entry, it is the gradient
+    of one variable only and the array has its dtype (``grad_dtypes``: the arrays' dtypes,
+    when known); otherwise it is copied (or added, cast as needed) there after backward."""
     entries = g.outputs[n_out:]
     readers = [0] * g.num_entries
     for nid in range(len(g.nodes)):
@@ -192,6 +199,6 @@ def _grad_targets(g, wrt, grad_req, n_out):
     out = {}
     for x, eid in zip(wrt, entries):
         direct = (g.nodes[g.entry_node(eid)].op is not None and not readers[eid]
-                  and count[eid] == 1)
+                  and count[eid] == 1 and grad_dtypes.get(x.name, dtypes[eid]) == dtypes[eid])
         out[x.name] = (eid, _ADD if grad_req[x.name] == "add" else _WRITE, direct)
     return out

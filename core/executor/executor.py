@@ -17,7 +17,8 @@ class Executor:
     """Made by ``Symbol.bind`` / ``simple_bind``. ``outputs`` are overwritten by each
     ``forward``; gradients land in ``grad_arrays`` (accumulated where ``grad_req='add'``)."""
 
-    def __init__(self, symbol, ctx, args, grads, grad_req, aux, group2ctx=None):
+    def __init__(self, symbol, ctx, args, grads, grad_req, aux, group2ctx=None,
+                 shared_exec=None):
         self._symbol = symbol
         self._ctx = ctx
         self._group2ctx = group2ctx
@@ -25,14 +26,17 @@ class Executor:
         arrays = {**args, **aux}
         program = Program(symbol._outputs, grad_req,
                           {n: a.shape for n, a in arrays.items()},
-                          {n: np.dtype(a.dtype) for n, a in arrays.items()}, ctx)
+                          {n: np.dtype(a.dtype) for n, a in arrays.items()}, ctx,
+                          grad_dtypes={n: np.dtype(g.dtype) for n, g in grads.items()
+                                       if g is not None})
         self._program = program
         self.arg_dict = {n: args[n] for n in program.arg_names}
         self.aux_dict = {n: aux[n] for n in program.aux_names}
         # every argument, as MXNet: the array given (also with grad_req 'null') or None
         self.grad_dict = {n: grads.get(n) for n in program.arg_names}
         self._instance = Instance(program, arrays, {n: g for n, g in grads.items()
-                                                    if grad_req.get(n, "null") != "null"})
+                                                    if grad_req.get(n, "null") != "null"},
+                                  share=None if shared_exec is None else shared_exec._instance)
         self.outputs = self._instance.outputs
         self._monitor = None
 
@@ -117,6 +121,10 @@ class Executor:
         self._monitor = (callback, monitor_all)
 
     def _run_monitor(self):
+        """MXNet's order and names: per op node, with ``monitor_all`` its inputs first (a
+        variable input also under its own name, then ``<node>_<input name>``, names from
+        ``FListInputNames`` or ``input<i>``), then every output, hidden ones included
+        (``<node>_<output name>``)."""
         callback, monitor_all = self._monitor
         p, inst = self._program, self._instance
         g = p.graph
@@ -124,17 +132,28 @@ class Executor:
             node = g.nodes[nid]
             if node.op is None:
                 continue
-            eids = [g.entry_id(nid, o) for o in range(node.num_outputs())]
-            names = [f"{node.name}_{n}" for n in node.op.list_output_names(node.params)]
+            seen = []
             if monitor_all:
-                in_names = node.op.list_input_names(node.params)
-                eids = g.input_entries(nid) + eids
-                names = [f"{node.name}_{n}" for n in in_names] + names
-            for name, eid in zip(names, eids):
+                flist = node.op.get_attr("FListInputNames")
+                in_names = (flist(node.params) if flist is not None else
+                            [f"input{i}" for i in range(len(node.inputs))])
+                for e, eid, in_name in zip(node.inputs, g.input_entries(nid), in_names):
+                    if e.node.op is None:
+                        seen.append((e.node.name, eid))
+                    seen.append((f"{node.name}_{in_name}", eid))
+            out_names = node.op.list_output_names(node.params)
+            seen += [(f"{node.name}_{n}", g.entry_id(nid, o)) for o, n in enumerate(out_names)]
+            for name, eid in seen:
                 if inst.views[eid] is not None and eid not in p.plan.unused:
                     callback(name, inst.array(eid))
 
     # -- the plan ---------------------------------------------------------------------------
+    def get_optimized_symbol(self):
+        """The forward graph as this executor runs it (after common subexpression
+        elimination)."""
+        from ..symbol import Symbol
+        return Symbol(self._program.forward_outputs)
+
     def debug_str(self) -> str:
         """Every node with its inputs and the storage of its outputs, then the memory planned
         against the naive total (every output its own buffer)."""
