@@ -877,3 +877,17 @@ def test_bulk_scopes_set_a_thread_local_size_and_change_no_result():
     assert (x.asnumpy() == 103).all()
     with pytest.raises(MXNetError, match="size must be an int >= 0, got -1"):
         engine.set_bulk_size(-1)
+
+
+@pytest.mark.parametrize("kind", [IndexError, ValueError, TypeError, AttributeError, KeyError])
+def test_python_error_kinds_keep_their_type_at_the_wait(eng, kind):
+    """As MXNet's register_error: an IndexError (ValueError, ...) in a function is raised
+    at the wait as that kind, and as an MXNetError too."""
+    v = eng.new_var()
+
+    def fail(r):
+        raise kind("out of bounds")
+    eng.push_sync(fail, mx.cpu(), (), (v,), name="gather")
+    with pytest.raises(kind, match="gather.*out of bounds") as info:
+        eng.wait_for_var(v)
+    assert isinstance(info.value, EngineError) and isinstance(info.value.__cause__, kind)

@@ -217,5 +217,23 @@ def _raise_box(box: _ErrorBox):
         except Exception:
             err = EngineError(msg)
     else:
-        err = EngineError(msg)
+        err = _error_class(exc)(msg)
     raise err from exc
+
+
+_KINDS = (IndexError, ValueError, TypeError, AttributeError, KeyError)
+_kinds: dict = {}
+
+
+def _error_class(exc):
+    """EngineError, or for the Python error kinds MXNet passes through by type (its
+    ``register_error``: IndexError, ValueError, ...) an EngineError that is also one, so
+    ``except IndexError`` works as with MXNet and ``except MXNetError`` too."""
+    for kind in _KINDS:
+        if isinstance(exc, kind):
+            cls = _kinds.get(kind)
+            if cls is None:
+                cls = _kinds[kind] = type(f"Engine{kind.__name__}", (EngineError, kind),
+                                          {"__module__": __name__})
+            return cls
+    return EngineError
