@@ -10,11 +10,17 @@ are ordinary engine work.
 
 from __future__ import annotations
 
-from . import _custom
+from collections import namedtuple
+
+from . import _custom, registry
 from .base import MXNetError
+from .params import mxnet_type
 from .util import is_np_array
 
-__all__ = ["CustomOp", "CustomOpProp", "register"]
+__all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators",
+           "get_operator_arguments", "OperatorArguments"]
+
+OperatorArguments = namedtuple("OperatorArguments", ["narg", "names", "types"])
 
 
 class CustomOp:
@@ -92,3 +98,24 @@ def register(reg_name):
         _custom.props[reg_name] = prop_cls
         return prop_cls
     return do_register
+
+
+def get_all_registered_operators():
+    """Every registered operator name, aliases included (MXNet's ``MXListAllOpNames``)."""
+    names = []
+    for op in registry.list_ops():
+        names += [op.name, *op.aliases]
+    return names
+
+
+def get_operator_arguments(op_name):
+    """``OperatorArguments(narg, names, types)`` of ``op_name``: its array arguments, then
+    its parameters, with MXNet's type strings."""
+    op = registry.get(op_name)
+    names = [a.name for a in op.arguments]
+    types = [a.type for a in op.arguments]
+    if op.param_model is not None:
+        for name, info in op.param_model.model_fields.items():
+            names.append(name)
+            types.append(mxnet_type(info))
+    return OperatorArguments(len(names), names, types)

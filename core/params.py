@@ -20,7 +20,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from .base import ParamError, did_you_mean
 
-__all__ = ["Param", "Field", "DType", "normalize_dtype", "format_value"]
+__all__ = ["Param", "Field", "DType", "normalize_dtype", "format_value", "mxnet_type"]
 
 _TRUE = {"true", "1"}
 _FALSE = {"false", "0"}
@@ -95,6 +95,38 @@ def _parse_tuple(text: str):
     if body[:1] in "([" and body[-1:] in ")]":
         body = body[1:-1]
     return tuple(_parse_scalar(p) for p in body.split(",") if p.strip())
+
+
+def mxnet_type(info) -> str:
+    """A parameter's type as MXNet's operator registry describes it (``get_operator_arguments``,
+    docstrings): ``"{'relu', 'tanh'}, required"``, ``"float, optional, default=0.25"``,
+    ``"Shape(tuple), required"``, ``"int or None, optional, default='None'"``."""
+    members = _union_args(info.annotation)
+    optional = type(None) in members
+    names = []
+    for m in members:
+        if m is type(None):
+            continue
+        origin = typing.get_origin(m)
+        if origin is Literal:
+            names.append("{" + ", ".join(repr(a) for a in sorted(typing.get_args(m))) + "}")
+        elif isinstance(m, type) and issubclass(m, enum.Enum):
+            names.append("{" + ", ".join(repr(e.value) for e in sorted(m, key=str)) + "}")
+        elif m is bool:
+            names.append("boolean")
+        elif m is tuple or origin in (tuple, list):
+            names.append("Shape(tuple)")
+        elif m is str:
+            names.append("string")
+        else:
+            names.append(getattr(m, "__name__", str(m)))
+    text = " or ".join(names) + (" or None" if optional else "")
+    if info.is_required():
+        return f"{text}, required"
+    default = info.default
+    shown = (repr("None") if default is None else str(int(default)) if isinstance(default, bool)
+             else repr(default) if isinstance(default, str) else format_value(default))
+    return f"{text}, optional, default={shown}"
 
 
 def _describe_allowed(info) -> str:

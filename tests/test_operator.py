@@ -267,3 +267,15 @@ def test_util(tmp_path):
     assert mx.util.getenv("MXNEXT_TEST_UTIL_VAR") == "3"
     mx.util.setenv("MXNEXT_TEST_UTIL_VAR", None)
     assert mx.util.getenv("MXNEXT_TEST_UTIL_VAR") is None
+
+
+def test_registered_operators_and_their_arguments():
+    ops = mx.operator.get_all_registered_operators()
+    assert "Activation" in ops and "Custom" in ops and "_npi_Custom" in ops      # aliases too
+    args = mx.operator.get_operator_arguments("Activation")
+    assert isinstance(args, mx.operator.OperatorArguments)
+    assert args.names == ["data", "act_type"] and args.narg == 2
+    assert args.types == ["NDArray-or-Symbol",
+                          "{'relu', 'sigmoid', 'softrelu', 'softsign', 'tanh'}, required"]
+    leaky = mx.operator.get_operator_arguments("LeakyReLU")
+    assert leaky.types[leaky.names.index("slope")] == "float, optional, default=0.25"
