@@ -10,7 +10,7 @@ from . import base, context, engine, device, storage, resource, random
 from . import graph, registry, params, opctx, hookspecs, plugins
 from . import autograd, model, ndarray, operator, runtime, util
 from . import ndarray as nd
-from . import symbol, name, attribute, visualization
+from . import symbol, name, attribute, visualization, contrib
 from . import symbol as sym, visualization as viz
 from .attribute import AttrScope
 from .base import MXNetError

@@ -53,7 +53,7 @@ def test_repr_like_mxnet():
 def test_scalars_and_bool():
     a = mx.nd.array([3.5])
     assert a.asscalar() == np.float32(3.5) and a.item() == 3.5
-    assert bool(a) and not bool(mx.nd.array([0])) and not bool(mx.nd.zeros((0,)))
+    assert bool(a) and not bool(mx.nd.array([0])) and not bool(mx.nd.array([]))
     with pytest.raises(ValueError, match="not a scalar"):
         mx.nd.array([1, 2]).asscalar()
     with pytest.raises(ValueError, match="ambiguous"):
@@ -595,3 +595,22 @@ def test_host_memory_device_types():
         ctx = mx.Context(kind, 0)
         a = mx.nd.zeros((1, 2, 3), ctx=ctx) + 1
         assert a.context == ctx and a.asnumpy().sum() == 6
+
+
+def test_zeros_and_ones_need_a_known_shape_outside_np_shape():
+    """As MXNet's ops: () and 0 dimensions are unknown in legacy shape semantics."""
+    for fn in (mx.nd.zeros, mx.nd.ones):
+        for shape in ((), (0, 1, 3, 0)):
+            with pytest.raises(mx.base.MXNetError, match="unknown in MXNet's legacy"):
+                fn(shape=shape)
+    assert mx.nd.empty((2, 0)).shape == (2, 0) and mx.nd.full((2, 0), 3).shape == (2, 0)
+    with mx.np_shape():
+        assert mx.nd.ones(shape=()).asnumpy() == 1 and mx.nd.zeros((0, 4)).shape == (0, 4)
+
+
+def test_mx_contrib_is_the_contrib_ops_under_mxnets_older_name():
+    assert mx.contrib.ndarray.isinf is mx.nd.contrib.isinf and mx.contrib.nd is mx.contrib.ndarray
+    x = mx.nd.array([1.0, np.inf])
+    assert mx.contrib.nd.isinf(x).asnumpy().tolist() == [0, 1]
+    s = mx.contrib.sym.CTCLoss(mx.sym.var("data"), mx.sym.var("label"))
+    assert s.attr("op_name") == "CTCLoss" and s.list_arguments() == ["data", "label"]

@@ -17,6 +17,7 @@ from .. import registry as _registry
 from .. import storage as _storage
 from ..base import MXNetError, ParamError, did_you_mean
 from ..context import Context, as_context, current_context
+from ..util import is_np_shape
 from ._arith import functions as _functions
 from ._array import NDArray, waitall
 from ._array import empty as _empty
@@ -89,13 +90,25 @@ def _strict(fn):
 @_strict
 def zeros(shape, ctx=None, dtype=None, stype=None, out=None, name=None) -> NDArray:
     """An array of zeros (float32 unless ``dtype``) on ``ctx``, or written into ``out``."""
+    _check_known("zeros", shape)
     return _filled(shape, 0, ctx, dtype, out)
 
 
 @_strict
 def ones(shape, ctx=None, dtype=None, stype=None, out=None, name=None) -> NDArray:
     """An array of ones (float32 unless ``dtype``) on ``ctx``, or written into ``out``."""
+    _check_known("ones", shape)
     return _filled(shape, 1, ctx, dtype, out)
+
+
+def _check_known(what, shape):
+    """MXNet's ``zeros``/``ones`` are ops whose shape must be known: in legacy shape
+    semantics ``()`` and a 0 dimension mean unknown (``mx.np_shape()`` allows them)."""
+    shape = _shape(shape)
+    if not is_np_shape() and (not shape or 0 in shape):
+        raise MXNetError(f"{what}: shape {shape} is unknown in MXNet's legacy shape semantics "
+                         f"(() and 0 dimensions mean unknown); use mx.np_shape() for scalar "
+                         f"and zero-size arrays, or mx.nd.empty/array")
 
 
 @_strict

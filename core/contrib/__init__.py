@@ -1,0 +1,5 @@
+"""MXNet's ``mx.contrib``: ``mx.contrib.ndarray`` (``nd``) and ``mx.contrib.symbol`` (``sym``)
+are ``mx.nd.contrib`` and ``mx.sym.contrib``: the ``_contrib_*`` ops under short names."""
+
+from . import ndarray, symbol
+from . import ndarray as nd, symbol as sym  # noqa: F401  (MXNet's short names)
