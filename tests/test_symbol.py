@@ -220,6 +220,9 @@ def test_compose_by_call_replaces_variables_in_a_copy():
         net(data=3)
     with pytest.raises(MXNetError, match="group of 2"):
         net(data=mx.sym.Group([data, other]))
+    atom = net._gen_atomic_symbol()                  # MXNet's: the op alone, to compose
+    assert atom.list_arguments() == [] and atom.list_attr() == net.list_attr()
+    assert atom(data=other).list_arguments() == ["x", "fc_weight", "fc_bias"]
 
 
 def test_op_inputs_are_checked():

@@ -335,6 +335,9 @@ def test_symbolic_backward_heads_and_losses():
     net = sym.SoftmaxOutput(sym.Variable("data"), sym.Variable("label"), name="sm")
     tu.check_symbolic_backward(net, {"data": logits, "label": label}, None,
                                {"data": p - [[0.0, 1.0, 0.0]]})
+    a_val = np.array([2.0, 3.0])                  # extra head gradients are ignored, as MXNet
+    tu.check_symbolic_backward(sym.elemwise_mul(a, b), [a_val, np.ones(2)],
+                               [np.ones(2), np.ones(5)], [np.ones(2), a_val])
 
 
 def test_symbolic_backward_argument_errors():

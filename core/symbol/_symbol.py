@@ -19,7 +19,7 @@ import numpy as np
 from ..base import MXNetError, NotImplementedForSymbol
 from ..executor import _infer
 from ..executor._bind import BindMethods
-from ..graph import IndexedGraph, NodeEntry
+from ..graph import IndexedGraph, Node, NodeEntry
 from ..util import is_np_shape
 from . import _create, _json
 from ._arith import Arithmetic
@@ -209,6 +209,17 @@ class Symbol(Arithmetic, OpMethods, BindMethods):
         _replace_variables(self, kwargs)
         if name:
             self._outputs[0].node.name = name
+
+    def _gen_atomic_symbol(self):
+        """The op of this symbol's output node, with its parameters and attributes but no
+        inputs (MXNet's atomic symbol: compose it to use it)."""
+        node = self._single_node()
+        if node is None or node.op is None:
+            raise MXNetError("_gen_atomic_symbol: the symbol must be the outputs of one "
+                             "operator")
+        atom = Node(node.op, node.params, (), node.name, node._attrs)
+        return Symbol([NodeEntry(atom, i, 0)
+                       for i in range(node.op.num_visible_outputs(node.params))])
 
     def __copy__(self):
         return Symbol(_copy_graph(self._outputs))

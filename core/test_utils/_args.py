@@ -76,9 +76,10 @@ def node_reqs(grad_nodes, names, op: str) -> dict:
         return grad_reqs(grad_nodes, names, op, "grad_nodes")
     return grad_reqs({str(k): "write" for k in grad_nodes}, names, op, "grad_nodes")
 
-def per_output(values, names, what: str, op: str, allow_fewer=False) -> list:
+def per_output(values, names, what: str, op: str, allow_fewer=False, allow_more=False) -> list:
     """A list/tuple (one per output, in order; with ``allow_fewer`` the first outputs only, as
-    MXNet's zip does), or a dict keyed by output name, as a list."""
+    MXNet's zip does; with ``allow_more`` extra entries are ignored, as MXNet's executor
+    ignores extra head gradients), or a dict keyed by output name, as a list."""
     if isinstance(values, dict):
         missing = [n for n in names if n not in values]
         if missing:
@@ -86,6 +87,8 @@ def per_output(values, names, what: str, op: str, allow_fewer=False) -> list:
                              f"{missing}")
         return [values[n] for n in names]
     values = list(values) if isinstance(values, (list, tuple)) else [values]
+    if allow_more:
+        values = values[:len(names)]
     if len(values) > len(names) or (len(values) < len(names) and not allow_fewer):
         raise ParamError(f"{op}: argument '{what}' expected {len(names)} arrays (one per "
                          f"output), got {len(values)}")
