@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from mxnext.base import ShapeError, TypeInferError
+from mxnext.executor import merge_dims, merge_dtype
 from mxnext.util import is_np_shape
 
 __all__ = ["ElemwiseShape", "ElemwiseType", "merge_out_shapes", "unknown_dim", "dim_known",
@@ -49,21 +50,10 @@ def merge_shape(op: str, old, new, what: str = "shape"):
     unknown dimensions); ``ShapeError`` naming ``op`` and ``what`` when they conflict."""
     if new is None:
         return None if old is None else tuple(old)
-    new = tuple(int(d) for d in new)
-    if old is None:
-        return new
-    old = tuple(old)
-    if old == new:
-        return old
-    lo = 0 if is_np_shape() else 1
-    if len(old) == len(new):
-        out = []
-        for a, b in zip(old, new):
-            if a >= lo and b >= lo and a != b:
-                break
-            out.append(a if a >= lo else b)
-        else:
-            return tuple(out)
+    merged = merge_dims(None if old is None else tuple(old), new, unknown_dim())
+    if merged is not None:
+        return merged
+    old, new = tuple(old), tuple(new)
     raise ShapeError(f"Operator {op!r}: {what} has shape {old}, expected {new}")
 
 
@@ -134,10 +124,7 @@ class ElemwiseShape(_ElemwiseRule):
 
     @staticmethod
     def _merge(known, v):
-        try:
-            return merge_shape("", known, v)
-        except ShapeError:
-            return None
+        return merge_dims(known, v, unknown_dim())
 
     @staticmethod
     def _fmt(v):
@@ -151,10 +138,7 @@ class ElemwiseType(_ElemwiseRule):
     what = "dtype"
     error = TypeInferError
 
-    @staticmethod
-    def _merge(known, v):
-        v = np.dtype(v)
-        return v if known is None or known == v else None
+    _merge = staticmethod(merge_dtype)
 
     @staticmethod
     def _fmt(v):

@@ -28,7 +28,7 @@ from ..base import MXNetError, ShapeError, TypeInferError
 from ..util import is_np_shape
 
 __all__ = ["infer_shapes", "infer_types", "match_names", "match_positional", "split",
-           "shape_known", "parse_shape"]
+           "shape_known", "parse_shape", "merge_dims", "merge_dtype"]
 
 _steps_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -258,6 +258,28 @@ def _require_known(graph, values, what, error, known):
 
 
 # -- what shapes and dtypes differ in --------------------------------------------------------
+def merge_dims(old, new, unknown):
+    """Shape ``new`` merged into ``old`` (None: not known at all) dimension by dimension,
+    ``unknown`` being the unknown dimension's value; None when they conflict."""
+    new = tuple(map(int, new))
+    if old is None:
+        return new
+    if len(old) != len(new):
+        return None
+    out = []
+    for a, b in zip(old, new):
+        if a != b and a != unknown and b != unknown:
+            return None
+        out.append(b if a == unknown else a)
+    return tuple(out)
+
+
+def merge_dtype(old, new):
+    """Dtype ``new`` merged into ``old`` (None: unknown); None when they differ."""
+    new = np.dtype(new)
+    return new if old is None or old == new else None
+
+
 class _ShapeRules:
     what, error = "shape", ShapeError
 
@@ -268,19 +290,7 @@ class _ShapeRules:
         return s is not None and self.unknown not in s
 
     def merge(self, old, new):
-        """``new`` merged into ``old`` dimension by dimension (None on a conflict)."""
-        new = tuple(map(int, new))
-        if old is None:
-            return new
-        if len(old) != len(new):
-            return None
-        u = self.unknown
-        out = []
-        for a, b in zip(old, new):
-            if a != b and a != u and b != u:
-                return None
-            out.append(b if a == u else a)
-        return tuple(out)
+        return merge_dims(old, new, self.unknown)
 
     @staticmethod
     def fmt(s):
@@ -294,10 +304,7 @@ class _TypeRules:
     def known(t):
         return t is not None
 
-    @staticmethod
-    def merge(old, new):
-        new = np.dtype(new)
-        return new if old is None or old == new else None
+    merge = staticmethod(merge_dtype)
 
     @staticmethod
     def fmt(t):
