@@ -115,6 +115,25 @@ def test_many_chunks_and_a_partial_last_one(monkeypatch):
     check_forward("Convolution", [x, w], conv_ref(x, w, None, (2, 2), (1, 1), (1, 1), 1), kw)
 
 
+@pytest.mark.parametrize("shape", [(7, 4, 6, 6), (5, 8, 8, 8)])      # im2col, Winograd
+def test_in_place_over_the_data_across_chunks(shape, monkeypatch):
+    """Written over its own data (WRITE_INPLACE, as the executor plans it where the data
+    dies), a layer split into several chunks of items gives the values it gives apart."""
+    from mxnext_ops_nn import _winograd
+    monkeypatch.setattr(_conv_kernels, "CHUNK_BYTES", 3 * 8 * 4 * 8 * 8 * 12)  # ~2 items
+    monkeypatch.setattr(_winograd, "TILE_BYTES", 1)                            # 1 item
+    rng = np.random.default_rng(8)
+    c = shape[1]
+    x, w, b = rng.standard_normal(shape), rng.standard_normal((c, c, 3, 3)), \
+        rng.standard_normal(c)
+    kw = {"kernel": (3, 3), "num_filter": c, "pad": (1, 1)}
+    want = conv_ref(x, w, b, (1, 1), (1, 1), (1, 1), 1)
+    data = x.copy()
+    got = run_op("Convolution", [data, w, b], kw, req="inplace", outputs=[data])[0]
+    assert got is data
+    np.testing.assert_allclose(data, want, rtol=1e-9, atol=1e-9)
+
+
 def test_float16_computes_in_float32():
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 3, 5, 5)).astype(np.float16)

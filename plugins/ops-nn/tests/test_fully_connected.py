@@ -85,3 +85,22 @@ def test_data_filled_back_without_flatten():
     p = parse(opdef, {"num_hidden": 6, "flatten": False})
     ins, _ = opdef.get_attr("FInferShape")(p, [None, (6, 4), None], [(2, 3, 6)])
     assert ins == [(2, 3, 4), (6, 4), (6,)]
+
+
+@pytest.mark.parametrize("flatten", [True, False])
+def test_in_place_over_the_data_in_blocks_of_rows(flatten, monkeypatch):
+    """Written over its own data (WRITE_INPLACE, as the executor plans it where the data
+    dies), the product goes through a few rows at a time and gives the values it gives
+    apart."""
+    from mxnext_ops_nn import fully_connected
+    monkeypatch.setattr(fully_connected, "_BLOCK_BYTES", 3 * 6 * 8)      # 3 rows at a time
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((7, 2, 3) if flatten else (7, 6))
+    w, b = rng.standard_normal((6, 6)), rng.standard_normal(6)
+    kw = {"num_hidden": 6, "flatten": flatten}
+    want = run_op("FullyConnected", [x, w, b], kw)[0]
+    data = x.copy()
+    out = data.reshape(want.shape)
+    got = run_op("FullyConnected", [data, w, b], kw, req="inplace", outputs=[out])[0]
+    assert np.shares_memory(got, data)
+    np.testing.assert_allclose(data.reshape(want.shape), want, rtol=1e-12, atol=1e-12)

@@ -206,6 +206,7 @@ _EXAMPLES = [
     .set_attr("FListInputNames", lambda p: list(_INPUTS))
     .set_attr("FListOutputNames", lambda p: ["output", "mean", "var"])
     .set_attr("FMutateInputs", lambda p: [3, 4])
+    .set_attr("FInplaceOption", lambda p: [(0, 0)])   # taken where the data dies (inference)
     .set_attr("FInferShape", _shape)
     .set_attr("FInferType", _type)
     .set_attr("FCompute<cpu>", _forward)
@@ -225,6 +226,7 @@ _EXAMPLES = [
     .set_attr("TIsBackward", True)
     .set_num_inputs(7).set_num_outputs(3)
     .set_attr("FMutateInputs", lambda p: [5, 6])
+    .set_attr("FInplaceOption", lambda p: [(0, 0)])   # the sums of og come before gx is written
     .set_attr("FInferShape", _backward_shape)
     .set_attr("FInferType", _backward_type)
     .set_attr("FCompute<cpu>", _backward)

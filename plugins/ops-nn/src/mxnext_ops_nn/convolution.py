@@ -189,6 +189,10 @@ _EXAMPLES = [
     {"inputs": [(2, 2, 3, 4, 3), (2, 2, 2, 2, 2), (2,)],
      "params": {"kernel": (2, 2, 2), "num_filter": 2, "pad": (1, 0, 1), "layout": "NCDHW"}},
     {"inputs": [(2, 3, 4, 4), (5, 3, 1, 1), (5,)], "params": {"kernel": (1, 1), "num_filter": 5}},
+    {"inputs": [(3, 4, 5, 6), (4, 4, 3, 3), (4,)],          # in place (as large as the data)
+     "params": {"kernel": (3, 3), "num_filter": 4, "pad": (1, 1)}},
+    {"inputs": [(2, 8, 8, 8), (8, 8, 3, 3), (8,)],          # in place, the Winograd path
+     "params": {"kernel": (3, 3), "num_filter": 8, "pad": (1, 1)}},
 ]
 
 (register_op(OP).add_alias("_npx_convolution")
@@ -201,6 +205,9 @@ _EXAMPLES = [
     .set_attr("FInferShape", _shape)
     .set_attr("FInferType", same_type(OP, input_names))
     .set_attr("FResourceRequest", _temp_space)
+    # output item b depends on data item b only, and each chunk of items is read whole into
+    # scratch before its outputs are written: in place where both have the same size
+    .set_attr("FInplaceOption", lambda p: [(0, 0)])
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)
     .set_attr("TExamples", _EXAMPLES)

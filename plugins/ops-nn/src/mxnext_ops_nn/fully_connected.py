@@ -64,6 +64,9 @@ def _product_into(out, req, a, b, dt):
         put(out, req, a @ b)
 
 
+_BLOCK_BYTES = 1 << 18      # rows of an in-place product computed at a time (in cache)
+
+
 def _forward(ctx, inputs, req, outputs, p):
     if not req[0]:
         return
@@ -71,9 +74,24 @@ def _forward(ctx, inputs, req, outputs, p):
     dt = compute_dtype(x.dtype)
     x2, w = _rows(p, x).astype(dt, copy=False), w.astype(dt, copy=False)
     out = outputs[0].reshape(x2.shape[0], p.num_hidden)
-    _product_into(out, req[0], x2, w.T, dt)
+    if np.may_share_memory(out, x2):
+        _product_over_rows(out, x2, w.T)
+    else:
+        _product_into(out, req[0], x2, w.T, dt)
     if not p.no_bias:
         out += inputs[2].reshape(1, -1).astype(out.dtype, copy=False)
+
+
+def _product_over_rows(out, x2, wt):
+    """``out <- x2 @ wt`` where ``out`` is ``x2``'s own memory (WRITE_INPLACE, as large as
+    the data): row r of the product reads row r of ``x2`` only, so blocks of rows go
+    through a small buffer (numpy would copy the whole of ``x2`` first)."""
+    rows = max(1, _BLOCK_BYTES // (out.shape[1] * out.itemsize))
+    buf = np.empty((min(rows, out.shape[0]), out.shape[1]), out.dtype)
+    for i in range(0, out.shape[0], rows):
+        j = min(out.shape[0], i + rows)
+        np.matmul(x2[i:j], wt, out=buf[:j - i])
+        out[i:j] = buf[:j - i]
 
 
 def _backward(ctx, inputs, req, outputs, p):
@@ -116,6 +134,7 @@ def _backward_shape(p, ins, outs):
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", _shape)
     .set_attr("FInferType", same_type(OP, _input_names))
+    .set_attr("FInplaceOption", lambda p: [(0, 0)])   # where the data dies (inference)
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)
     .set_attr("TExamples", [
@@ -123,7 +142,8 @@ def _backward_shape(p, ins, outs):
         {"inputs": [(2, 3, 5), (2, 5)], "params": {"num_hidden": "2", "no_bias": "True",
                                                    "flatten": "False"}},
         {"inputs": [(4, 3), (2, 3), (2, 1)], "params": {"num_hidden": 2}},
-        {"inputs": [(3,), (2, 1), (2,)], "params": {"num_hidden": 2}}])
+        {"inputs": [(3,), (2, 1), (2,)], "params": {"num_hidden": 2}},
+        {"inputs": [(5, 6), (6, 6), (6,)], "params": {"num_hidden": 6}}])   # in place
     .add_argument("data", "NDArray-or-Symbol", "Input array X.")
     .add_argument("weight", "NDArray-or-Symbol", "Matrix W, (num_hidden, features).")
     .add_argument("bias", "NDArray-or-Symbol", "Offset b, (num_hidden,) (absent with no_bias)."))
