@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from builtins import slice as py_slice   # noqa: F401  (MXNet's name here; its tests import it)
 
 import numpy as np
@@ -28,8 +29,8 @@ from ._imperative import invoke_name, new_array
 from ._methods import split_v2
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye", "linspace",
-           "waitall", "concatenate", "moveaxis", "split_v2", "onehot_encode", "from_numpy",
-           "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write"]
+           "waitall", "concatenate", "moveaxis", "histogram", "split_v2", "onehot_encode",
+           "from_numpy", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write"]
 
 _FLOAT32 = np.dtype(np.float32)
 
@@ -182,6 +183,23 @@ def moveaxis(tensor, source, destination) -> NDArray:
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
     return invoke_name("transpose", [tensor], {"axes": tuple(order)})
+
+
+def histogram(a, bins=10, range=None):
+    """(counts, bin edges) of the flattened ``a``: ``bins`` equal bins over ``range``, or the
+    edges given as an NDArray. An int ``bins`` without ``range`` warns and takes numpy's
+    histogram over (a.min(), a.max()), returned as float32 arrays (as MXNet)."""
+    if isinstance(bins, NDArray):
+        return invoke_name("_histogram", [a, bins], {})
+    if isinstance(bins, (int, np.integer)):
+        if range is None:
+            warnings.warn("range is not specified, using numpy's result to ensure consistency "
+                          "with numpy", stacklevel=2)
+            counts, edges = np.histogram(a.asnumpy(), bins=int(bins))
+            return array(counts), array(edges)
+        return invoke_name("_histogram", [a], {"bin_cnt": int(bins), "range": range})
+    raise ValueError(f"histogram: bins must be an int or an NDArray of bin edges, got "
+                     f"{type(bins).__name__}")
 
 
 def onehot_encode(indices, out):

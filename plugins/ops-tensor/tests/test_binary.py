@@ -158,3 +158,17 @@ def test_inplace_on_lhs():
     a, b = np.array([1.0, 2.0]), np.array([10.0, 20.0])
     run_op("broadcast_add", [a, b], req="inplace", outputs=[a])
     np.testing.assert_allclose(a, [11, 22])
+
+
+def test_mod_as_mxnet():
+    """MXNet 1.9: x % 0 is 0 (floats too); integer mod has zero gradients."""
+    a = np.array([5, -7, 3, 4], np.float32)
+    b = np.array([3, 2, 0, -3], np.float32)
+    check_forward("_mod", [a, b], np.array([2, 1, 0, -2], np.float32))
+    check_forward("broadcast_mod", [a[:, None], b[None, :2]], np.mod(a[:, None], b[None, :2]))
+    check_backward("_mod", [a, b], [np.ones(4, np.float32)],
+                   [np.ones(4, np.float32), np.array([-1, 4, -np.inf, 2], np.float32)])
+    ai, bi = a.astype(np.int32), b.astype(np.int32)
+    check_forward("_mod", [ai, bi], np.array([2, 1, 0, -2], np.int32))
+    check_backward("_mod", [ai, bi], [np.array([1, 2, 3, 4], np.int32)],
+                   [np.zeros(4, np.int32), np.zeros(4, np.int32)])

@@ -84,3 +84,35 @@ def test_fill_element_0index():
     with pytest.raises(TypeInferError):
         run_op("fill_element_0index", [m, value.astype(np.int32), index])
     assert registry.get("fill_element_0index").get_attr("FGradient") is None   # as MXNet
+
+
+def test_batch_take_clips_indices():
+    idx = np.array([-1, 5, 1], np.int32)                   # MXNet 1.9: [1, 4, 6]
+    check_forward("batch_take", [A, idx], np.array([1, 4, 6], np.float32))
+    check_forward("batch_take", [A.astype(np.int64), np.array([0, 1, 0], np.int32)],
+                  np.array([1, 4, 5], np.int64))
+    assert registry.get("batch_take").get_attr("FGradient") is None   # as MXNet
+
+
+def test_batch_take_inference():
+    infer_shape = registry.get("batch_take").get_attr("FInferShape")
+    assert infer_shape(None, [(3, 4), None], [(3,)]) == ([(3, 4), (3,)], [(3,)])
+    infer_type = registry.get("batch_take").get_attr("FInferType")
+    assert infer_type(None, [np.float16, None], [None]) == ([np.float16, np.int32], [np.float16])
+    for idx in (np.array([0, 1, 0], np.float32), np.array([0, 1, 0], np.int64)):
+        with pytest.raises(TypeInferError, match="int32"):
+            run_op("batch_take", [A, idx])
+    with pytest.raises(ShapeError, match="at least 2 dims"):
+        run_op("batch_take", [A[:, 0], np.array([0, 1, 0], np.int32)])
+    with pytest.raises(ShapeError, match="one entry per row"):
+        run_op("batch_take", [A, np.array([0, 1], np.int32)])
+    with pytest.raises(ShapeError, match="one entry per row"):   # MXNet reads past the data
+        run_op("batch_take", [np.zeros((2, 3, 4), np.float32), np.zeros(6, np.int32)])
+
+
+def test_take_raise_accepts_only_0_to_n_minus_1():
+    """MXNet 1.9: mode='raise' rejects negative indices and checks them before truncation."""
+    check_forward("take", [A, np.array([2.0, 0], np.float32)], A[[2, 0]], {"mode": "raise"})
+    for bad in ([-1], [2.5]):
+        with pytest.raises(MXNetError, match="out of range"):
+            run_op("take", [A, np.array(bad, np.float32)], {"mode": "raise"})

@@ -158,3 +158,13 @@ def test_argmax_channel_is_argmax_over_axis_1():
     assert got.dtype == np.float32 and got.asnumpy().tolist() == x0.argmax(axis=1).tolist()
     with pytest.raises(mx.base.ShapeError, match="at least 2 dims"):
         mx.nd.argmax_channel(mx.nd.ones((3,)))
+
+
+def test_min_max_reject_zero_size_input():
+    """MXNet 1.9: min and max need elements (shape inference fails); sum does not."""
+    with mx.np_shape():
+        for op in ("min", "max"):
+            with pytest.raises(ShapeError, match="size should be > 0"):
+                infer(registry.get(op), registry.get(op).parse_params({}), [(5, 0)], ["float32"])
+        assert infer(registry.get("sum"), registry.get("sum").parse_params({}), [(5, 0)],
+                     ["float32"])[1] == [(1,)]

@@ -116,3 +116,14 @@ def test_every_req(req):
                  outputs=[out])[0]
     want = {"null": base, "write": 3 * x, "inplace": 3 * x, "add": base + 3 * x}[req]
     np.testing.assert_allclose(got, want)
+
+
+def test_mod_scalar_by_zero_and_int_gradients():
+    """MXNet 1.9: x % 0 and 0-valued divisors give 0; integer rmod has a zero gradient."""
+    x = np.array([3, -3, 0], np.float32)
+    check_forward("_mod_scalar", [x], np.zeros(3, np.float32), {"scalar": 0})
+    check_forward("_rmod_scalar", [x], np.array([2, -1, 0], np.float32), {"scalar": 2})
+    check_backward("_rmod_scalar", [x], [np.ones(3, np.float32)],
+                   [np.array([-1, 2, -np.inf], np.float32)], {"scalar": 5})
+    check_backward("_rmod_scalar", [x.astype(np.int32)], [np.ones(3, np.int32)],
+                   [np.zeros(3, np.int32)], {"scalar": 5})

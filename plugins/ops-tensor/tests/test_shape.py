@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import mxnext as mx
 from mxnext import registry
 from opsdk import ParamError, ShapeError
 from opsdk.testing import check_backward, check_forward, infer, run_op
@@ -181,3 +182,28 @@ def test_slice_assign_scalar():
     check_forward("_slice_assign_scalar", [X.astype(np.int32)], want,
                   {"scalar": 2.7, "begin": (0, 0, 0), "end": (2, 1, 3)})
     assert registry.get("_slice_assign_scalar").get_attr("FGradient") is None
+
+
+def test_zero_reps_and_missing_diagonals_as_mxnet():
+    """MXNet 1.9: tile with a 0 in reps fails outside np_shape (0 means an unknown dim there)
+    and works under it; a diagonal past the matrix edge does not exist (k = width is empty)."""
+    m = np.ones((4, 6), np.float32)
+    with pytest.raises(ShapeError, match="zero-size"):
+        run_op("tile", [m], {"reps": (1, 0, 3)})
+    with mx.np_shape():
+        assert out_shape("tile", [(4, 4)], reps=(1, 0, 3)) == [(1, 0, 12)]
+    for k in (7, -5):
+        with pytest.raises(ShapeError, match="does not exist"):
+            run_op("diag", [m], {"k": k})
+    assert out_shape("diag", [(4, 6)], k=6) == [(0,)]
+    assert out_shape("diag", [(4, 6)], k=-4) == [(0,)]
+
+
+def test_unknown_dims_stay_unknown():
+    """slice keeps an unknown (np_shape: -1) dim; creation ops with an unknown dim in shape
+    are filled in from their consumer (MXNet: ones(shape=(-1, -1)) + transpose + add)."""
+    with mx.np_shape():
+        assert out_shape("slice", [(-1, 20)], begin=(None, 3), end=(None, 10)) == [(-1, 7)]
+    o = mx.sym.ones(shape=(3, -1))
+    exe = (mx.sym.ones(shape=(2, -1)) + mx.sym.transpose(o)).bind(mx.cpu(), args={})
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), np.full((2, 3), 2, np.float32))

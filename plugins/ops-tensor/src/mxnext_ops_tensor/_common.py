@@ -47,6 +47,21 @@ class Ufunc:
         return (inputs[::-1] if self.reverse else inputs) + self.consts
 
 
+def mod(xp, a, b):
+    """MXNet's ``mod``: the floored remainder (the sign of ``b``), 0 where ``b`` is 0 (numpy
+    gives NaN there for floats)."""
+    r = xp.mod(a, b)
+    return xp.where(xp.equal(b, 0), r.dtype.type(0), r)
+
+
+def mod_grads(xp, a, b):
+    """MXNet's ``mod_grad`` and ``mod_rgrad``: 1 and ``-floor(a / b)`` for floating dtypes,
+    0 and 0 for integer ones (``a`` or ``b`` may be a scalar)."""
+    if np.result_type(a, b).kind != "f":
+        return 0, 0
+    return 1, -xp.floor(a / b)
+
+
 _NARROW_FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
 
 

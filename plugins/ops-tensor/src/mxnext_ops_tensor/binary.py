@@ -18,7 +18,8 @@ from opsdk import (CloneGradient, ElemwiseGradUseIn, ElemwiseGradUseNone, Elemwi
                    ElemwiseType, Field, MakeZeroGradNodes, NodeEntry, Param, ShapeError,
                    make_node, register_op)
 
-from ._common import OpsGrad, Ufunc, call, check_outs, forward_compute, put, sum_to
+from ._common import (OpsGrad, Ufunc, call, check_outs, forward_compute, mod, mod_grads, put,
+                      sum_to)
 
 
 def _pow(xp, a, b):
@@ -32,8 +33,8 @@ _MATH = {
     "sub": (Ufunc("subtract"), lambda xp, a, b: 1, lambda xp, a, b: -1),
     "mul": (Ufunc("multiply"), lambda xp, a, b: b, lambda xp, a, b: a),
     "div": (Ufunc("true_divide"), lambda xp, a, b: 1 / b, lambda xp, a, b: -a / (b * b)),
-    "mod": (Ufunc("mod"), lambda xp, a, b: 1,
-            lambda xp, a, b: -xp.floor(a / b)),
+    "mod": (mod, lambda xp, a, b: mod_grads(xp, a, b)[0],
+            lambda xp, a, b: mod_grads(xp, a, b)[1]),
     "power": (_pow, lambda xp, a, b: b * _pow(xp, a, b - 1),
               lambda xp, a, b: _pow(xp, a, b) * xp.log(a)),
     "maximum": (Ufunc("maximum"), lambda xp, a, b: a >= b,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from opsdk import Field, NodeEntry, Param, assign, make_node, register_op
+from opsdk.shape import dim_known, unknown_dim
 
 from ._common import sum_to
 from ._layout import (backward_shape, data_grad, fail, forward_shape, norm_axis, same_type,
@@ -150,7 +151,12 @@ def _diag_shape(p, s):
         n = d[0] + abs(p.k)
         return [(n, n)]
     a1, a2 = _axes(p, len(d))
-    n = max(0, min(d[a1] + min(p.k, 0), d[a2] - max(p.k, 0)))
+    if dim_known(d[a1]) and dim_known(d[a2]):
+        n = min(d[a1] + min(p.k, 0), d[a2] - max(p.k, 0))
+        if n < 0:
+            fail("diag", f"diagonal k={p.k} does not exist in a {d[a1]}x{d[a2]} matrix")
+    else:
+        n = unknown_dim()
     return [tuple(x for i, x in enumerate(d) if i not in (a1, a2)) + (n,)]
 
 

@@ -6,6 +6,7 @@ from typing import Literal
 
 import numpy as np
 from opsdk import Field, Param, assign, register_op
+from opsdk.shape import dim_known
 
 from ._layout import backward_shape, data_grad, fail, forward_shape, norm_axis, same_type
 
@@ -32,7 +33,10 @@ def _tile_shape(p, s):
     reps = (1,) * (n - len(p.reps)) + p.reps
     if any(r < 0 for r in reps):
         fail("tile", f"reps={p.reps} must be non-negative")
-    return [tuple(a * r for a, r in zip(d, reps))]
+    if 0 in reps and not dim_known(0):
+        fail("tile", f"reps={p.reps} gives a zero-size output, which MXNet's legacy shape "
+                     f"semantics cannot hold (0 means unknown); use mx.np_shape()")
+    return [tuple(a * r if dim_known(a) else a for a, r in zip(d, reps))]
 
 
 def _tile_backward(ctx, inputs, req, outputs, params):

@@ -1,12 +1,14 @@
-"""Indexing: take, pick (alias choose_element_0index), fill_element_0index, gather_nd,
-scatter_nd, one_hot."""
+"""Indexing: take, pick (alias choose_element_0index), batch_take, fill_element_0index,
+gather_nd, scatter_nd, one_hot."""
 
 from __future__ import annotations
 
 from typing import Literal
 
 import numpy as np
-from opsdk import DType, Field, MXNetError, NodeEntry, Param, assign, make_node, register_op
+from opsdk import (DType, Field, MXNetError, NodeEntry, Param, TypeInferError, assign, make_node,
+                   register_op)
+from opsdk.shape import merge_shape, shape_known
 
 from ._layout import (backward_shape, fail, first_type, fixed_type, forward_shape, norm_axis,
                       same_type, zeros_entry)
@@ -15,14 +17,13 @@ Mode = Literal["clip", "wrap", "raise"]
 
 
 def _indices(op, xp, idx, n, mode):
-    """Integer indices into an axis of length ``n`` under MXNet's clip/wrap/raise modes."""
+    """Integer indices into an axis of length ``n`` under MXNet's clip/wrap/raise modes
+    ('raise' accepts [0, n-1] only, checked before the indices are truncated, as MXNet)."""
+    if mode == "raise" and idx.size and (idx.min() < 0 or idx.max() > n - 1):
+        raise MXNetError(f"Operator {op!r}: index out of range [0, {n - 1}] with mode='raise'")
     idx = idx.astype(np.int64)
     if mode == "clip":
         return xp.clip(idx, 0, n - 1)
-    if mode == "wrap":
-        return idx % n
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise MXNetError(f"Operator {op!r}: index out of range [{-n}, {n}) with mode='raise'")
     return idx % n
 
 
@@ -167,6 +168,59 @@ def _pick_backward(ctx, inputs, req, outputs, params):
 _register_backward("_backward_pick", PickParam, _pick_backward,
                    {"inputs": [(3,), (3,), (3, 4)], "dtype": ["float32", "int32", "float32"],
                     "domain": [(-1, 1), (0, 4), (-1, 1)]})
+
+
+# -- batch_take (MXNet's deprecated form of pick) ---------------------------------------
+def _batch_take_shape(p, ins, outs):
+    """Output shape = indices' shape; data needs >= 2 dims and one index per row.
+    MXNet only checks ``prod(a.shape[:-1]) == indices.size`` and then reads ``a`` as
+    ``(a.shape[0], -1)``, past its end when the middle dims are not all 1: that case is
+    rejected here."""
+    a, idx = ins
+    out = merge_shape("batch_take", outs[0], idx, "output 0")
+    idx = merge_shape("batch_take", idx, out, "input 1")
+    if a is not None and len(a) < 2:
+        fail("batch_take", f"data must have at least 2 dims, got shape {tuple(a)}")
+    if shape_known(a) and shape_known(idx) and \
+            not int(np.prod(a[:-1])) == int(np.prod(idx)) == a[0]:
+        fail("batch_take", f"indices of shape {tuple(idx)} need one entry per row of data "
+                           f"{tuple(a)} ({a[0]} entries)")
+    return [a, idx], [out]
+
+
+def _batch_take_type(p, ins, outs):
+    t = ins[0] if ins[0] is not None else outs[0]
+    if ins[1] is not None and np.dtype(ins[1]) != np.int32:
+        raise TypeInferError(f"Operator 'batch_take': indices must be int32, got "
+                             f"{np.dtype(ins[1])}")
+    if t is not None and outs[0] is not None and np.dtype(outs[0]) != np.dtype(t):
+        raise TypeInferError(f"Operator 'batch_take': output dtype {np.dtype(outs[0])} != "
+                             f"input {np.dtype(t)}")
+    return [t, np.dtype(np.int32)], [t]
+
+
+def _batch_take(ctx, inputs, req, outputs, params):
+    a, idx = inputs
+    rows = a.reshape(a.shape[0], -1)
+    cols = ctx.xp.clip(idx.reshape(-1).astype(np.int64), 0, rows.shape[1] - 1)
+    value = rows[ctx.xp.arange(rows.shape[0]), cols]
+    assign(outputs[0], req[0], value.reshape(idx.shape))
+
+
+(register_op("batch_take")
+    .describe("out[i] = a[i, indices[i]] for a of shape (N, M) and int32 indices of shape (N,); "
+              "indices are clipped to [0, M). Deprecated in MXNet in favour of pick; not "
+              "differentiable (MXNet gives it no gradient).")
+    .set_num_inputs(2).set_num_outputs(1)
+    .set_attr("FInferShape", _batch_take_shape)
+    .set_attr("FInferType", _batch_take_type)
+    .set_attr("FCompute<cpu>", _batch_take)
+    .set_attr("TExamples", [
+        {"inputs": [(4, 3), (4,)], "dtype": ["float32", "int32"], "domain": [(-1, 1), (-2, 5)]},
+        {"inputs": [(2, 1, 5), (2, 1)], "dtype": ["float64", "int32"],
+         "domain": [(-1, 1), (0, 5)]}])
+    .add_argument("a", "NDArray-or-Symbol", "The input array")
+    .add_argument("indices", "NDArray-or-Symbol", "The index array"))
 
 
 # -- fill_element_0index (MXNet's legacy NDArray function) ------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from opsdk import DType, Field, Param, assign, register_op
+from opsdk.shape import dim_known, unknown_dim
 
 from ._layout import fixed_type, merge, fail
 
@@ -44,6 +45,12 @@ def _bounds(p):
     return start, stop, max(0, math.ceil((stop - start) / p.step))
 
 
+def _given_shape(p):
+    """The shape parameter with its unknown dims (as MXNet: -1, and 0 outside np_shape) in
+    this mode's unknown form, for the graph to fill from the consumers."""
+    return tuple(d if dim_known(d) else unknown_dim() for d in p.shape)
+
+
 def _shape_rule(op, shape_of):
     def infer(p, ins, outs):
         return list(ins), merge(op, outs, [shape_of(p)])
@@ -61,14 +68,14 @@ def _eye(ctx, inputs, req, outputs, p):
 
 
 _CREATORS = [
-    ("_zeros", InitParam, lambda p: p.shape,
-     lambda ctx, i, r, o, p: assign(o[0], r[0], ctx.xp.zeros(p.shape, p.dtype)),
+    ("_zeros", InitParam, _given_shape,
+     lambda ctx, i, r, o, p: assign(o[0], r[0], ctx.xp.zeros(o[0].shape, p.dtype)),
      "An array of zeros.", [{"params": {"shape": "(2, 3)"}}, {"params": {"shape": (4,), "dtype": "int32"}}]),
-    ("_ones", InitParam, lambda p: p.shape,
-     lambda ctx, i, r, o, p: assign(o[0], r[0], ctx.xp.ones(p.shape, p.dtype)),
+    ("_ones", InitParam, _given_shape,
+     lambda ctx, i, r, o, p: assign(o[0], r[0], ctx.xp.ones(o[0].shape, p.dtype)),
      "An array of ones.", [{"params": {"shape": "(2, 3)"}}, {"params": {"shape": (2, 2), "dtype": "float64"}}]),
-    ("_full", FullParam, lambda p: p.shape,
-     lambda ctx, i, r, o, p: assign(o[0], r[0], ctx.xp.full(p.shape, p.value, p.dtype)),
+    ("_full", FullParam, _given_shape,
+     lambda ctx, i, r, o, p: assign(o[0], r[0], ctx.xp.full(o[0].shape, p.value, p.dtype)),
      "An array filled with value.", [{"params": {"shape": "(2, 3)", "value": "2.5"}},
                                      {"params": {"shape": (3,), "value": 7, "dtype": "int64"}}]),
     ("_arange", ArangeParam, lambda p: (_bounds(p)[2] * p.repeat,), _arange,

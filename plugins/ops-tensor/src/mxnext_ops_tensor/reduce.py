@@ -20,6 +20,8 @@ from opsdk import (ElemwiseGradUseIn, ElemwiseGradUseInOut, ElemwiseType, Field,
                    MakeZeroGradNodes, Param, ShapeError, TypeInferError, register_op)
 
 from ._common import IN, OpsGrad, call, check_outs, dtype_field, put
+from opsdk.shape import shape_known
+
 from ._layout import fail, fixed_type, forward_shape
 
 
@@ -109,6 +111,8 @@ def _reduce_shape(op):
         if ins[0] is None:
             return list(ins), list(outs)
         x = tuple(ins[0])
+        if op in _NEEDS_ELEMENTS and shape_known(x) and 0 in x:
+            fail(op, f"reduction input's size should be > 0, got shape {x}")
         axes = reduce_axes(op, params, len(x))
         return [x], check_outs(op, outs, [reduced_shape(x, axes, params.keepdims)])
     return infer
@@ -178,6 +182,7 @@ def _reduce_again(op):
 
 
 _LINEAR = {"sum": _reduce_again("sum"), "mean": _reduce_again("mean")}
+_NEEDS_ELEMENTS = ("max", "min")     # no identity: MXNet rejects a zero-size input
 
 
 for _name, (_fwd, _bwd, _uses, _aliases) in _REDUCERS.items():

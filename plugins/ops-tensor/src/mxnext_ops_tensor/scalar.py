@@ -17,7 +17,8 @@ import numpy as np
 from opsdk import (ElemwiseGradUseIn, ElemwiseShape, Field, MakeZeroGradNodes, Param,
                    TypeInferError, register_op)
 
-from ._common import IN, INPLACE_0, OpsGrad, Ufunc, backward_grad, call, mul, put, put_ufunc
+from ._common import (IN, INPLACE_0, OpsGrad, Ufunc, backward_grad, call, mod, mod_grads, mul, put,
+                      put_ufunc)
 
 ZERO = MakeZeroGradNodes
 
@@ -62,8 +63,8 @@ _OPS = {
     "_div_scalar": (Ufunc("true_divide"), _via("_div_scalar", with_params=True)),
     "_rdiv_scalar": (Ufunc("true_divide", reverse=True), (IN, lambda xp, x, s: -s / (x * x),
                                                           _rdiv_d2)),
-    "_mod_scalar": (Ufunc("mod"), (IN, lambda xp, x, s: 1)),
-    "_rmod_scalar": (Ufunc("mod", reverse=True), (IN, lambda xp, x, s: -xp.floor(s / x))),
+    "_mod_scalar": (mod, (IN, lambda xp, x, s: mod_grads(xp, x, s)[0])),
+    "_rmod_scalar": (lambda xp, x, s: mod(xp, s, x), (IN, lambda xp, x, s: mod_grads(xp, s, x)[1])),
     "_power_scalar": (lambda xp, x, s: _pow(xp, x, s),
                       (IN, lambda xp, x, s: s * _pow(xp, x, s - 1), _power_d2)),
     "_rpower_scalar": (lambda xp, x, s: _pow(xp, s, x),

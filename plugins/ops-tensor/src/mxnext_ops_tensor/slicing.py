@@ -4,6 +4,7 @@ _slice_assign and _slice_assign_scalar."""
 from __future__ import annotations
 
 from opsdk import Field, NodeEntry, OpReqType, Param, assign, make_node, register_op
+from opsdk.shape import dim_known
 
 from ._layout import (backward_shape, data_grad, fail, forward_shape, merge, norm_axis,
                       same_type, zeros_entry)
@@ -53,9 +54,11 @@ def _slice_index(p, shape, like=None):
 
 
 def _sliced_shape(index, shape):
+    """The shape ``index`` cuts from ``shape``; an unknown dimension stays unknown."""
     out = list(shape)
     for k, sl in enumerate(index):
-        out[k] = len(range(*sl.indices(shape[k])))
+        if dim_known(shape[k]):
+            out[k] = len(range(*sl.indices(shape[k])))
     return tuple(out)
 
 
