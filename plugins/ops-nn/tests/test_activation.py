@@ -52,3 +52,17 @@ def test_float16_keeps_its_dtype():
     out = run_op("Activation", [X.astype(np.float16)], {"act_type": "softrelu"})[0]
     assert out.dtype == np.float16
     np.testing.assert_allclose(out, FORMULAS["softrelu"][0](X), rtol=2e-3, atol=1e-3)
+
+
+def test_input_names_as_mxnet():
+    """MXNet's Activation has no FListInputNames: the argument is 'data' (its declared
+    argument) and the executor monitor names the input 'input0'."""
+    import mxnext as mx
+    act = mx.sym.Activation(mx.sym.var("data"), act_type="relu", name="act")
+    assert act.list_arguments() == ["data"]
+    exe = act.simple_bind(mx.cpu(), data=(2, 3), grad_req="null")
+    names = []
+    exe.set_monitor_callback(lambda name, arr: names.append(name), monitor_all=True)
+    exe.forward()
+    mx.nd.waitall()
+    assert names == ["data", "act_input0", "act_output"]

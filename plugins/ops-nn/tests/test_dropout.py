@@ -68,3 +68,12 @@ def test_outputs_and_names():
 def test_parameter_errors(kw, match):
     with pytest.raises(ParamError, match=match):
         parse(op_def("Dropout"), kw)
+
+
+def test_p_one_gives_nan_as_mxnet():
+    """MXNet 1.9: with p=1 the mask is 0 * (1/0), so output, mask and gradient are NaN."""
+    x = np.ones((3, 4), np.float32)
+    out, mask = run_op("Dropout", [x], {"p": 1.0}, is_train=True)
+    assert np.isnan(out).all() and np.isnan(mask).all()
+    out, mask = run_op("Dropout", [x], {"p": 1.0}, is_train=False)    # inference: identity
+    np.testing.assert_array_equal(out, x)

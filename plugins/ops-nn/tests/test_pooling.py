@@ -129,6 +129,18 @@ def test_channels_last_layouts_equal_transposed_channels_first(layout, axes):
     check_forward("Pooling", [x], first.transpose(back), {**kw, "layout": layout})
 
 
+def test_stride_and_pad_longer_than_kernel_use_their_first_entries():
+    # MXNet 1.9 reads the first len(kernel) entries: max over (1, 1, 10) with pad (1, 1, 1)
+    x = np.arange(10, dtype=np.float32).reshape(1, 1, 10)
+    want = np.array([[[0, 2, 4, 6, 8, 9]]], np.float32)
+    check_forward("Pooling", [x], want, {"kernel": (2,), "stride": (2, 1), "pad": (1, 1, 1)})
+    check_forward("Pooling", [x], x[:, :, 1::2], {"kernel": (2,), "stride": (2,), "pad": (0, 0, 0),
+                                                  "pooling_convention": "same"})
+    with pytest.raises(ShapeError, match="does not take pad"):
+        run_op("Pooling", [x], {"kernel": (2,), "stride": (2,), "pad": (0, 1, 0),
+                                "pooling_convention": "same"})
+
+
 def test_output_shapes_of_the_conventions():
     opdef = op_def("Pooling")
 
@@ -160,7 +172,7 @@ def test_shape_errors(params, shape, match):
     ({"kernel": (2, 2), "pool_type": "lp"}, "lp pooling needs p_value 1, 2 or 3"),
     ({"kernel": (2, 2), "pool_type": "lp", "p_value": 4}, "p_value"),
     ({"kernel": (2, 0)}, "kernel entries must be positive"),
-    ({"kernel": (2, 2), "stride": (1,)}, "stride \\(1,\\) must have as many entries"),
+    ({"kernel": (2, 2), "stride": (1,)}, "stride \\(1,\\) must have at least as many entries"),
     ({"kernel": (2, 2), "pool_type": "median"}, "pool_type"),
 ])
 def test_parameter_errors(params, match):

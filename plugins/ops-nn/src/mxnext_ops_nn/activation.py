@@ -79,7 +79,7 @@ _EXAMPLES = [{"inputs": [(3, 4)], "params": {"act_type": a}, "domain": d}
               "1/(1+exp(-x)), tanh, softrelu log(1+exp(x)), softsign x/(1+|x|).")
     .set_attr_parser(ActivationParam)
     .set_num_inputs(1).set_num_outputs(1)
-    .set_attr("FListInputNames", lambda p: ["data"])
+    # no FListInputNames, as MXNet: the argument is 'data', the monitor calls it 'input0'
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", ElemwiseShape(1, 1))
     .set_attr("FInferType", same_type(OP, ["data"]))

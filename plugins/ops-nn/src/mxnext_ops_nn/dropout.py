@@ -1,6 +1,7 @@
 """Dropout: outputs ``data * mask`` and the mask (0 or 1/(1-p) per element, or per slice
-along ``axes``), drawn from the RANDOM resource when training (or always, mode='always');
-otherwise the identity with a mask of ones. The backward multiplies by the mask."""
+along ``axes``; NaN everywhere when p == 1, as MXNet's 0 * 1/0), drawn from the RANDOM
+resource when training (or always, mode='always'); otherwise the identity with a mask of
+ones. The backward multiplies by the mask."""
 
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ def _forward(ctx, inputs, req, outputs, p):
     keep = 1.0 - p.p
     if keep < 1 and (ctx.is_train or p.mode == "always"):
         draw = ctx.requested[0].get_random().random(mask.shape) < keep
-        m = (draw * (1.0 / keep) if keep > 0 else np.zeros(mask.shape)).astype(x.dtype)
+        # p == 1: MXNet's mask is 0 * (1/0), NaN, and so are the output and the gradient
+        m = (draw * (1.0 / keep) if keep > 0 else np.full(mask.shape, np.nan)).astype(x.dtype)
         put(mask, req[1], m)
         put(out, req[0], x * m)
     else:

@@ -60,10 +60,10 @@ class PoolingParam(Param):
                 raise ValueError(f"{name} entries must be positive, got {getattr(self, name)}")
         if any(v < 0 for v in self.pad):
             raise ValueError(f"pad entries must not be negative, got {self.pad}")
-        for name in ("stride", "pad"):
+        for name in ("stride", "pad"):       # MXNet reads the first len(kernel) entries
             value = getattr(self, name)
-            if self.kernel and value and len(value) != len(self.kernel):
-                raise ValueError(f"{name} {value} must have as many entries as kernel "
+            if self.kernel and value and len(value) < len(self.kernel):
+                raise ValueError(f"{name} {value} must have at least as many entries as kernel "
                                  f"{self.kernel}")
         if self.pool_type == "lp" and self.p_value not in (1, 2, 3):
             raise ValueError(f"lp pooling needs p_value 1, 2 or 3, got {self.p_value}")
@@ -83,7 +83,7 @@ class _Geom:
             self.out = (1,) * nd
         else:
             self.kernel = p.kernel
-            self.stride, self.pad = spatial(p.stride, nd, 1), spatial(p.pad, nd, 0)
+            self.stride, self.pad = _stride(p, nd), _pad(p, nd)
             self.out = tuple(_out_size(p, *a) for a in zip(sp, self.kernel, self.stride, self.pad))
         self.size = tuple(sp)
         self.hi = tuple(max(q, (o - 1) * s + k - q - n) for n, k, s, q, o in
@@ -123,6 +123,14 @@ def _out_size(p, n, k, s, q):
     return int(ceil((n + 2 * q) / s))
 
 
+def _stride(p, nd):
+    return spatial(p.stride[:len(p.kernel)], nd, 1)
+
+
+def _pad(p, nd):
+    return spatial(p.pad[:len(p.kernel)], nd, 0)
+
+
 def _check(p, x):
     nd = len(x) - 2
     if not 1 <= nd <= 3:
@@ -143,7 +151,7 @@ def _check(p, x):
         if any(p.pad):
             fail(OP, "pooling_convention='same' does not take pad")
     sp = x[1:-1] if (p.layout or "") in _CHANNELS_LAST else x[2:]
-    for i, (n, k, q) in enumerate(zip(sp, p.kernel, spatial(p.pad, nd, 0))):
+    for i, (n, k, q) in enumerate(zip(sp, p.kernel, _pad(p, nd))):
         if dim_known(n) and k > n + 2 * q:
             fail(OP, f"kernel size ({k}) exceeds input ({n} padded to {n + 2 * q}) on "
                      f"spatial axis {i}")
@@ -160,7 +168,7 @@ def _out_shape(p, x):
     else:
         nd = len(x) - 2
         out = tuple(dim_op(lambda n: _out_size(p, n, k, s, q), n) for n, k, s, q in zip(
-            x[1:-1] if last else x[2:], p.kernel, spatial(p.stride, nd, 1), spatial(p.pad, nd, 0)))
+            x[1:-1] if last else x[2:], p.kernel, _stride(p, nd), _pad(p, nd)))
     if last:
         return (x[0],) + out + (x[-1],)
     return tuple(x[:2]) + out

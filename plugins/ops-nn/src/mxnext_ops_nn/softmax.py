@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import numpy as np
-from opsdk import DType, ElemwiseGradUseOut, ElemwiseShape, ElemwiseType, Field, Param, register_op
+from opsdk import (DType, ElemwiseGradUseOut, ElemwiseShape, ElemwiseType, Field, MXNetError, Param,
+                   register_op)
 
-from ._infer import (assign_shape, assign_type, backward_node, fail, grads_of, integer_type,
-                     out_shapes, output_entry)
+from ._infer import (assign_shape, assign_type, backward_node, fail, grads_of, out_shapes,
+                     output_entry)
 
 FloatDType = Annotated[Literal["float16", "float32", "float64"], DType.__metadata__[0]]
 
@@ -50,7 +51,12 @@ def _axis(op, axis, ndim):
 
 
 def _length_mask(xp, length, shape, axis):
-    """Boolean mask ``position < length`` over ``shape`` (length has shape minus ``axis``)."""
+    """Boolean mask ``position < length`` over ``shape`` (length has shape minus ``axis``).
+    The length dtype is checked here, when the op runs, as MXNet does: inference leaves it
+    open, so a graph binds with a float32 length and fails on its first forward."""
+    if length.dtype.kind not in "iu":
+        raise MXNetError(f"Operator 'softmax': input 'length' must have an integer dtype, got "
+                         f"{length.dtype.name}")
     lead = tuple(s for i, s in enumerate(shape) if i != axis)
     n = xp.expand_dims(length.reshape(lead).astype(np.int64), axis)
     pos = xp.arange(shape[axis]).reshape([-1 if i == axis else 1 for i in range(len(shape))])
@@ -110,8 +116,6 @@ def _forward_shape(op):
 def _forward_type(op):
     def infer(p, ins, outs):
         ins, outs = list(ins), list(outs)
-        if _uses_length(p):
-            integer_type(op, ins, 1, "input 'length'")
         if p.dtype is not None:
             assign_type(op, outs, 0, p.dtype, "output 0")
         else:
