@@ -101,6 +101,38 @@ def test_results_never_depend_on_the_memory_plan(build, shapes, env, monkeypatch
             np.testing.assert_array_equal(x, y)
 
 
+def _infer_step(sym, shapes):
+    ex = sym.simple_bind(mx.cpu(), grad_req="null", **shapes)
+    _fill(ex)
+    return ex, ex.forward(is_train=False)[0].asnumpy()
+
+
+def _wide_mlp():
+    h = mx.sym.var("data")
+    for k in range(3):
+        h = mx.sym.FullyConnected(h, num_hidden=16, name=f"fc{k}")
+        h = mx.sym.Activation(h, act_type="relu", name=f"relu{k}")
+    return mx.sym.SoftmaxOutput(h, name="softmax")
+
+
+@pytest.mark.parametrize("build, shapes, in_place", [
+    (_resblock, {"data": (3, 4, 6, 6)}, {"c2", "bn1"}),
+    (_wide_mlp, {"data": (5, 16)}, {"fc1", "fc2"})])
+@pytest.mark.parametrize("env", [{"MXNET_EXEC_ENABLE_INPLACE": "false"},
+                                 {"MXNEXT_EXEC_SHARE_MEMORY": "0"}])
+def test_inference_results_never_depend_on_the_memory_plan(build, shapes, in_place, env,
+                                                           monkeypatch):
+    """Inference writes convolutions, fully connected layers and batch norms over their
+    dying data (no backward reads it): the same values as without the plan."""
+    ex, planned = _infer_step(build(), shapes)
+    p = ex._program
+    assert in_place <= {p.graph.nodes[nid].name for nid, _ in p.plan.inplace}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    _, plain = _infer_step(build(), shapes)
+    np.testing.assert_array_equal(planned, plain)
+
+
 @pytest.mark.parametrize("engine", ["NaiveEngine", "ThreadedEngine"])
 def test_results_never_depend_on_the_engine(engine):
     ref = _train_step(_resblock(), {"data": (2, 4, 6, 6)})
@@ -377,3 +409,214 @@ def test_gradient_arrays_of_another_dtype_receive_a_cast():
     ex.backward(mx.nd.ones((2, 2), dtype="float16"))
     g = ex.grad_dict["x"]
     assert g.dtype == np.float64 and (g.asnumpy() == 3).all()
+
+
+# -- bulk execution ----------------------------------------------------------------------------
+_BULK_OFF = {"MXNET_EXEC_BULK_EXEC_TRAIN": "0", "MXNET_EXEC_BULK_EXEC_INFERENCE": "0"}
+
+
+def _counting_pushes(monkeypatch):
+    """The operators the engine is pushed, by name (the real push runs them)."""
+    eng = mx.engine.get()
+    names, push = [], eng.push
+
+    def counted(opr, ctx, priority=0):
+        names.append(opr.name)
+        push(opr, ctx, priority)
+    monkeypatch.setattr(eng, "push", counted)
+    return names
+
+
+def _two_steps(sym, shapes, grad_req):
+    """Two training steps (so 'add' accumulates), then an inference forward."""
+    ex = sym.simple_bind(mx.cpu(), grad_req=grad_req, **shapes)
+    _fill(ex)
+    for _ in range(2):
+        ex.forward(is_train=True)
+        ex.backward()
+    got = [o.asnumpy() for o in ex.outputs] + [ex.grad_dict[n].asnumpy()
+                                               for n in sorted(ex.grad_dict)]
+    got += [ex.aux_dict[n].asnumpy() for n in sorted(ex.aux_dict)]
+    infer = sym.simple_bind(mx.cpu(), grad_req="null", **shapes)
+    infer.copy_params_from(ex.arg_dict, ex.aux_dict)
+    return got + [o.asnumpy() for o in infer.forward()]
+
+
+@pytest.mark.parametrize("build, shapes", [
+    (_mlp, {"data": (8, 20)}), (_resblock, {"data": (2, 4, 6, 6)})])
+@pytest.mark.parametrize("grad_req", ["write", "add"])
+def test_results_never_depend_on_bulk_execution(build, shapes, grad_req, monkeypatch):
+    bulked = _two_steps(build(), shapes, grad_req)
+    monkeypatch.setenv("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN", "3")
+    short = _two_steps(build(), shapes, grad_req)
+    for k, v in _BULK_OFF.items():
+        monkeypatch.setenv(k, v)
+    plain = _two_steps(build(), shapes, grad_req)
+    assert len(bulked) == len(plain)
+    for a, b, c in zip(bulked, short, plain):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, c)
+
+
+def test_bulk_execution_pushes_segments_of_consecutive_nodes(monkeypatch):
+    """As MXNet's executor: training cuts forward and backward into segments of at most
+    MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD/_BWD nodes (both default to ..._TRAIN, 15),
+    inference runs the graph as one; the switches turn it off."""
+    def pushed(grad_req="write"):
+        ex = _mlp().simple_bind(mx.cpu(), grad_req=grad_req, data=(8, 20))
+        names = _counting_pushes(monkeypatch)
+        ex.forward(is_train=grad_req != "null")
+        if grad_req != "null":
+            ex.backward()
+        mx.nd.waitall()
+        monkeypatch.undo()
+        return names
+
+    assert pushed() == ["[fc1,relu1,fc2,softmax]",
+                        "[softmax_backward,fc2_backward,relu1_backward,fc1_backward]"]
+    assert pushed("null") == ["[fc1,relu1,fc2,softmax]"]
+    monkeypatch.setenv("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN", "3")
+    monkeypatch.setenv("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD", "2")
+    assert pushed() == ["[fc1,relu1]", "[fc2,softmax]",
+                        "[softmax_backward,fc2_backward,relu1_backward]", "fc1_backward"]
+    assert pushed("null") == ["[fc1,relu1,fc2,softmax]"]          # inference: one segment
+    monkeypatch.setenv("MXNET_EXEC_BULK_EXEC_TRAIN", "0")
+    assert len(pushed()) == 8
+    assert pushed("null") == ["[fc1,relu1,fc2,softmax]"]
+    monkeypatch.setenv("MXNET_EXEC_BULK_EXEC_INFERENCE", "0")
+    assert pushed("null") == ["fc1", "relu1", "fc2", "softmax"]
+
+
+def test_nodes_writing_more_than_64kb_run_alone():
+    x = mx.sym.var("x")
+    y = mx.sym.tanh(mx.sym.elemwise_add(x, x, name="a"), name="t")
+    y = mx.sym.sum(mx.sym.relu(y, name="r"), name="s")
+    for shape, names in (((4, 4), ["[a,t,r,s]"]),
+                         ((64, 512), ["a", "t", "r", "s"])):              # 128 KB outputs
+        ex = y.simple_bind(mx.cpu(), x=shape, grad_req="null")
+        ex.arg_dict["x"][:] = 1
+        assert ex.forward()[0].asnumpy() == pytest.approx(np.tanh(2) * np.prod(shape))
+        got = [o.name for o in ex._instance._oprs[False, False, True]]
+        assert got == names
+
+
+@mx.operator.register("test_executor_twice")
+class _TwiceProp(mx.operator.CustomOpProp):
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        return _Twice()
+
+
+class _Twice(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0] * 2)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], out_grad[0] * 2)
+
+
+def test_async_nodes_run_alone_and_bulked_neighbours_stay_right(monkeypatch):
+    x = mx.sym.var("x")
+    y = mx.sym.relu(x * 3, name="r") + 1
+    y = mx.sym.Custom(y, op_type="test_executor_twice", name="twice")
+    y = mx.sym.sigmoid(y * 0.5, name="s")
+    xv = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+
+    def run():
+        ex = y.simple_bind(mx.cpu(), x=(3, 4))
+        ex.arg_dict["x"][:] = xv
+        out = ex.forward(is_train=True)[0].asnumpy()
+        ex.backward(mx.nd.ones((3, 4)))
+        oprs = ex._instance._oprs
+        return [o.name for o in oprs[True, False, True] + oprs[True, True, True]], out, \
+            ex.grad_dict["x"].asnumpy()
+
+    names, out, grad = run()             # the Custom node and its backward run alone
+    assert [n.startswith("[") for n in names] == [True, False, True] * 2
+    assert names[1::3] == ["twice", "twice_backward"]
+    for k, v in _BULK_OFF.items():
+        monkeypatch.setenv(k, v)
+    names, ref_out, ref_grad = run()
+    assert len(names) == 12
+    np.testing.assert_array_equal(out, ref_out)
+    np.testing.assert_array_equal(grad, ref_grad)
+    s = 1 / (1 + np.exp(-(np.maximum(xv * 3, 0) + 1)))
+    np.testing.assert_allclose(out, s, rtol=1e-6)
+
+
+def _failing_op():
+    """An elementwise test op that raises on a negative input."""
+    from opsdk import ElemwiseShape, ElemwiseType, assign, register_op
+    name = "_test_executor_no_negatives"
+    if name not in {d.name for d in mx.registry.list_ops()}:
+        def compute(c, i, r, o, p):
+            if (i[0] < 0).any():
+                raise ValueError("negative input")
+            assign(o[0], r[0], i[0] + 1)
+        (register_op(name).set_num_inputs(1).set_attr("FInferShape", ElemwiseShape(1, 1))
+         .set_attr("FInferType", ElemwiseType(1, 1)).set_attr("FCompute<cpu>", compute)
+         .add_argument("data", "NDArray-or-Symbol", "x"))
+    return name
+
+
+def test_an_error_inside_a_segment_surfaces_at_the_wait():
+    op = getattr(mx.sym, _failing_op())
+    x = mx.sym.var("x")
+    y = mx.sym.relu(op(x * 2, name="check") * 3, name="last")
+    ex = y.simple_bind(mx.cpu(), x=(2, 3), grad_req="null")
+    ex.arg_dict["x"][:] = -1
+    out = ex.forward()[0]                           # pushed: no error yet
+    assert len(ex._instance._oprs[(False, False, True)]) == 1      # one segment, 4 nodes
+    with pytest.raises(MXNetError, match="(?s)check.*negative input"):
+        out.asnumpy()
+    ex.arg_dict["x"][:] = 1                         # the engine goes on working
+    np.testing.assert_array_equal(ex.forward()[0].asnumpy(), np.full((2, 3), 9.0))
+
+
+def test_a_monitor_turns_bulking_off_and_sees_every_node(monkeypatch):
+    ex = _mlp().simple_bind(mx.cpu(), data=(8, 20))
+    _fill(ex)
+    seen = []
+    ex.set_monitor_callback(lambda name, arr: seen.append(name))
+    names = _counting_pushes(monkeypatch)
+    ex.forward(is_train=True)
+    ex.backward()
+    mx.nd.waitall()
+    assert seen == ["fc1_output", "relu1_output", "fc2_output", "softmax_output"]
+    assert names[:4] == ["fc1", "relu1", "fc2", "softmax"]
+    assert not any(n.startswith("[") for n in names)
+
+
+def _cached_steps(flags, calls=3):
+    """static_alloc CachedOp training calls with new inputs each call (rebinding the
+    segments), then one inference call."""
+    data, w1, w2 = mx.sym.var("data"), mx.sym.var("w1"), mx.sym.var("w2")
+    h = mx.sym.Activation(mx.sym.FullyConnected(data, w1, num_hidden=8, no_bias=True),
+                          act_type="tanh")
+    sym = mx.sym.sum(mx.sym.FullyConnected(h, w2, num_hidden=3, no_bias=True) ** 2, axis=1)
+    op = mx.nd.CachedOp(sym, [("static_alloc", True), *flags])
+    rs = np.random.RandomState(0)
+    ws = [mx.nd.array(rs.uniform(-1, 1, s)) for s in ((8, 5), (3, 8))]
+    for w in ws:
+        w.attach_grad()
+    got = []
+    for _ in range(calls):
+        x = mx.nd.array(rs.uniform(-1, 1, (4, 5)))
+        with mx.autograd.record():
+            out = op(x, *ws)
+        out.backward()
+        got += [out.asnumpy()] + [w.grad.asnumpy() for w in ws]
+    return got + [op(mx.nd.array(rs.uniform(-1, 1, (4, 5))), *ws).asnumpy()]
+
+
+def test_cached_op_results_never_depend_on_bulk_execution(monkeypatch):
+    bulked = _cached_steps(())
+    per_node = _cached_steps((("forward_bulk_size", 1), ("backward_bulk_size", 1)))
+    for k, v in _BULK_OFF.items():
+        monkeypatch.setenv(k, v)
+    plain = _cached_steps(())
+    for a, b, c in zip(bulked, per_node, plain):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, c)
+    monkeypatch.delenv("MXNET_EXEC_BULK_EXEC_TRAIN")
+    op = mx.nd.CachedOp(mx.sym.var("a") * 2, [("forward_bulk_size", 4)])
+    assert (op.flags["forward_bulk_size"], op.flags["backward_bulk_size"]) == (4, 15)

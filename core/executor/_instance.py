@@ -1,6 +1,7 @@
 """A program bound to arrays: the arena holding every planned entry, a device view of each
-entry, engine vars, and for every node an engine operator built once and pushed on each
-run (the seeds' "save object creation cost").
+entry, engine vars, and engine operators built once and pushed on each run (the seeds' "save
+object creation cost"): one per segment of consecutive nodes (``_bulk``: MXNet's bulk
+execution), or per node where bulking is off.
 
 Vars: an external array's own; one per memory group. A node reads its inputs' vars and
 mutates those of its outputs, of the inputs it mutates and of its resources; and since a
@@ -22,6 +23,7 @@ from ..engine import Var
 from ..ndarray._array import NDArray
 from ..ndarray._plan import CHEAP_BYTES, INLINE_SECONDS, TIMED_RUNS
 from ..opctx import BoundState, OpContext, call_compute
+from . import _bulk
 
 __all__ = ["Instance"]
 
@@ -30,9 +32,11 @@ class Instance:
     """``program`` on ``arrays`` (variable name -> NDArray: arguments, auxiliary states) with
     gradients into ``grad_arrays`` (name -> NDArray, for the variables with a gradient).
     ``share``: another instance whose arena this one uses when it is large enough (MXNet's
-    ``shared_exec``: ``Executor.reshape``, bucketing); see ``_share``."""
+    ``shared_exec``: ``Executor.reshape``, bucketing); see ``_share``. ``bulk_sizes``: a
+    training program's (forward, backward) nodes per segment (CachedOp's flags), else the
+    environment's (``_bulk``)."""
 
-    def __init__(self, program, arrays, grad_arrays, share=None):
+    def __init__(self, program, arrays, grad_arrays, share=None, bulk_sizes=None):
         self.program = p = program
         g, plan, ctx = p.graph, p.plan, p.ctx
         self.ctx = ctx
@@ -64,7 +68,8 @@ class Instance:
         self._states = {}                  # stateful forward node id -> its state
         self._runs = [self._make_run(nid) for nid in range(len(g.nodes))]
         self._transfers = self._make_transfers()
-        self._oprs = {}                    # (is_train, backward) -> [OprHandle]
+        self._limits = _bulk.limits(len(g.nodes) > p.num_forward, bulk_sizes)
+        self._oprs = {}                    # (is_train, backward, bulk) -> [OprHandle]
         self.outputs = [None if eid in p.fresh_outputs else self.array(eid)
                         for eid in g.outputs[:p.num_outputs]]
 
@@ -155,8 +160,9 @@ class Instance:
             for k, e in enumerate(eids):
                 if e in self._rebindable:
                     self._users.setdefault(e, []).append((views, k, run))
-        run.cheap = (sum(p.nbytes[e] for e in outs) <= CHEAP_BYTES and not kernel.requested
-                     and not kernel.is_async)
+        small = sum(p.nbytes[e] for e in outs) <= CHEAP_BYTES
+        run.cheap = small and not kernel.requested and not kernel.is_async
+        run.bulkable = small and not kernel.is_async
         return run
 
     def _compute_of(self, nid, kernel):
@@ -177,7 +183,9 @@ class Instance:
     def _vars_of(self, run):
         """(const, mutate) vars of a node: its inputs' read; its written outputs', the
         groups their bytes overlap, its mutated inputs' and its resources' written (each
-        once; a var both read and written is written)."""
+        once; a var both read and written is written). Kept until a rebind changes them."""
+        if run.vars is not None:
+            return run.vars
         plan, v = self.program.plan, self.vars
         if run.fixed is None:                       # what no rebind changes
             run.fixed = [r.var for r in run.kernel.requested]
@@ -193,26 +201,37 @@ class Instance:
         mutate = tuple(x for x in dict.fromkeys(mutate + run.fixed) if x is not None)
         const = [v[e] for e in run.in_eids] + run.fixed_reads
         const = tuple(x for x in dict.fromkeys(const) if x is not None and x not in mutate)
-        return const, mutate
+        run.vars = const, mutate
+        return run.vars
 
-    def _operators(self, is_train, backward):
-        key = (is_train, backward)
+    def _segment_vars(self, seg):
+        """The union of its members' vars (a var both read and written is written)."""
+        if len(seg.runs) == 1:
+            return self._vars_of(seg.runs[0])
+        parts = [run.vars or self._vars_of(run) for run in seg.runs]
+        mutate = dict.fromkeys(x for _c, m in parts for x in m)
+        return tuple(dict.fromkeys(x for c, _m in parts for x in c if x not in mutate)), \
+            tuple(mutate)
+
+    def _operators(self, is_train, backward, bulk):
+        key = (is_train, backward, bulk)
         oprs = self._oprs.get(key)
         if oprs is None:
             p = self.program
             nodes = range(p.num_forward, len(p.graph.nodes)) if backward else range(p.num_forward)
+            runs = [run for run in map(self._runs.__getitem__, nodes)
+                    if run is not None and (any(run.req) or run.kernel.mutate)]
             eng = _engine.get()
             oprs = []
-            for nid in nodes:
-                run = self._runs[nid]
-                if run is None or not any(run.req) and not run.kernel.mutate:
-                    continue
-                const, mutate = self._vars_of(run)
-                opr = eng.new_operator(run.bound(is_train), const, mutate, name=run.kernel.name,
-                                       cheap=run.cheap, is_async=run.kernel.is_async,
-                                       leaf=True)
-                run.oprs.append((oprs, len(oprs)))
-                oprs.append(opr)
+            for members in _bulk.segments(runs, self._limits[backward] if bulk else 1):
+                seg = _bulk.Segment(members)
+                const, mutate = self._segment_vars(seg)
+                seg.slot = (oprs, len(oprs))
+                oprs.append(eng.new_operator(seg.function(is_train), const, mutate,
+                                             name=seg.name, cheap=seg.cheap,
+                                             is_async=members[0].kernel.is_async, leaf=True))
+                for run in members:
+                    run.segs.append(seg)
             self._oprs[key] = oprs
         return oprs
 
@@ -233,9 +252,11 @@ class Instance:
         return out
 
     # -- running ------------------------------------------------------------------------
-    def run(self, is_train, backward=False):
+    def run(self, is_train, backward=False, bulk=True):
+        """Push the forward (or backward) operators; ``bulk=False`` pushes one per node
+        (an executor with a monitor callback, as MXNet's)."""
         push, ctx = _engine.get().push, self.ctx
-        for opr in self._operators(is_train, backward):
+        for opr in self._operators(is_train, backward, bulk):
             push(opr, ctx)
         if backward:
             for opr in self._transfers:
@@ -273,14 +294,15 @@ class Instance:
                     self.vars[e] = self.vars[eid]
                 for views, k, run in self._users.get(e, ()):
                     views[k] = self.views[e]
+                    run.vars = None
                     runs.add(run)
         eng = _engine.get()
-        for run in runs:        # new operators: one pushed before may still be in flight
-            const, mutate = self._vars_of(run)
-            for oprs, i in run.oprs:
-                old = oprs[i]
-                oprs[i] = eng.new_operator(old.fn, const, mutate, name=old.name, cheap=old.cheap,
-                                           is_async=old.is_async, leaf=True)
+        for seg in {seg: None for run in runs for seg in run.segs}:
+            const, mutate = self._segment_vars(seg)   # new operators: one pushed before
+            oprs, i = seg.slot                        # may still be in flight
+            old = oprs[i]
+            oprs[i] = eng.new_operator(old.fn, const, mutate, name=old.name, cheap=old.cheap,
+                                       is_async=old.is_async, leaf=True)
 
 
 class _Run:
@@ -288,15 +310,16 @@ class _Run:
     is the function pushed."""
 
     __slots__ = ("kernel", "fn", "ins", "outs", "req", "in_eids", "out_eids", "cheap", "timed",
-                 "fastest", "oprs", "octx", "fixed", "fixed_reads")
+                 "fastest", "segs", "octx", "fixed", "fixed_reads", "vars", "bulkable")
 
     def __init__(self, kernel, fn, ins, outs, req):
         self.kernel, self.fn, self.ins, self.outs, self.req = kernel, fn, ins, outs, req
         self.timed, self.fastest = 0, float("inf")
-        self.oprs = []              # (operator list, index): where its operators are
+        self.segs = []              # the segments (operators) it runs in
         self.octx = {}
         self.fixed = None           # mutated vars that stay (resources, overlapped groups)
         self.fixed_reads = None     # read vars that stay (shared arenas)
+        self.vars = None            # (const, mutate), see Instance._vars_of
 
     def bound(self, is_train):
         k = self.kernel
@@ -321,14 +344,15 @@ class _Run:
         return run
 
     def _observe(self, seconds):
-        """After the first few runs, the operators are cheap (run at once where pushed)
-        when the kernel is fast, as the imperative path settles it."""
+        """After the first few runs, the node is cheap when the kernel is fast, as the
+        imperative path settles it; a segment is cheap (runs at once where pushed) while
+        all its nodes are."""
         self.fastest = min(self.fastest, seconds)
         self.timed += 1
         if self.timed == TIMED_RUNS:
             self.cheap = self.fastest < INLINE_SECONDS and not self.kernel.requested
-            for oprs, i in self.oprs:
-                oprs[i].cheap = self.cheap
+            for seg in self.segs:
+                seg.update_cheap()
 
 
 def _zeros(shape, dtype, ctx):

@@ -18,14 +18,16 @@ from ..context import current_context
 from ..ndarray._array import NDArray
 from ..ndarray._copies import filled, push_copy
 from ..ndarray._imperative import new_array
+from ._bulk import max_nodes
 from ._instance import Instance
 from ._program import Program
 
 __all__ = ["CachedOp"]
 
-# MXNet's CachedOp flags; the ones about bulking and inlining change nothing here
+# MXNet's CachedOp flags; inlining changes nothing here. The bulk sizes (nodes per segment
+# of a training program, see _bulk) default to MXNet's environment variables.
 _FLAGS = {"static_alloc": False, "static_shape": False, "is_dynamic": False,
-          "inline_limit": 2, "forward_bulk_size": 15, "backward_bulk_size": 15,
+          "inline_limit": 2, "forward_bulk_size": None, "backward_bulk_size": None,
           "data_indices": None, "param_indices": None}
 
 
@@ -37,6 +39,7 @@ class CachedOp:
         self._sym = sym
         self._names = sym.list_inputs()
         self.flags = dict(_FLAGS)
+        self.flags["forward_bulk_size"], self.flags["backward_bulk_size"] = max_nodes()
         for key, value in dict(flags).items():
             if key not in _FLAGS:
                 raise MXNetError(f"CachedOp: unknown flag {key!r}; flags are "
@@ -112,7 +115,8 @@ class CachedOp:
             return cached
         grads = {n: filled(a.shape, np.dtype(a.dtype), a.context, 0)
                  for n, a, w in zip(self._names, args, wanted) if w}
-        inst = Instance(program, arrays, grads)
+        inst = Instance(program, arrays, grads, bulk_sizes=(
+            int(self.flags["forward_bulk_size"]), int(self.flags["backward_bulk_size"])))
         inst.rebind({}, fresh)
         if static and cached is None:
             self._static[program] = (inst, any(wanted))

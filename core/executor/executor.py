@@ -71,7 +71,7 @@ class Executor:
                 value.copyto(dst)
             else:
                 dst[:] = value
-        self._instance.run(is_train)
+        self._instance.run(is_train, bulk=self._monitor is None)
         if self._monitor is not None:
             self._run_monitor()
         return self.outputs
@@ -96,7 +96,7 @@ class Executor:
                                  f"so its head gradient is required (pass out_grads, or make "
                                  f"the output a loss with MakeLoss)")
             push_copy(out_grads[k], head)
-        inst.run(is_train, backward=True)
+        inst.run(is_train, backward=True, bulk=self._monitor is None)
 
     # -- arrays in and out -----------------------------------------------------------------
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
@@ -117,7 +117,8 @@ class Executor:
 
     def set_monitor_callback(self, callback, monitor_all=False):
         """Call ``callback(name, array)`` with every node's outputs (with ``monitor_all``,
-        its inputs too) after each forward."""
+        its inputs too) after each forward. As MXNet's, this turns bulk execution off: every
+        node is pushed as its own operator."""
         self._monitor = (callback, monitor_all)
 
     def _run_monitor(self):
