@@ -10,17 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 from opsdk import NodeEntry, ShapeError, TypeInferError, make_node
-from opsdk.shape import merge_shape
+from opsdk.shape import assign_shape
 
 
 def fail(op, msg):
     raise ShapeError(f"Operator {op!r}: {msg}")
-
-
-def assign_shape(op, shapes, i, want, name):
-    """``shapes[i]`` merged with ``want`` dimension by dimension (either may be partial); a
-    known dimension that differs is a ``ShapeError``."""
-    shapes[i] = merge_shape(op, shapes[i], want, name)
 
 
 def out_shapes(op, outs, new, names=None):

@@ -10,18 +10,11 @@ the argument and both values, as MXNet's ``SHAPE_ASSIGN_CHECK`` / ``TYPE_ASSIGN_
 from __future__ import annotations
 
 import numpy as np
-from opsdk import NodeEntry, ShapeError, TypeInferError, assign, make_node
-from opsdk.shape import assign_shape
+from opsdk import NodeEntry, assign, make_node
+from opsdk.shape import assign_shape as set_shape
 
-
-def fail(op, msg):
-    raise ShapeError(f"Operator {op!r}: {msg}")
-
-
-def set_shape(op, shapes, i, want, name):
-    """``shapes[i]`` merged with ``want`` dimension by dimension (either may be partial); a
-    known dimension that differs is a ``ShapeError``."""
-    assign_shape(op, shapes, i, want, name)
+from ._infer import assign_type as set_type
+from ._infer import fail
 
 
 def result_shapes(op, outs, new, names=None):
@@ -30,15 +23,6 @@ def result_shapes(op, outs, new, names=None):
     for k, s in enumerate(new):
         set_shape(op, outs, k, s, f"output {names[k]!r}" if names else f"output {k}")
     return outs
-
-
-def set_type(op, types, i, want, name):
-    want = np.dtype(want)
-    if types[i] is None:
-        types[i] = want
-    elif np.dtype(types[i]) != want:
-        raise TypeInferError(f"Operator {op!r}: {name} has dtype {np.dtype(types[i]).name}, "
-                             f"expected {want.name}")
 
 
 def same_type(op, in_names=None):
