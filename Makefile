@@ -19,8 +19,9 @@ $(STAMP): $(PY) $(PROJECTS)
 
 setup: $(STAMP)
 
+# One pytest worker per core; worksteal keeps both busy behind the few long engine and CLI tests.
 test: setup
-	$(PY) -m pytest -q tests $(foreach p,$(PLUGINS),$(p)/tests)
+	$(PY) -m pytest -q -n auto --dist worksteal tests $(foreach p,$(PLUGINS),$(p)/tests)
 
 demo: setup
 	$(PY) examples/train_mlp.py
