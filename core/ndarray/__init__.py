@@ -2,7 +2,8 @@
 
 Op functions are generated on first access from the registry (module
 ``__getattr__``), so ops registered later appear too; underscore names also
-live in ``mx.nd._internal``, public ones in ``mx.nd.op``.
+live in ``mx.nd._internal``, public ones in ``mx.nd.op``; ``_contrib_*``, ``_linalg_*`` and
+``_image_*`` ops also appear under their short names in ``mx.nd.contrib``, ``.linalg``, ``.image``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import sys as _sys
 
 from .. import registry as _registry
-from . import _imperative, _internal, contrib, linalg, ndarray, op, random
+from . import _imperative, _internal, contrib, image, linalg, ndarray, op, random
 from ._imperative import invoke
 from .ndarray import *  # noqa: F401,F403  (MXNet's mx.nd is its ndarray module's names)
 from .ndarray import __all__ as _ndarray_all
@@ -30,6 +31,9 @@ def _forget(opdef):
             globals().pop(n, None)
         vars(op).pop(n, None)
         vars(_internal).pop(n, None)
+        for module, prefix in ((contrib, "_contrib_"), (linalg, "_linalg_"), (image, "_image_")):
+            if n.startswith(prefix):
+                vars(module).pop(n[len(prefix):], None)
 
 
 _registry.on_new_op(_forget)

@@ -3,7 +3,7 @@
 Op functions are generated on first access from the registry (module ``__getattr__``), so
 ops registered later appear too; underscore names also live in ``mx.sym._internal``, public
 ones in ``mx.sym.op``, ``_contrib_*`` ops in ``mx.sym.contrib``, ``_linalg_*`` ones in
-``mx.sym.linalg``.
+``mx.sym.linalg``, ``_image_*`` ones in ``mx.sym.image``.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 import sys as _sys
 
 from .. import registry as _registry
-from . import _create, _internal, contrib, linalg, op, random, symbol
+from . import _create, _internal, contrib, image, linalg, op, random, symbol
 from .symbol import *  # noqa: F401,F403  (MXNet's mx.sym is its symbol module's names)
 from .symbol import __all__ as _symbol_all
 
-__all__ = [*_symbol_all, "contrib", "linalg", "op", "random"]
+__all__ = [*_symbol_all, "contrib", "image", "linalg", "op", "random"]
 
 _HAND_WRITTEN = set(globals())
 
@@ -27,7 +27,7 @@ def _forget(opdef):
             globals().pop(n, None)
         for module in (op, _internal):
             vars(module).pop(n, None)
-    for module, prefix in ((contrib, "_contrib_"), (linalg, "_linalg_")):
+    for module, prefix in ((contrib, "_contrib_"), (linalg, "_linalg_"), (image, "_image_")):
         for n in [opdef.name, *opdef.aliases]:
             if n.startswith(prefix):
                 vars(module).pop(n[len(prefix):], None)
