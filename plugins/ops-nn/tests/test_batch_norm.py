@@ -1,5 +1,6 @@
-"""BatchNorm: training/inference statistics, fix_gamma, use_global_stats, axis, gradients,
-moving-statistic updates by the backward pass, inference and dtypes."""
+"""BatchNorm (and BatchNorm_v1, SyncBatchNorm): training/inference statistics, fix_gamma,
+use_global_stats, axis, gradients, moving-statistic updates by the backward pass, inference
+and dtypes."""
 
 import numpy as np
 import pytest
@@ -115,3 +116,53 @@ def test_float16_data_with_float32_parameters():
     want = bn_ref(x.astype(np.float64), GAMMA, BETA, x.astype(np.float64).mean(axis=AXES),
                   x.astype(np.float64).var(axis=AXES), 1e-3)
     np.testing.assert_allclose(out[0], want, rtol=1e-2, atol=1e-2)
+
+
+# -- BatchNorm_v1 and _contrib_SyncBatchNorm: axis 1, the variance as output 2 -------------
+V1_OPS = [("BatchNorm_v1", {}), ("_contrib_SyncBatchNorm", {"key": "bn0"})]
+
+
+def kw_bn(kw):
+    """``kw`` for BatchNorm (which takes no ``key``)."""
+    return {k: v for k, v in kw.items() if k != "key"}
+
+
+@pytest.mark.parametrize("op, extra", V1_OPS)
+def test_v1_and_sync_output_the_variance_and_update_with_it(op, extra):
+    kw = {"fix_gamma": False, "output_mean_var": True, "momentum": 0.8, **extra}
+    mean, var = X.mean(axis=AXES), X.var(axis=AXES)
+    arrays = inputs()
+    out = run_op(op, arrays, kw)
+    np.testing.assert_allclose(out[0], bn_ref(X, GAMMA, BETA, mean, var, 1e-3), rtol=1e-10)
+    np.testing.assert_allclose(out[1], mean, rtol=1e-12)
+    np.testing.assert_allclose(out[2], var, rtol=1e-12)                  # not 1/std
+    gy = RNG.standard_normal(X.shape)
+    expected = check_backward("BatchNorm", inputs(), [gy], [None] * 3, kw_bn(kw))
+    got = check_backward(op, arrays, [gy], [None] * 3, kw)
+    for e, g in zip(expected[:3], got[:3]):
+        np.testing.assert_allclose(g, e, rtol=1e-9)
+    eval_gradients(op, arrays, [gy], kw)
+    np.testing.assert_allclose(arrays[3], 0.8 * MM + 0.2 * mean, rtol=1e-10)
+    np.testing.assert_allclose(arrays[4], 0.8 * MV + 0.2 * var, rtol=1e-10)
+    at_inference = run_op(op, inputs(), kw, is_train=False)
+    np.testing.assert_allclose(at_inference[0], bn_ref(X, GAMMA, BETA, MM, MV, 1e-3),
+                               rtol=1e-10)
+    np.testing.assert_array_equal(at_inference[2], MV)
+
+
+def test_v1_lists_only_data_gamma_beta_as_arguments_and_takes_no_axis():
+    import mxnext as mx
+    sym = mx.sym.BatchNorm_v1(mx.sym.var("data"), name="bn")
+    assert sym.list_arguments() == ["data", "bn_gamma", "bn_beta"]
+    assert sym.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
+    with pytest.raises(mx.base.ParamError, match="axis"):
+        parse(op_def("BatchNorm_v1"), {"axis": 1})
+
+
+def test_sync_batch_norm_needs_a_key_and_one_device():
+    import mxnext as mx
+    with pytest.raises(mx.base.ParamError, match="required parameter 'key'"):
+        parse(op_def("_contrib_SyncBatchNorm"), {})
+    with pytest.raises(mx.base.ParamError, match="'ndev'.*expected 1.*got 2"):
+        parse(op_def("_contrib_SyncBatchNorm"), {"key": "k", "ndev": 2})
+    assert mx.nd.contrib.SyncBatchNorm is mx.nd._contrib_SyncBatchNorm

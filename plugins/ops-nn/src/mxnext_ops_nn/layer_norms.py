@@ -125,8 +125,10 @@ def _backward(kind):
             std = np.sqrt(std + p.eps)
         xhat = (x3 - mean.reshape(keep)) / std
         others = tuple(i for i in range(3) if i != 1)
-        put(outputs[1], req[1], (g3 * xhat).sum(axis=others))
-        put(outputs[2], req[2], g3.sum(axis=others))
+        # gamma/beta sum over every row: accumulate in float64, as accurate as MXNet's
+        # compensated (Kahan) sum reducer, where numpy adds strided rows one by one
+        put(outputs[1], req[1], (g3 * xhat).sum(axis=others, dtype=np.float64))
+        put(outputs[2], req[2], g3.sum(axis=others, dtype=np.float64))
         if req[0]:
             gh = g3 * gamma.reshape(1, -1, 1)
             gx = (gh - gh.mean(axis=red, keepdims=True)
