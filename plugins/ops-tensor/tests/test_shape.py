@@ -33,7 +33,37 @@ def test_reshape_reverse_matches_mxnet():
     assert out_shape("Reshape", [(10, 5, 4)], shape=(-1, 0), reverse=True) == [(50, 4)]
 
 
-@pytest.mark.parametrize("codes", [(5, -1), (-1, -1), (-4, 3, 3, -2), (7,)])
+@pytest.mark.parametrize("codes, src, want", [
+    ((-1, 0), (0, 3), (0, 3)), ((-3, 0), (0, 3, 4), (0, 4)), ((-3, 0), (2, 0, 4), (0, 4)),
+    ((-4, 2, -1, 0), (0, 3), (2, 0, 3)), ((0, 5), (0, 3), (0, 5)),
+])
+def test_reshape_of_a_partial_shape_leaves_dependent_dims_unknown(codes, src, want):
+    """As MXNet's InferReshapeShape (0 = unknown outside np_shape)."""
+    d = registry.get("Reshape")
+    ins, outs, _, _ = infer(d, d.parse_params({"shape": codes}), [src], ["float32"])
+    assert outs == [want]
+
+
+def test_reshape_fills_one_unknown_input_dim_from_a_known_output():
+    x = mx.sym.var("x")
+    for src in [(0, 3, 5, 5), (2, 0, 5, 5), (2, 3, 5, 0)]:
+        net = mx.sym.elemwise_add(x.reshape((0, -1)), mx.sym.ones((2, 75)))
+        ins, outs, _ = net.infer_shape(x=src)
+        assert ins == [(2, 3, 5, 5)] and outs == [(2, 75)]
+    ins, outs, _ = mx.sym.elemwise_add(x.reshape((-1,)), mx.sym.ones((12,))).infer_shape_partial(
+        x=(0, 0, 4))
+    assert ins == [(0, 0, 4)]                           # two unknown dims: left unknown
+
+
+def test_reshape_old_target_shape_api():
+    assert out_shape("Reshape", [(2, 3, 5, 5)], target_shape=(2, 0)) == [(2, 75)]
+    assert out_shape("Reshape", [(2, 3, 5, 5)], target_shape=(0, 5), keep_highest=True) == [
+        (2, 5)]
+    assert out_shape("Reshape", [(2, 3, 5, 5)], target_shape=(1, 0, 3),
+                     keep_highest=True) == [(2, 25, 3)]
+
+
+@pytest.mark.parametrize("codes", [(5, -1), (-1, -1), (-4, 3, 3, -2), (7,), (-4, -1, -1, -2)])
 def test_reshape_bad_codes_raise(codes):
     with pytest.raises(ShapeError, match="Reshape"):
         out_shape("Reshape", [(2, 3, 4)], shape=codes)

@@ -7,8 +7,10 @@ from math import prod
 
 from opsdk import Field, MakeZeroGradNodes, NodeEntry, Param, assign, make_node, register_op
 
-from ._layout import (fail, fixed_type, forward_shape, norm_axis, same_shape_back, same_type,
-                      zeros_entry)
+from opsdk.shape import dim_known, shape_known, unknown_dim
+
+from ._layout import (fail, fixed_type, forward_shape, merge, norm_axis, same_shape_back,
+                      same_type, zeros_entry)
 
 
 def _like(og, data):
@@ -30,11 +32,16 @@ class ReshapeParam(Param):
                                    "0 (copy), -1 (infer), -2 (copy rest), -3 (merge two), "
                                    "-4 (split one in two)")
     reverse: bool = Field(False, description="Apply the special codes right to left")
+    target_shape: tuple[int, ...] | None = Field(None, description="(Deprecated, MXNet's old "
+                                                 "API) target shape; one 0 is inferred")
+    keep_highest: bool = Field(False, description="(Deprecated) with target_shape, keep the "
+                                                  "first input dim")
 
 
 def reshape_target(op, shape, codes, reverse=False):
-    """MXNet's Reshape shape arithmetic."""
-    src, codes = list(shape), list(codes)
+    """MXNet's Reshape shape arithmetic (InferReshapeShape). Unknown input dims (see
+    ``opsdk.shape``) make the output dims that depend on them unknown."""
+    src, codes, u = list(shape), list(codes), unknown_dim()
     if reverse:
         src.reverse()
         codes.reverse()
@@ -54,35 +61,83 @@ def reshape_target(op, shape, codes, reverse=False):
         elif c == -3:
             if i + 1 >= len(src):
                 fail(op, f"code -3 needs two input dims (input {tuple(shape)})")
-            out.append(src[i] * src[i + 1]); i += 2
+            d0, d1 = src[i], src[i + 1]
+            out.append(d0 * d1 if dim_known(d0) and dim_known(d1) else u); i += 2
         elif c == -4:
             if k + 2 >= len(codes) or i >= len(src):
                 fail(op, f"code -4 needs two following values and an input dim, got {tuple(codes)}")
             d0, d1, d2 = src[i], codes[k + 1], codes[k + 2]
             i += 1; k += 2
-            if d1 == -1:
-                d1 = d0 // d2 if d2 else 0
-            if d2 == -1:
-                d2 = d0 // d1 if d1 else 0
-            if d1 * d2 != d0:
-                fail(op, f"code -4 cannot split dim {d0} into ({d1}, {d2})")
+            if d1 == -1 and d2 == -1:
+                fail(op, f"code -4 cannot split into two -1 dims, got {tuple(codes)}")
+            if not dim_known(d0):
+                d1, d2 = (u if d1 == -1 else d1), (u if d2 == -1 else d2)
+            else:
+                if d1 == -1:
+                    d1 = d0 // d2 if d2 else 0
+                if d2 == -1:
+                    d2 = d0 // d1 if d1 else 0
+                if d1 * d2 != d0:
+                    fail(op, f"code -4 cannot split dim {d0} into ({d1}, {d2})")
             out += [d1, d2]
         elif c > 0:
             out.append(c); i += 1
         else:
             fail(op, f"invalid shape code {c} in {tuple(codes)}")
         k += 1
+    known = shape_known(shape)
     if infer_at >= 0:
         rest = prod(d for j, d in enumerate(out) if j != infer_at)
-        if rest == 0 or prod(shape) % rest:
+        if not known:
+            out[infer_at] = u
+        elif rest == 0 or prod(shape) % rest:
             fail(op, f"cannot infer -1 in {tuple(codes)} for input {tuple(shape)}")
-        out[infer_at] = prod(shape) // rest
+        else:
+            out[infer_at] = prod(shape) // rest
     if reverse:
         out.reverse()
-    if prod(out) != prod(shape):
+    if known and shape_known(out) and prod(out) != prod(shape):
         fail(op, f"target shape {tuple(out)} (from shape={tuple(codes)}) has {prod(out)} "
                  f"elements, input {tuple(shape)} has {prod(shape)}")
     return tuple(out)
+
+
+def _fill_from_output(shape, out):
+    """MXNet's ReverseReshapeInferShape: one unknown input dim is what the known output's
+    size leaves for it."""
+    if shape_known(shape) or not shape_known(out):
+        return shape
+    unknown = [j for j, d in enumerate(shape) if not dim_known(d)]
+    if len(unknown) != 1:
+        return shape
+    rest = prod(d for j, d in enumerate(shape) if j != unknown[0])
+    return tuple(prod(out) // rest if j == unknown[0] else d for j, d in enumerate(shape))
+
+
+def _old_target(p, shape):
+    """The deprecated ``target_shape`` (with ``keep_highest``): its one 0 is inferred."""
+    out = list(p.target_shape)
+    if p.keep_highest and out:
+        out[0] = shape[0]
+    zeros = [j for j in range(1 if p.keep_highest else 0, len(out)) if out[j] == 0]
+    if len(zeros) == 1 and shape_known(shape):
+        out[zeros[0]] = 1
+        out[zeros[0]] = prod(shape) // prod(out)
+    return tuple(out)
+
+
+def _reshape_shape(p, ins, outs):
+    ins, outs = list(ins), list(outs)
+    if ins[0] is None:
+        return ins, outs
+    if p.shape or p.target_shape is not None:
+        target = (reshape_target("Reshape", ins[0], p.shape, p.reverse) if p.shape
+                  else _old_target(p, ins[0]))
+        ins[0] = _fill_from_output(ins[0], target)
+        outs = merge("Reshape", outs, [target])
+    if outs[0] is not None:
+        ins[0] = _fill_from_output(tuple(ins[0]), outs[0])
+    return ins, outs
 
 
 def _reshape_compute(ctx, inputs, req, outputs, params):
@@ -93,8 +148,7 @@ _data_arg(register_op("Reshape").add_alias("reshape")
     .describe("Same values in a new shape, which may use MXNet's codes 0, -1, -2, -3, -4 and "
               "reverse.")
     .set_attr_parser(ReshapeParam).set_num_inputs(1).set_num_outputs(1)
-    .set_attr("FInferShape", forward_shape("Reshape", lambda p, s: [
-        reshape_target("Reshape", s[0], p.shape, p.reverse)]))
+    .set_attr("FInferShape", _reshape_shape)
     .set_attr("FInferType", same_type("Reshape"))
     .set_attr("FInplaceOption", lambda p: [(0, 0)])
     .set_attr("FCompute<cpu>", _reshape_compute)
