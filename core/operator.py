@@ -6,6 +6,9 @@
 ``CustomOp`` per application (per node of a bound graph), and its ``forward``/``backward``
 run on a custom-op thread through the engine, like any op; ``mx.nd`` calls inside them
 are ordinary engine work.
+
+``PythonOp``, ``NumpyOp`` and ``NDArrayOp`` are MXNet's older (deprecated) Python operator
+interfaces; ``get_symbol`` runs them as a ``Custom`` op under a private op_type.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from .params import mxnet_type
 from .util import is_np_array
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators",
-           "get_operator_arguments", "OperatorArguments"]
+           "get_operator_arguments", "OperatorArguments", "PythonOp", "NumpyOp", "NDArrayOp"]
 
 OperatorArguments = namedtuple("OperatorArguments", ["narg", "names", "types"])
 
@@ -119,3 +122,98 @@ def get_operator_arguments(op_name):
             names.append(name)
             types.append(mxnet_type(info))
     return OperatorArguments(len(names), names, types)
+
+
+class PythonOp:
+    """Base of MXNet's older Python operators: override ``forward(in_data, out_data)``,
+    ``backward(out_grad, in_data, out_data, in_grad)``, ``infer_shape``, ``list_arguments``
+    and ``list_outputs``, then ``op.get_symbol(*inputs, name=...)`` (or ``op(...)``)."""
+
+    def __init__(self, need_top_grad=True):
+        self.need_top_grad_ = need_top_grad
+
+    def __call__(self, *args, **kwargs):
+        return self.get_symbol(*args, **kwargs)
+
+    def get_symbol(self, *args, **kwargs):
+        """A Symbol applying this operator to ``args`` (``name=``/``attr=`` as any op)."""
+        from . import symbol
+        op_type = f"_python_op_{id(self)}"
+        if op_type not in _custom.props:
+            _custom.props[op_type] = _python_op_prop(self)
+        return symbol.Custom(*args, op_type=op_type, **kwargs)
+
+    def forward(self, in_data, out_data):
+        out_data[0][:] = in_data[0]
+
+    def backward(self, out_grad, in_data, out_data, in_grad):
+        in_grad[0][:] = 1.0
+
+    def infer_shape(self, in_shape):
+        return in_shape, [in_shape[0]]
+
+    def list_outputs(self):
+        return ["output"]
+
+    def list_arguments(self):
+        return ["data"]
+
+    def need_top_grad(self):
+        return self.need_top_grad_
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        deps = list(out_grad) if self.need_top_grad() else []
+        return deps + list(in_data) + list(out_data)
+
+
+class NumpyOp(PythonOp):
+    """A ``PythonOp`` whose ``forward``/``backward`` get numpy arrays and fill the output
+    (gradient) arrays in place."""
+
+
+class NDArrayOp(PythonOp):
+    """A ``PythonOp`` whose ``forward``/``backward`` get NDArrays."""
+
+
+def _python_op_prop(op):
+    """The ``CustomOpProp`` class running the PythonOp instance ``op``."""
+    numpy_op = isinstance(op, NumpyOp)
+
+    def run(fn, sources, targets, req, assign):
+        if not numpy_op:
+            return fn(*sources, targets)
+        outs = [t.asnumpy() for t in targets]
+        fn(*[[a.asnumpy() if a is not None else None for a in group] for group in sources],
+           outs)
+        for t, r, o in zip(targets, req, outs):
+            assign(t, r, o)
+
+    class Compute(CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            run(op.forward, [in_data], out_data, req, self.assign)
+
+        def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+            run(op.backward, [out_grad, in_data, out_data], in_grad, req, self.assign)
+
+    class Prop(CustomOpProp):
+        def __init__(self):
+            super().__init__(need_top_grad=op.need_top_grad())
+
+        def list_arguments(self):
+            return op.list_arguments()
+
+        def list_outputs(self):
+            return op.list_outputs()
+
+        def infer_shape(self, in_shape):
+            ins, outs = op.infer_shape(in_shape)
+            return ins, outs, []
+
+        def declare_backward_dependency(self, out_grad, in_data, out_data):
+            return op.declare_backward_dependency(out_grad, in_data, out_data)
+
+        def create_operator(self, ctx, in_shapes, in_dtypes):
+            return Compute()
+
+    Prop.__name__ = f"{type(op).__name__}Prop"
+    return Prop

@@ -1,4 +1,5 @@
-"""mx.operator custom ops (CustomOp / CustomOpProp / register, mx.nd.Custom) and mx.util."""
+"""mx.operator custom ops (CustomOp / CustomOpProp / register, mx.nd.Custom; the older
+PythonOp / NumpyOp / NDArrayOp) and mx.util."""
 
 import threading
 
@@ -255,6 +256,61 @@ def test_unknown_custom_op():
 def test_register_requires_prop_class():
     with pytest.raises(MXNetError):
         mx.operator.register("bad")(object)
+
+
+class NumpySoftmaxLoss(mx.operator.NumpyOp):
+    """MXNet's NumpyOp example: softmax forward, (p - onehot(label)) backward, no head
+    gradient."""
+
+    def __init__(self):
+        super().__init__(need_top_grad=False)
+
+    def list_arguments(self):
+        return ["data", "label"]
+
+    def infer_shape(self, in_shape):
+        return [in_shape[0], (in_shape[0][0],)], [in_shape[0]]
+
+    def forward(self, in_data, out_data):
+        x = in_data[0] - in_data[0].max(axis=1, keepdims=True)
+        out_data[0][:] = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
+
+    def backward(self, out_grad, in_data, out_data, in_grad):
+        in_grad[0][:] = out_data[0]
+        in_grad[0][np.arange(len(in_data[1])), in_data[1].astype(int)] -= 1
+
+
+class NDArrayDouble(mx.operator.NDArrayOp):
+    def forward(self, in_data, out_data):
+        out_data[0][:] = in_data[0] * 2
+
+    def backward(self, out_grad, in_data, out_data, in_grad):
+        in_grad[0][:] = out_grad[0] * 2
+
+
+def test_python_ops_run_in_graphs():
+    x = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 1.0]], np.float32)
+    label = np.array([2, 0], np.float32)
+    net = NumpySoftmaxLoss().get_symbol(mx.sym.var("data"), mx.sym.var("label"), name="sm")
+    assert net.list_arguments() == ["data", "label"] and net.list_outputs() == ["sm_output"]
+    ex = net.simple_bind(mx.cpu(), data=x.shape, label=label.shape,
+                         grad_req={"data": "add", "label": "null"})
+    ex.grad_dict["data"][:] = 1
+    ex.forward(is_train=True, data=x, label=label)
+    p = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(ex.outputs[0].asnumpy(), p, rtol=1e-6)
+    ex.backward()                                       # no head gradient needed
+    p[[0, 1], [2, 0]] -= 1
+    np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(), 1 + p, rtol=1e-6)
+
+    double = NDArrayDouble()
+    y = double(mx.sym.var("x"), name="dbl")             # __call__ is get_symbol
+    ex = y.bind(mx.cpu(), args=[mx.nd.array([1.0, -2.0])], args_grad=[mx.nd.zeros(2)])
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.array([1.0, 3.0]))
+    assert ex.outputs[0].asnumpy().tolist() == [2.0, -4.0]
+    assert ex.grad_arrays[0].asnumpy().tolist() == [2.0, 6.0]
+    assert double.get_symbol(mx.sym.var("z")).list_outputs()[0].endswith("_output")
 
 
 def test_util(tmp_path):
