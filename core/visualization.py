@@ -130,8 +130,9 @@ def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None
     names = [n["name"] for n in nodes]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
-        warnings.warn(f"several nodes share a name, so the drawing may join them: "
-                      f"{', '.join(repeated)}", RuntimeWarning, stacklevel=2)
+        warnings.warn("There are multiple variables with the same name in your graph, this "
+                      "may result in cyclic graph. Repeated names: " + ",".join(repeated),
+                      RuntimeWarning, stacklevel=2)
     style = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034",
              "style": "filled"}
     style.update(node_attrs or {})

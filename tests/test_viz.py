@@ -87,7 +87,7 @@ def test_viz_errors():
         mx.viz.plot_network(42)
     with pytest.raises(ValueError, match="do not decide"), pytest.warns(UserWarning):
         mx.viz.print_summary(net, shape={"softmax_label": (4,)})
-    with pytest.warns(RuntimeWarning, match="share a name, .*: x$"):
+    with pytest.warns(RuntimeWarning, match="same name in your graph.*Repeated names: x$"):
         mx.viz.plot_network(mx.sym.var("x") + mx.sym.var("x"))
 
 
