@@ -55,6 +55,33 @@ def test_reshape_fills_one_unknown_input_dim_from_a_known_output():
     assert ins == [(0, 0, 4)]                           # two unknown dims: left unknown
 
 
+def test_partial_inference_of_concat_batch_dot_and_where_as_mxnet():
+    a, b, c = mx.sym.var("a"), mx.sym.var("b"), mx.sym.var("c")
+    cat = mx.sym.Concat(a, b, dim=1) + mx.sym.var("d", shape=(2, 0))
+    ins, outs, _ = cat.infer_shape(a=(0, 10), b=(0, 5))
+    assert ins == [(2, 10), (2, 5), (2, 15)] and outs == [(2, 15)]
+    with pytest.raises(ShapeError, match="Concat.*agree on every axis but dim=1"):
+        mx.sym.Concat(a, b, dim=1).infer_shape(a=(2, 3), b=(3, 4))
+    bd = mx.sym.batch_dot(a, b)
+    assert bd.infer_shape_partial(a=(0, 3, 4), b=(0, 4, 5))[1] == [(0, 3, 5)]
+    assert bd.infer_shape_partial(a=(0, 3, 4), b=(0, 0, 5))[1] == [()]   # k unknown: nothing
+    w = mx.sym.where(c, a, b)
+    assert w.infer_shape_partial(c=(0, 2), a=(0, 2), b=(0, 2))[1] == [()]  # cond not known
+    assert w.infer_shape_partial(c=(3,), a=(3, 2), b=(0, 2))[0] == [(3,), (3, 2), (3, 2)]
+
+
+def test_identity_with_attr_like_rhs_passes_shape_back():
+    w, shift = mx.sym.var("w"), mx.sym.var("shift", shape=(1,))
+    wt = mx.sym._internal._identity_with_attr_like_rhs(mx.sym.broadcast_add(w, shift), w)
+    net = mx.sym.FullyConnected(mx.sym.var("data"), weight=wt, num_hidden=11, no_bias=True)
+    ins, _, _ = net.infer_shape(data=(7, 100))
+    assert dict(zip(net.list_arguments(), ins))["w"] == (11, 100)
+    x, y = np.arange(6.0).reshape(2, 3), np.ones((2, 3))
+    check_forward("_identity_with_attr_like_rhs", [x, y], x)
+    check_backward("_identity_with_attr_like_rhs", [x, y], [np.full((2, 3), 2.0)],
+                   [np.full((2, 3), 2.0), np.zeros((2, 3))])
+
+
 def test_reshape_old_target_shape_api():
     assert out_shape("Reshape", [(2, 3, 5, 5)], target_shape=(2, 0)) == [(2, 75)]
     assert out_shape("Reshape", [(2, 3, 5, 5)], target_shape=(0, 5), keep_highest=True) == [

@@ -17,6 +17,7 @@ from __future__ import annotations
 from opsdk import (CloneGradient, ElemwiseGradUseIn, ElemwiseGradUseNone, ElemwiseShape,
                    ElemwiseType, Field, MakeZeroGradNodes, NodeEntry, Param, ShapeError,
                    make_node, register_op)
+from opsdk.shape import shape_known
 
 from ._common import (OpsGrad, Ufunc, call, check_outs, forward_compute, mod, mod_grads, put,
                       sum_to)
@@ -266,6 +267,8 @@ def _where(ctx, inputs, req, outputs, params):
 
 def _where_shape(params, ins, outs):
     cond, x, y = ins
+    if not shape_known(cond):       # as MXNet: nothing is inferred before the condition is
+        return list(ins), list(outs)
     ins, outs = ElemwiseShape(2, 1, "where")(params, [x, y], outs)
     x = ins[0]
     if cond is not None and x is not None and tuple(cond) != x and \

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from opsdk import Field, NodeEntry, Param, assign, make_node, register_op
+from opsdk import Field, NodeEntry, Param, ShapeError, assign, make_node, register_op
+from opsdk.shape import dim_known, dim_op, merge_shape, unknown_dim
 
 from ._layout import fail, merge, norm_axis, same_type
 
@@ -18,28 +19,35 @@ class ConcatParam(Param):
 
 
 def _concat_infer(p, ins, outs):
-    ins, out = list(ins), outs[0]
-    known = [s for s in ins if s is not None]
-    ref = known[0] if known else out
-    if ref is None:
-        return ins, list(outs)
-    a = norm_axis("Concat", p.dim, len(ref), "dim")
-    for s in known + ([out] if out is not None else []):
-        if len(s) != len(ref) or any(x != y for k, (x, y) in enumerate(zip(s, ref)) if k != a):
-            fail("Concat", f"inputs must agree on every axis but dim={p.dim}: {s} vs {ref}")
-    missing = [k for k, s in enumerate(ins) if s is None]
-    if len(missing) == 1 and out is not None:  # deduce the one unknown input from the output
-        rest = out[a] - sum(s[a] for s in known)
-        if rest < 0:
-            fail("Concat", f"output {out} too small for inputs {known}")
-        ins[missing[0]] = out[:a] + (rest,) + out[a + 1:]
-        missing = []
-    if missing:
-        return ins, list(outs)
-    total = ref[:a] + (sum(s[a] for s in ins),) + ref[a + 1:]
-    if out is not None and tuple(out) != total:
-        fail("Concat", f"output has shape {tuple(out)}, expected {total}")
-    return ins, [total]
+    """MXNet's ConcatShape on partial shapes: every input and the output agree on all axes
+    but ``dim``; the output's ``dim`` is the sum once every input's is known. One input
+    left unknown along ``dim`` takes what a known output leaves for it."""
+    ins, outs = list(ins), list(outs)
+    given = [s for s in ins + outs if s is not None]
+    if not given:
+        return ins, outs
+    a = norm_axis("Concat", p.dim, len(given[0]), "dim")
+    u = unknown_dim()
+    common = None
+    for s in given:
+        other = tuple(u if j == a else d for j, d in enumerate(s))
+        try:
+            common = merge_shape("Concat", common, other)
+        except ShapeError:
+            fail("Concat", f"inputs must agree on every axis but dim={p.dim}: "
+                           f"{tuple(s)} vs {common}")
+    sizes = [u if s is None else s[a] for s in ins]
+    out_size = u if outs[0] is None else outs[0][a]
+    unknown = [k for k, d in enumerate(sizes) if not dim_known(d)]
+    if len(unknown) == 1 and dim_known(out_size):
+        rest = out_size - sum(d for k, d in enumerate(sizes) if k != unknown[0])
+        if not dim_known(rest):
+            fail("Concat", f"output {tuple(outs[0])} too small for inputs {ins}")
+        sizes[unknown[0]] = rest
+        unknown = []
+    ins = [common[:a] + (d,) + common[a + 1:] for d in sizes]
+    total = u if unknown else sum(sizes)
+    return ins, merge("Concat", outs, [common[:a] + (total,) + common[a + 1:]])
 
 
 def _concat_compute(ctx, inputs, req, outputs, params):
@@ -138,30 +146,30 @@ class SplitParam(Param):
 
 def _split_shape(p, shape):
     a = norm_axis("split", p.axis, len(shape))
-    if shape[a] % p.num_outputs:
+    if dim_known(shape[a]) and shape[a] % p.num_outputs:
         fail("split", f"axis {p.axis} of size {shape[a]} does not split into "
                       f"num_outputs={p.num_outputs} equal parts")
-    n = shape[a] // p.num_outputs
-    if p.squeeze_axis and n != 1:
+    n = dim_op(lambda d: d // p.num_outputs, shape[a])
+    if p.squeeze_axis and dim_known(n) and n != 1:
         fail("split", f"squeeze_axis=True needs parts of size 1, got {n}")
     part = shape[:a] + (() if p.squeeze_axis else (n,)) + shape[a + 1:]
     return a, n, part
 
 
 def _split_infer(p, ins, outs):
+    """Both ways on partial shapes: the parts from the input, the input from any part."""
     shape = ins[0]
+    for known in outs:
+        if known is not None:
+            known = tuple(known)
+            a = norm_axis("split", p.axis, len(known) + (1 if p.squeeze_axis else 0))
+            whole = (known[:a] + (p.num_outputs,) + known[a:] if p.squeeze_axis else
+                     known[:a] + (dim_op(lambda d: d * p.num_outputs, known[a]),) + known[a + 1:])
+            shape = merge_shape("split", shape, whole, "input")
     if shape is None:
-        known = next((o for o in outs if o is not None), None)
-        if known is None:
-            return list(ins), list(outs)
-        a = norm_axis("split", p.axis, len(known) + (1 if p.squeeze_axis else 0))
-        shape = (known[:a] + (p.num_outputs,) + known[a:] if p.squeeze_axis else
-                 known[:a] + (known[a] * p.num_outputs,) + known[a + 1:])
+        return list(ins), list(outs)
     _, _, part = _split_shape(p, tuple(shape))
-    for o in outs:
-        if o is not None and tuple(o) != part:
-            fail("split", f"output has shape {tuple(o)}, expected {part}")
-    return [tuple(shape)], [part] * p.num_outputs
+    return [tuple(shape)], merge("split", outs, [part] * p.num_outputs)
 
 
 def _split_compute(ctx, inputs, req, outputs, params):

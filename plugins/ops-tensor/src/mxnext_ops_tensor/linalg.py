@@ -6,6 +6,7 @@ from math import prod
 from typing import Literal
 
 from opsdk import Field, NodeEntry, Param, assign, make_node, register_op
+from opsdk.shape import dim_known
 
 from ._layout import fail, forward_shape, same_type
 
@@ -133,6 +134,8 @@ def _batch_shape(p, s):
     a, b = s
     if len(a) < 3 or len(a) != len(b) or a[:-2] != b[:-2]:
         fail("batch_dot", f"inputs need the same batch axes and >= 3 dims, got {a} and {b}")
+    if not (dim_known(a[-1]) and dim_known(b[-2])):
+        return [None]       # as MXNet: no partial result before these two dims are known
     m, ka = (a[-1], a[-2]) if p.transpose_a else (a[-2], a[-1])
     kb, n = (b[-1], b[-2]) if p.transpose_b else (b[-2], b[-1])
     if ka != kb:

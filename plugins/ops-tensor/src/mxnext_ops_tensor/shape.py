@@ -1,12 +1,13 @@
 """Shape ops that move no values: Reshape, Flatten, transpose, expand_dims,
-squeeze, swapaxes, flip, reshape_like; shape_array and size_array."""
+squeeze, swapaxes, flip, reshape_like, _identity_with_attr_like_rhs; shape_array and
+size_array."""
 
 from __future__ import annotations
 
 from math import prod
 
-from opsdk import Field, MakeZeroGradNodes, NodeEntry, Param, assign, make_node, register_op
-
+from opsdk import (ElemwiseShape, ElemwiseType, Field, MakeZeroGradNodes, NodeEntry, Param,
+                   assign, make_node, register_op)
 from opsdk.shape import dim_known, shape_known, unknown_dim
 
 from ._layout import (fail, fixed_type, forward_shape, merge, norm_axis, same_shape_back,
@@ -197,6 +198,21 @@ def _reshape_like_shape(p, s):
     .set_attr("TExamples", [{"inputs": [(2, 6), (3, 4)], "grad": [0]}])
     .add_argument("lhs", "NDArray-or-Symbol", "Array to reshape.")
     .add_argument("rhs", "NDArray-or-Symbol", "Array whose shape is taken."))
+
+
+(register_op("_identity_with_attr_like_rhs")
+    .describe("lhs unchanged, with rhs's shape and dtype: a constraint that lets inference "
+              "flow from rhs to lhs (and back). rhs gets a zero gradient.")
+    .set_num_inputs(2).set_num_outputs(1)
+    .set_attr("FListInputNames", lambda p: ["lhs", "rhs"])
+    .set_attr("FInferShape", ElemwiseShape(2, 1, "_identity_with_attr_like_rhs"))
+    .set_attr("FInferType", ElemwiseType(2, 1, "_identity_with_attr_like_rhs"))
+    .set_attr("FInplaceOption", lambda p: [(0, 0)])
+    .set_attr("FCompute<cpu>", _reshape_compute)
+    .set_attr("FGradient", lambda node, og: [og[0], zeros_entry(node.inputs[1])])
+    .set_attr("TExamples", [{"inputs": [(2, 3), (2, 3)], "grad": [0]}])
+    .add_argument("lhs", "NDArray-or-Symbol", "Array passed through.")
+    .add_argument("rhs", "NDArray-or-Symbol", "Array whose shape and dtype lhs must have."))
 
 
 # -- Flatten ---------------------------------------------------------------------------
