@@ -188,6 +188,21 @@ def test_grad_function_and_second_order():
     assert x.grad is not None
 
 
+def test_second_order_of_a_constant_derivative_is_zero_not_missing():
+    """x is reachable from its first derivative (sign(x) reads it) but every path's
+    gradient is zero: grad gives zeros, as MXNet; an unrelated variable is an error."""
+    x, z = mx.nd.array([-1.0, 2.0]), mx.nd.array([3.0, 4.0])
+    x.attach_grad()
+    z.attach_grad()
+    with ag.record():
+        (dx,) = ag.grad(mx.nd.abs(x), x, create_graph=True, retain_graph=True)
+        (ddx,) = ag.grad(dx, x, head_grads=mx.nd.ones(2), create_graph=True)
+        w = z * 3
+    assert dx.asnumpy().tolist() == [-1, 1] and ddx.asnumpy().tolist() == [0, 0]
+    with pytest.raises(MXNetError, match="unreachable"):
+        ag.grad(w, [x])
+
+
 def test_grad_returns_without_touching_buffers():
     x = mx.nd.array([1.0, 2.0])
     x.attach_grad()

@@ -75,8 +75,9 @@ def _run_backward(heads, head_grads, variables, retain_graph, create_graph, trai
                 _backprop(n, grads, needs, fresh, create_graph)
                 if not retain_graph:
                     n.info.outputs = n.info.inputs = None
-        if variables is not None:
-            return [_sum(grads[v._ag.node][0], fresh) for v in variables]
+        if variables is not None:     # reachable, yet every path's gradient was zero: zeros
+            return [_sum(grads[v._ag.node][0], fresh) if v._ag.node in grads
+                    else filled_like(v, 0) for v in variables]
         _write_leaf_grads(order, grads, needs, fresh, create_graph)
         return []
     finally:

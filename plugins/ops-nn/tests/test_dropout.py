@@ -77,3 +77,19 @@ def test_p_one_gives_nan_as_mxnet():
     assert np.isnan(out).all() and np.isnan(mask).all()
     out, mask = run_op("Dropout", [x], {"p": 1.0}, is_train=False)    # inference: identity
     np.testing.assert_array_equal(out, x)
+
+
+def test_second_order_masks_the_head_gradient_again():
+    import mxnext as mx
+    x = mx.nd.ones((4, 6))
+    x.attach_grad()
+    with mx.autograd.record(train_mode=True):
+        y = mx.nd.Dropout(x, p=0.5)
+        (dx,) = mx.autograd.grad(y, x, create_graph=True, retain_graph=True)
+        (ddx,) = mx.autograd.grad(dx, x, head_grads=mx.nd.ones((4, 6)) * 3, create_graph=True)
+    mask = dx.asnumpy()                              # 0 or 1/(1-p) = 2 per element
+    assert set(np.unique(mask)) <= {0.0, 2.0}
+    assert ddx.asnumpy().tolist() == np.zeros((4, 6)).tolist()   # the mask's own gradient
+    dy = mx.nd.ones((4, 6)) * 3
+    again = run_op("_backward_Dropout", [dy.asnumpy(), mask], {"p": 0.5})[0]
+    np.testing.assert_array_equal(again, 3 * mask)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, Param, ResourceRequest, register_op
+from opsdk import Field, NodeEntry, Param, ResourceRequest, make_node, register_op
 
 from ._layer_rules import (backward_node, grad_entries, norm_axis, out_entry, put,
                            result_shapes, same_type, set_shape, set_type)
@@ -75,6 +75,12 @@ def _grad(node, og):
     return grad_entries(backward_node(f"_backward_{OP}", node, [og[0], out_entry(node, 1)]), 1)
 
 
+def _backward_grad(node, og):
+    """Second order, as MXNet: the head gradient is masked again; the mask gets zeros."""
+    again = backward_node(f"_backward_{OP}", node, [og[0], node.inputs[1]])
+    return [NodeEntry(again, 0, 0), NodeEntry(make_node("zeros_like", [node.inputs[1]]), 0, 0)]
+
+
 def _backward_shape(p, ins, outs):
     ins, outs = list(ins), list(outs)
     g = next((s for s in (ins[0], outs[0]) if s is not None), None)
@@ -121,4 +127,6 @@ def _random(p):
     .set_attr("FInferType", same_type(f"_backward_{OP}"))
     .set_attr("FInplaceOption", lambda p: [(0, 0)])
     .set_attr("FCompute<cpu>", _backward)
-    .set_attr("TExamples", [{"inputs": [(3, 4, 5), (3, 1, 5)], "params": {"axes": (1,)}}]))
+    .set_attr("FGradient", _backward_grad)
+    .set_attr("TExamples", [{"inputs": [(3, 4, 5), (3, 1, 5)], "params": {"axes": (1,)},
+                             "grad": [0]}]))
