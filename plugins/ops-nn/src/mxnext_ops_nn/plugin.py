@@ -8,7 +8,7 @@ from opsdk import hookimpl
 _MODULES = ("softmax", "softmax_output", "regression_output", "make_loss", "smooth_l1",
             "sequence", "optimizer", "ctc", "rnn", "convolution", "deconvolution",
             "fully_connected", "pooling", "activation", "leaky_relu", "dropout", "batch_norm",
-            "layer_norms", "l2_normalization", "lrn", "embedding", "upsampling")
+            "layer_norms", "l2_normalization", "lrn", "embedding", "upsampling", "transformer")
 
 
 @hookimpl
