@@ -134,7 +134,8 @@ def _reserve_layout(p, steps, batch):
 
 
 def _reserve_size(p, steps, batch):
-    return sum(int(np.prod(s)) for _, s in _reserve_layout(p, steps, batch))
+    """At least 1: an empty reserve would read as an unknown shape outside np_shape."""
+    return max(1, sum(int(np.prod(s)) for _, s in _reserve_layout(p, steps, batch)))
 
 
 def _unpack(p, flat, steps, batch):
@@ -265,8 +266,8 @@ def _forward(ctx, inputs, req, outputs, params):
             assign(outputs[2], req[2], xp.stack(cy).astype(outputs[2].dtype, copy=False))
     if req[-1]:
         layout = _reserve_layout(p, steps, batch)
-        flat = xp.concatenate([kept[key].reshape(-1) for key, _ in layout] or [xp.empty(0, acc)])
-        assign(outputs[-1], req[-1], flat.astype(outputs[-1].dtype, copy=False))
+        flat = xp.concatenate([kept[key].reshape(-1) for key, _ in layout] or [xp.zeros(1, acc)])
+        assign(outputs[-1][:flat.size], req[-1], flat.astype(outputs[-1].dtype, copy=False))
 
 
 # -- backward ----------------------------------------------------------------------------------

@@ -1,0 +1,166 @@
+"""``FusedRNNCell``: a whole multi-layer (bidirectional) RNN, LSTM or GRU as one ``RNN`` op
+over MXNet's packed parameter vector."""
+
+from __future__ import annotations
+
+import warnings
+
+from .. import ndarray, symbol
+from ..base import MXNetError, ParamError
+from ._params import initializer_attr
+from ._sequence import normalize_sequence
+from .base_cell import BaseRNNCell, StepError, _get, _pop
+from .cells import DropoutCell, GRUCell, LSTMCell, RNNCell
+from .stacks import BidirectionalCell, SequentialRNNCell
+
+__all__ = ["FusedRNNCell"]
+
+_GATES = {"rnn_relu": ("",), "rnn_tanh": ("",), "lstm": ("_i", "_f", "_c", "_o"),
+          "gru": ("_r", "_z", "_o")}
+
+
+class FusedRNNCell(BaseRNNCell):
+    """``num_layers`` layers of ``mode`` (``'rnn_relu'``, ``'rnn_tanh'``, ``'lstm'``,
+    ``'gru'``) in one ``RNN`` op, on one weight vector ``<prefix>parameters``.
+
+    ``bidirectional`` doubles each layer's output width; ``dropout`` applies between layers
+    in training; ``get_next_state`` makes ``unroll`` return the final states (else ``[]``).
+    The prefix defaults to ``'<mode>_'``. ``unpack_weights`` names the per-layer, per-gate
+    arrays ``<prefix><l|r><layer>_<i2h|h2h><gate>_<weight|bias>``, which are the names the
+    cells of ``unfuse()`` use.
+    """
+
+    def __init__(self, num_hidden, num_layers=1, mode="lstm", bidirectional=False,
+                 dropout=0.0, get_next_state=False, forget_bias=1.0, prefix=None, params=None):
+        if mode not in _GATES:
+            raise ParamError(f"FusedRNNCell: mode must be one of {', '.join(_GATES)}, "
+                             f"got {mode!r}")
+        super().__init__(prefix=f"{mode}_" if prefix is None else prefix, params=params)
+        self._num_hidden = num_hidden
+        self._num_layers = num_layers
+        self._mode = mode
+        self._bidirectional = bool(bidirectional)
+        self._dropout = dropout
+        self._get_next_state = get_next_state
+        self._forget_bias = forget_bias
+        self._directions = ("l", "r") if bidirectional else ("l",)
+        self._parameter = self._params.get("parameters", init=initializer_attr(
+            "fusedrnn", init=None, num_hidden=num_hidden, num_layers=num_layers, mode=mode,
+            bidirectional=self._bidirectional, forget_bias=forget_bias))
+
+    @property
+    def state_info(self):
+        shape = (len(self._directions) * self._num_layers, 0, self._num_hidden)
+        return [{"shape": shape, "__layout__": "LNC"}
+                for _ in range(2 if self._mode == "lstm" else 1)]
+
+    @property
+    def _gate_names(self):
+        return _GATES[self._mode]
+
+    def _layout(self, num_input):
+        """``(name, shape)`` of every array in the packed vector, in its order: all weights
+        (per layer, per direction: i2h gates then h2h gates), then all biases likewise."""
+        h, dirs = self._num_hidden, self._directions
+        entries = []
+        for kind in ("weight", "bias"):
+            for layer in range(self._num_layers):
+                width = num_input if layer == 0 else len(dirs) * h
+                for d in dirs:
+                    for group, cols in (("i2h", width), ("h2h", h)):
+                        for gate in self._gate_names:
+                            shape = (h, cols) if kind == "weight" else (h,)
+                            entries.append((f"{self._prefix}{d}{layer}_{group}{gate}_{kind}",
+                                            shape))
+        return entries
+
+    def _num_input(self, size):
+        """The input width a packed vector of ``size`` elements was made for."""
+        h, b, m = self._num_hidden, len(self._directions), len(self._gate_names)
+        per_input = b * m * h
+        rest = (self._num_layers - 1) * b * m * h * (b * h + h + 2) + per_input * (h + 2)
+        if size <= rest or (size - rest) % per_input:
+            raise MXNetError(
+                f"FusedRNNCell {self._prefix!r}: {self._parameter.name!r} has {size} elements, "
+                f"which fits no input width for {self._num_layers} {self._mode} layer(s) of "
+                f"{h}{' (bidirectional)' if b == 2 else ''}")
+        return (size - rest) // per_input
+
+    def unpack_weights(self, args):
+        args = dict(args)
+        packed = _pop(args, self._parameter.name, "unpack_weights")
+        offset = 0
+        for name, shape in self._layout(self._num_input(packed.size)):
+            n = shape[0] * (shape[1] if len(shape) == 2 else 1)
+            args[name] = packed[offset:offset + n].reshape(shape).copy()
+            offset += n
+        return args
+
+    def pack_weights(self, args):
+        args = dict(args)
+        first = _get(args, f"{self._prefix}l0_i2h{self._gate_names[0]}_weight", "pack_weights")
+        parts = []
+        for name, shape in self._layout(first.shape[1]):
+            part = _pop(args, name, "pack_weights")
+            if tuple(part.shape) != shape:
+                raise MXNetError(f"pack_weights: {name!r} has shape {tuple(part.shape)}, "
+                                 f"expected {shape}")
+            parts.append(part.reshape((-1,)))
+        args[self._parameter.name] = ndarray.concat(*parts, dim=0)
+        return args
+
+    def __call__(self, inputs, states):
+        raise StepError("FusedRNNCell cannot be stepped; use unroll, or unfuse() for a cell "
+                        "that steps")
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None):
+        self.reset()
+        inputs, axis = normalize_sequence(length, inputs, layout, True)
+        if axis not in (0, 1):
+            raise ParamError(f"FusedRNNCell.unroll: layout {layout!r} puts time on axis "
+                             f"{axis}; the RNN op takes 'TNC' (or 'NTC', swapped to it)")
+        if axis == 1:
+            warnings.warn("FusedRNNCell: NTC layout is swapped to TNC around the RNN op; "
+                          "pass TNC to save the two transposes", stacklevel=2)
+            inputs = symbol.swapaxes(inputs, dim1=0, dim2=1)
+        if begin_state is None:
+            begin_state = self.begin_state()
+        states = dict(zip(("state", "state_cell"), begin_state[:len(self.state_info)]))
+        rnn = symbol.RNN(data=inputs, parameters=self._parameter, state_size=self._num_hidden,
+                         num_layers=self._num_layers, bidirectional=self._bidirectional,
+                         p=self._dropout, state_outputs=self._get_next_state, mode=self._mode,
+                         name=f"{self._prefix}rnn", **states)
+        if self._get_next_state:
+            outputs = rnn[0]
+            states = [rnn[i + 1] for i in range(len(self.state_info))]
+            for state in states:
+                state._set_attr(__layout__="LNC")
+        else:
+            outputs, states = rnn, []
+        if axis == 1:
+            outputs = symbol.swapaxes(outputs, dim1=0, dim2=1)
+        outputs, _ = normalize_sequence(length, outputs, layout, merge_outputs)
+        return outputs, states
+
+    def unfuse(self):
+        """The same network as a ``SequentialRNNCell`` of step cells (one per layer, in a
+        ``BidirectionalCell`` if bidirectional, ``DropoutCell`` between layers) whose weight
+        names are those ``unpack_weights`` makes."""
+        def make(prefix):
+            if self._mode == "lstm":
+                return LSTMCell(self._num_hidden, prefix=prefix, forget_bias=self._forget_bias)
+            if self._mode == "gru":
+                return GRUCell(self._num_hidden, prefix=prefix)
+            return RNNCell(self._num_hidden, activation=self._mode[4:], prefix=prefix)
+
+        stack = SequentialRNNCell()
+        for i in range(self._num_layers):
+            if self._bidirectional:
+                stack.add(BidirectionalCell(make(f"{self._prefix}l{i}_"),
+                                            make(f"{self._prefix}r{i}_"),
+                                            output_prefix=f"{self._prefix}bi_l{i}_"))
+            else:
+                stack.add(make(f"{self._prefix}l{i}_"))
+            if self._dropout > 0 and i != self._num_layers - 1:
+                stack.add(DropoutCell(self._dropout, prefix=f"{self._prefix}_dropout{i}_"))
+        return stack
