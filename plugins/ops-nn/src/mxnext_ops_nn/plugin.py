@@ -8,7 +8,8 @@ from opsdk import hookimpl
 _MODULES = ("softmax", "softmax_output", "regression_output", "make_loss", "smooth_l1",
             "sequence", "optimizer", "ctc", "rnn", "convolution", "deconvolution",
             "fully_connected", "pooling", "activation", "leaky_relu", "dropout", "batch_norm",
-            "layer_norms", "l2_normalization", "lrn", "embedding", "upsampling", "transformer")
+            "layer_norms", "l2_normalization", "lrn", "embedding", "upsampling", "transformer",
+            "spatial_transformer", "roi", "svm_output", "correlation", "resize", "im2col")
 
 
 @hookimpl
