@@ -19,14 +19,14 @@ OPS = {
     "mxnext-ops-nn": """
         Activation BatchNorm BatchNorm_v1 Convolution Convolution_v1 Deconvolution Dropout
         Embedding FullyConnected GroupNorm InstanceNorm L2Normalization LayerNorm LeakyReLU
-        LRN Pooling Pooling_v1 RNN UpSampling hard_sigmoid
+        LRN Pooling Pooling_v1 RNN UpSampling
         BilinearSampler Correlation Crop GridGenerator ROIPooling SpatialTransformer
         im2col col2im
         SequenceLast SequenceMask SequenceReverse
         softmax log_softmax softmin SoftmaxActivation SoftmaxOutput Softmax
         softmax_cross_entropy
         LinearRegressionOutput LogisticRegressionOutput MAERegressionOutput SVMOutput
-        MakeLoss make_loss smooth_l1 IdentityAttachKLSparseReg moments
+        MakeLoss make_loss smooth_l1 IdentityAttachKLSparseReg
         CTCLoss ctc_loss _contrib_CTCLoss _contrib_ctc_loss
         sgd_update sgd_mom_update mp_sgd_update mp_sgd_mom_update nag_mom_update
         mp_nag_mom_update multi_sgd_update multi_sgd_mom_update multi_mp_sgd_update
@@ -35,8 +35,7 @@ OPS = {
         adam_update _adamw_update _mp_adamw_update _multi_adamw_update _multi_mp_adamw_update
         rmsprop_update rmspropalex_update ftrl_update ftml_update signsgd_update signum_update
         lamb_update_phase1 lamb_update_phase2 mp_lamb_update_phase1 mp_lamb_update_phase2
-        _multi_lamb_update _multi_mp_lamb_update multi_lars multi_sum_sq multi_all_finite
-        all_finite reset_arrays
+        _multi_lamb_update _multi_mp_lamb_update multi_lars multi_sum_sq reset_arrays
     """,
 }
 

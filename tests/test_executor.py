@@ -620,3 +620,11 @@ def test_cached_op_results_never_depend_on_bulk_execution(monkeypatch):
     monkeypatch.delenv("MXNET_EXEC_BULK_EXEC_TRAIN")
     op = mx.nd.CachedOp(mx.sym.var("a") * 2, [("forward_bulk_size", 4)])
     assert (op.flags["forward_bulk_size"], op.flags["backward_bulk_size"]) == (4, 15)
+
+
+def test_graph_with_only_zero_size_entries_binds_and_runs():
+    with mx.np_shape(True):
+        ex = mx.sym.exp(mx.sym.var("x")).simple_bind(mx.cpu(), x=(0, 3))
+        assert ex.forward(is_train=True)[0].shape == (0, 3)
+        ex.backward(mx.nd.ones((0, 3)))
+        assert ex.grad_dict["x"].shape == (0, 3)

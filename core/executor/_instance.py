@@ -47,7 +47,7 @@ class Instance:
             self.arena = share.arena
             self._share(share)
         else:
-            self.arena = _storage.alloc(plan.total, ctx) if plan.total else None
+            self.arena = _storage.alloc(plan.total, ctx)     # may be 0 bytes: zero-size outputs
         self.arrays = dict(arrays)
         self.grad_arrays = dict(grad_arrays)
         self.head_arrays = [None if eid is None else

@@ -34,6 +34,7 @@ __all__ = ["invoke", "invoke_params", "invoke_name", "op_function", "new_array",
 _plans: dict = {}
 _PLANS_MAX = 8192
 _opdefs: dict = {}
+_data_params: dict = {}    # (opdef, kwargs) -> params, for ops sized by their data
 _functions: dict = {}
 _WRITE, _NULL, _INPLACE = OpReqType.WRITE_TO, OpReqType.NULL, OpReqType.WRITE_INPLACE
 _sig_of = attrgetter("_sig")
@@ -65,8 +66,33 @@ def invoke(opdef, inputs, kwargs, out=None, ctx=None):
     except (TypeError, AttributeError):      # unhashable kwargs, or an input not an NDArray
         key = plan = None
     if plan is None:
+        if opdef.get_attr("FInferShapeFromData") is not None:   # never cached: off the hot path
+            return _invoke_from_data(opdef, kwargs, inputs, out, ctx)
         plan = _new_plan(opdef, opdef.parse_params(kwargs), inputs, ctx, key)
     return _run(plan, inputs, out)
+
+
+def _invoke_from_data(opdef, kwargs, inputs, out, ctx):
+    """An op whose output shapes depend on its inputs' values (``FInferShapeFromData``, as
+    MXNet's boolean_mask): wait for the inputs, size the outputs from their values, run."""
+    for i, a in enumerate(inputs):
+        if not isinstance(a, _NDArray):
+            raise MXNetError(f"Operator {opdef.name!r}: input {i} must be an NDArray, got "
+                             f"{type(a).__name__}")
+    try:     # one params object per kwargs, so that the plans below are keyed stably
+        pkey = (opdef, tuple(kwargs.items()))
+        params = _data_params.get(pkey)
+    except TypeError:
+        pkey = params = None
+    if params is None:
+        params = opdef.parse_params(kwargs)
+        if pkey is not None:
+            _data_params[pkey] = params
+    shapes = opdef.get_attr("FInferShapeFromData")(params, [a.asnumpy() for a in inputs])
+    _, types = opdef.get_attr("FInferType")(params, [a.dtype for a in inputs],
+                                            [None] * len(shapes))
+    return invoke_params(opdef, params, inputs, out, ctx,
+                         out_specs=[(tuple(s), t) for s, t in zip(shapes, types)])
 
 
 def invoke_params(opdef, params, inputs, out=None, ctx=None, all_outputs=False, req=None,

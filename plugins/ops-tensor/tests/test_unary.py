@@ -218,3 +218,32 @@ def test_nan_through_comparison_gradients_as_mxnet():
     np.testing.assert_array_equal(g, [0, -3, 0, 3, 3])
     (g,) = check_backward("clip", [x], [og], [None], {"a_min": -0.5, "a_max": 1.5})
     np.testing.assert_array_equal(g, [3, 0, 3, 0, 0])          # NaN is not outside the range
+
+
+# -- hard_sigmoid (values from MXNet 1.9.1) ------------------------------------------------
+def test_hard_sigmoid_matches_mxnet():
+    x = np.array([-3, -2.5, -1, 0, 1.3, 2.5, 3], np.float16)
+    p = {"alpha": 0.3, "beta": 0.4}
+    check_forward("hard_sigmoid", [x], np.array(
+        [0, 0, 0.0999755859375, 0.39990234375, 0.7900390625, 1, 1], np.float16), p, atol=0)
+    check_backward("hard_sigmoid", [x], [np.ones(7, np.float16)],
+                   [np.array([0, 0, 0.300048828125, 0.300048828125, 0.300048828125, 0, 0])], p)
+    x = np.array([np.nan, -10, 0.3, 10], np.float32)            # defaults 0.2, 0.5; NaN stays
+    check_forward("hard_sigmoid", [x], np.array([np.nan, 0, 0.56, 1], np.float32))
+
+
+def test_hard_sigmoid_rejects_integers():
+    with pytest.raises(TypeInferError, match="hard_sigmoid.*floating point.*int32"):
+        infer(registry.get("hard_sigmoid"), registry.get("hard_sigmoid").parse_params({}),
+              [(2,)], [np.dtype(np.int32)])
+
+
+def test_hard_sigmoid_frontends():
+    import mxnext as mx
+    x = mx.nd.array([-4.0, 0.0, 1.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.hard_sigmoid(x, alpha=0.25, beta=0.5)
+    y.backward()
+    np.testing.assert_allclose(y.asnumpy(), [0, 0.5, 0.75])
+    np.testing.assert_allclose(x.grad.asnumpy(), [0, 0.25, 0.25])

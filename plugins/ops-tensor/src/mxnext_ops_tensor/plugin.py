@@ -7,7 +7,8 @@ from opsdk import hookimpl
 # One module per op family; importing it registers its ops with the process registry.
 _MODULES = ("unary", "binary", "scalar", "reduce", "ordering",
             "shape", "slicing", "join", "expand", "broadcasting", "indexing", "linalg",
-            "init", "random", "random_pdf", "scan", "histogram", "la", "la_diag", "la_factor")
+            "init", "random", "random_pdf", "scan", "histogram", "la", "la_diag", "la_factor",
+            "amp", "moments", "space_depth", "index_contrib", "contrib_math", "image")
 
 
 @hookimpl

@@ -292,6 +292,53 @@ _unary("Cast", _cast, ElemwiseGradUseIn("_backward_cast"),
  .set_attr("FCompute<cpu>", _cast))
 
 
+# -- hard_sigmoid --------------------------------------------------------------------------
+class HardSigmoidParam(Param):
+    alpha: float = Field(0.2, description="Slope of hard sigmoid")
+    beta: float = Field(0.5, description="Bias of hard sigmoid.")
+
+
+def _float_type(op):
+    """ElemwiseType(1, 1) for ops whose kernels take floating point dtypes only (MXNet's
+    MSHADOW_REAL_TYPE_SWITCH, which fails when the op runs)."""
+    same = ElemwiseType(1, 1)
+
+    def infer(params, ins, outs):
+        ins, outs = same(params, ins, outs)
+        t = ins[0] if ins and ins[0] is not None else None
+        if t is not None and np.dtype(t).kind != "f":
+            raise TypeInferError(f"Operator {op!r}: data must be a floating point array "
+                                 f"(float16, float32 or float64), got {np.dtype(t)}")
+        return ins, outs
+    return infer
+
+
+def _hard_sigmoid(ctx, inputs, req, outputs, params):
+    """max(0, min(1, alpha x + beta)), with alpha and beta float32 as in MXNet (float16 data
+    is computed in float32, then rounded); NaN stays NaN."""
+    x = inputs[0]
+    w = x.astype(np.float32) if x.dtype == np.float16 else x
+    y = w * np.float32(params.alpha) + np.float32(params.beta)
+    put(outputs[0], req[0], ctx.xp.clip(y, 0, 1))
+
+
+def _hard_sigmoid_backward(ctx, inputs, req, outputs, params):
+    """The head gradient times alpha where 0 < alpha x + beta < 1 (in the data's dtype)."""
+    og, x = inputs
+    t = x.dtype.type
+    y = t(params.alpha) * x + t(params.beta)
+    put(outputs[0], req[0], ctx.xp.where((y > 0) & (y < 1), og * t(params.alpha), 0))
+
+
+_unary("hard_sigmoid", _hard_sigmoid, ElemwiseGradUseIn("_backward_hard_sigmoid"),
+       "Hard sigmoid, elementwise: max(0, min(1, alpha * x + beta)).",
+       infer_type=_float_type("hard_sigmoid")).set_attr_parser(HardSigmoidParam)
+(register_op("_backward_hard_sigmoid").set_attr_parser(HardSigmoidParam)
+ .set_num_inputs(2).set_num_outputs(1)
+ .set_attr("FInferShape", ElemwiseShape(2, 1)).set_attr("FInferType", ElemwiseType(2, 1))
+ .set_attr("FInplaceOption", INPLACE_0).set_attr("FCompute<cpu>", _hard_sigmoid_backward))
+
+
 # -- conformance examples (opsdk.testing "TExamples"): inputs inside each op's domain -------
 _POSITIVE = ("log", "log2", "log10", "sqrt", "rsqrt", "cbrt", "reciprocal", "gamma", "gammaln")
 _EXAMPLES = {
@@ -310,6 +357,11 @@ _EXAMPLES = {
              {"params": {"dtype": "int32"}, "domain": (-3, 3), "grad": False},
              {"params": {"dtype": "float32"}, "dtype": "uint8", "domain": (0, 9)}],
     "_backward_cast": [{"params": {"dtype": "float64"}, "dtype": ["float64", "float32"]}],
+    "hard_sigmoid": [{"domain": (-4, 4), "ref": lambda x: np.clip(0.2 * x + 0.5, 0, 1)},
+                     {"params": {"alpha": 0.5, "beta": -0.25}, "dtype": "float64",
+                      "domain": (-3, 3)},
+                     {"inputs": [(3, 2)], "dtype": "float16", "grad": False}],
+    "_backward_hard_sigmoid": [{"domain": (-4, 4)}],
 }
 for _name, _examples in _EXAMPLES.items():
     register_op(_name).set_attr("TExamples", _examples)
