@@ -234,3 +234,22 @@ def test_relu_and_abs_second_derivative():
     dx, dxx = _second(f, X)
     np.testing.assert_allclose(dx, 2 * np.maximum(X, 0) + 2 * np.abs(X), rtol=1e-5)
     np.testing.assert_allclose(dxx, 2 * (X > 0) + 2 * np.sign(X), rtol=1e-5)
+
+
+def test_clip_second_order_masks_the_head_gradient_again():
+    x = mx.nd.array([-2.0, 0.1, 0.3, 2.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.clip(x, a_min=-0.5, a_max=0.5)
+        (dx,) = mx.autograd.grad(y, x, head_grads=mx.nd.ones(4) * 3, create_graph=True,
+                                 retain_graph=True)
+        (ddx,) = mx.autograd.grad(dx, x, head_grads=mx.nd.ones(4), create_graph=True)
+    assert dx.asnumpy().tolist() == [0, 3, 3, 0]
+    assert ddx.asnumpy().tolist() == [0, 0, 0, 0]
+    with mx.autograd.record():                    # d(dx)/d(head gradient) is the mask
+        h = mx.nd.ones(4)
+        h.attach_grad()
+        (dx,) = mx.autograd.grad(mx.nd.clip(x, a_min=-0.5, a_max=0.5), x, head_grads=h,
+                                 create_graph=True)
+    dx.backward(mx.nd.ones(4) * 5)
+    assert h.grad.asnumpy().tolist() == [0, 5, 5, 0]

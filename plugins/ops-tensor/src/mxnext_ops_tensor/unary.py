@@ -257,7 +257,8 @@ _unary("clip", _clip, ElemwiseGradUseIn("_backward_clip"),
        "a_max.").set_attr_parser(ClipParam)
 (register_op("_backward_clip").set_attr_parser(ClipParam).set_num_inputs(2).set_num_outputs(1)
  .set_attr("FInferShape", ElemwiseShape(2, 1)).set_attr("FInferType", ElemwiseType(2, 1))
- .set_attr("FInplaceOption", INPLACE_0).set_attr("FCompute<cpu>", _clip_backward))
+ .set_attr("FInplaceOption", INPLACE_0).set_attr("FCompute<cpu>", _clip_backward)
+ .set_attr("FGradient", backward_grad("_backward_clip", lambda p, u, v: None)))  # mask again
 
 
 # -- Cast ----------------------------------------------------------------------------------
@@ -352,7 +353,7 @@ _EXAMPLES = {
     "abs": [{}, {"inputs": [(4,)], "dtype": "int32", "domain": (-5, 5)}],
     "clip": [{"params": {"a_min": -0.5, "a_max": 0.5}},
              {"params": {"a_min": "0", "a_max": "3"}, "dtype": "int64", "domain": (-5, 5)}],
-    "_backward_clip": [{"params": {"a_min": -0.5, "a_max": 0.5}}],
+    "_backward_clip": [{"params": {"a_min": -0.5, "a_max": 0.5}, "grad": [0]}],
     "Cast": [{"params": {"dtype": "float64"}},
              {"params": {"dtype": "int32"}, "domain": (-3, 3), "grad": False},
              {"params": {"dtype": "float32"}, "dtype": "uint8", "domain": (0, 9)}],
