@@ -21,6 +21,10 @@ OPS = {
         Embedding FullyConnected GroupNorm InstanceNorm L2Normalization LayerNorm LeakyReLU
         LRN Pooling Pooling_v1 RNN UpSampling
         BilinearSampler Correlation Crop GridGenerator ROIPooling SpatialTransformer
+        _contrib_ROIAlign _contrib_RROIAlign _contrib_BilinearResize2D
+        _contrib_AdaptiveAvgPooling2D _contrib_SyncBatchNorm _contrib_interleaved_matmul_selfatt_qk
+        _contrib_interleaved_matmul_selfatt_valatt _contrib_interleaved_matmul_encdec_qk
+        _contrib_interleaved_matmul_encdec_valatt
         im2col col2im
         SequenceLast SequenceMask SequenceReverse
         softmax log_softmax softmin SoftmaxActivation SoftmaxOutput Softmax

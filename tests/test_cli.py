@@ -330,9 +330,9 @@ def test_ops_show_unknown_name_suggests_closest(only_clitest):
 
 
 def test_ops_show_mxnet_name_says_where_it_comes_from():
-    r = run("ops", "show", "ROIPooling", env=env_with(None))
+    r = run("ops", "show", "Pooling_v1", env=env_with(None))
     assert r.returncode == 2
-    assert ("Error: unknown operator 'ROIPooling'; 'ROIPooling' is an MXNet 1.x operator "
+    assert ("Error: unknown operator 'Pooling_v1'; 'Pooling_v1' is an MXNet 1.x operator "
             "provided by mxnext-ops-nn, which is installed but does not provide it") in r.stderr
     assert "did you mean" not in r.stderr
 

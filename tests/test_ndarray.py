@@ -481,9 +481,9 @@ def test_creation_functions_reject_misspelt_keywords_like_every_op():
 
 
 def test_mxnet_names_mxnext_lacks_say_where_they_come_from():
-    with pytest.raises(AttributeError, match="'ROIPooling' is an MXNet 1.x operator provided "
+    with pytest.raises(AttributeError, match="'Pooling_v1' is an MXNet 1.x operator provided "
                                              "by mxnext-ops-nn") as info:
-        mx.nd.ROIPooling
+        mx.nd.Pooling_v1
     assert "did you mean" not in str(info.value)
     with pytest.raises(MXNetError, match="'gpu' is an MXNet 1.x device type provided by "
                                          "mxnext-device-cupy") as info:
