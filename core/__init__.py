@@ -20,8 +20,10 @@ from .util import is_np_shape, np_shape, set_np_shape, use_np, use_np_shape
 
 def __getattr__(name):
     # mx.test_utils loads on first use: it imports numpy.testing (30 ms), which MXNet's
-    # star import exports and few programs need; mx.rnn, which few programs use, too
-    if name in ("test_utils", "rnn"):
+    # star import exports and few programs need; mx.rnn, which few programs use, too;
+    # mx.initializer (alias mx.init) when a program first builds or initializes parameters
+    if name in ("test_utils", "rnn", "initializer", "init"):
         import importlib
-        return importlib.import_module(f".{name}", __name__)
+        return importlib.import_module(".initializer" if name == "init" else f".{name}",
+                                       __name__)
     raise AttributeError(f"module 'mxnext' has no attribute {name!r}")
