@@ -107,7 +107,7 @@ def test_version_0_8_files_get_their_auxiliary_states():
     sym = mx.sym.load_json(_doc(nodes, [[3, 0]]))
     assert sym.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
     assert sym.attr_dict()["bn_moving_var"] == {"eps": "0.001", "__ctx_group__": "s",
-                                                "ctx_group": "s"}
+                                                "ctx_group": "s", "__init__": '["one", {}]'}
     assert json.loads(sym.tojson())["nodes"][-1]["inputs"][3:] == [[3, 0, 0], [4, 0, 0]]
 
 

@@ -166,3 +166,19 @@ def test_sync_batch_norm_needs_a_key_and_one_device():
     with pytest.raises(mx.base.ParamError, match="'ndev'.*expected 1.*got 2"):
         parse(op_def("_contrib_SyncBatchNorm"), {"key": "k", "ndev": 2})
     assert mx.nd.contrib.SyncBatchNorm is mx.nd._contrib_SyncBatchNorm
+
+
+def test_composing_marks_the_initializers_of_the_statistics_gamma_and_upsampling_weight():
+    """As MXNet's FSetInputVarAttrOnCompose: a variable's own __init__ wins."""
+    import mxnext as mx
+    d = mx.sym.var("data")
+    attrs = mx.sym.BatchNorm(d, moving_var=mx.sym.var("mv", init=mx.init.Zero()),
+                             name="bn").attr_dict()
+    assert attrs["bn_moving_mean"]["__init__"] == '["zero", {}]'
+    assert attrs["mv"]["__init__"] == '["zero", {}]' and "bn_gamma" not in attrs
+    assert mx.sym.BatchNorm_v1(d, name="v1").attr_dict()["v1_moving_var"]["__init__"] == \
+        '["one", {}]'
+    assert mx.sym.LeakyReLU(d, act_type="prelu", name="p").attr_dict()["p_gamma"] == {
+        "__init__": '["Constant", {"value": 0.25}]', "act_type": "prelu"}
+    up = mx.sym.UpSampling(d, scale=2, sample_type="bilinear", num_filter=3, name="up")
+    assert up.attr_dict()["up_weight"]["__init__"] == '["bilinear", {}]'

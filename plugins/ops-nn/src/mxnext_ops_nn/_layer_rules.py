@@ -103,3 +103,14 @@ def grad_entries(bwd, n, first=0):
 
 def out_entry(node, i):
     return NodeEntry(node, i, 0)
+
+
+def init_attrs(by_index):
+    """FSetInputVarAttrOnCompose: the ``__init__`` initializer of the auto-created or given
+    variables at these input indices (``{index: init JSON}``), unless one is set already,
+    as MXNet's layer ops mark their gamma / moving statistics / upsampling weight."""
+    def rule(params, var, index):
+        init = by_index.get(index)
+        if init is not None and "__init__" not in var.attrs:
+            var.attrs["__init__"] = init
+    return rule

@@ -17,8 +17,8 @@ import numpy as np
 from opsdk import Field, Param, register_op
 from pydantic import field_validator
 
-from ._layer_rules import (backward_node, fail, grad_entries, norm_axis, out_entry, put,
-                           result_shapes, set_shape, set_type)
+from ._layer_rules import (backward_node, fail, grad_entries, init_attrs, norm_axis, out_entry,
+                           put, result_shapes, set_shape, set_type)
 
 _INPUTS = ["data", "gamma", "beta", "moving_mean", "moving_var"]
 
@@ -272,6 +272,7 @@ for _param, _op in _OPS.items():
         .set_attr("FListInputNames", lambda p: list(_INPUTS))
         .set_attr("FListOutputNames", lambda p: ["output", "mean", "var"])
         .set_attr("FMutateInputs", lambda p: [3, 4])
+        .set_attr("FSetInputVarAttrOnCompose", init_attrs({3: '["zero", {}]', 4: '["one", {}]'}))
         .set_attr("FInplaceOption", lambda p: [(0, 0)])   # where the data dies (inference)
         .set_attr("FInferShape", _shape)
         .set_attr("FInferType", _type)

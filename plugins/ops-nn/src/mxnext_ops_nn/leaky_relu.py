@@ -13,8 +13,8 @@ import numpy as np
 from opsdk import Field, Param, ResourceRequest, register_op
 from opsdk.shape import dim_known
 
-from ._layer_rules import (backward_node, fail, grad_entries, out_entry, put, result_shapes,
-                           same_type, set_shape)
+from ._layer_rules import (backward_node, fail, grad_entries, init_attrs, out_entry, put,
+                           result_shapes, same_type, set_shape)
 
 OP = "LeakyReLU"
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -192,6 +192,7 @@ _EXAMPLES = [
     .set_attr_parser(LeakyReLUParam)
     .set_num_inputs(_n_in).set_num_outputs(_n_out)
     .set_attr("FListInputNames", _input_names)
+    .set_attr("FSetInputVarAttrOnCompose", init_attrs({1: '["Constant", {"value": 0.25}]'}))
     .set_attr("FListOutputNames", lambda p: ["output", "mask"][:_n_out(p)])
     .set_attr("FInferShape", _shape)
     .set_attr("FInferType", same_type(OP, _input_names))

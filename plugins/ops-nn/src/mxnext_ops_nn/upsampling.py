@@ -12,8 +12,8 @@ from typing import Literal
 from opsdk import Field, Param, ResourceRequest, register_op
 
 from . import _conv_kernels as kern
-from ._layer_rules import (backward_node, fail, grad_entries, put, result_shapes, same_type,
-                           set_shape)
+from ._layer_rules import (backward_node, fail, grad_entries, init_attrs, put, result_shapes,
+                           same_type, set_shape)
 
 OP = "UpSampling"
 
@@ -181,6 +181,7 @@ def _resources(p):
     .set_num_inputs(_n_in).set_num_outputs(1)
     .set_attr("key_var_num_args", "num_args")
     .set_attr("FListInputNames", _input_names)
+    .set_attr("FSetInputVarAttrOnCompose", init_attrs({1: '["bilinear", {}]'}))
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", _shape)
     .set_attr("FInferType", same_type(OP, _input_names))
