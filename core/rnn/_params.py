@@ -1,9 +1,6 @@
-"""The variable container cells share weights through, and the ``__init__`` attribute
-strings of MXNet's RNN initializers."""
+"""The variable container cells share weights through."""
 
 from __future__ import annotations
-
-import json
 
 from .. import symbol
 
@@ -26,9 +23,3 @@ class RNNParams:
             self._params[full] = symbol.Variable(full, **kwargs)
         return self._params[full]
 
-
-def initializer_attr(kind, **kwargs):
-    """What MXNet's ``mx.init.<Kind>(**kwargs).dumps()`` writes into a variable's ``__init__``
-    attribute (``'["lstmbias", {"forget_bias": 1.0}]'``), so symbol files name the same
-    initializers whether MXNet or mxnext wrote them."""
-    return json.dumps([kind, kwargs])

@@ -6,7 +6,7 @@ from numbers import Number
 
 from .. import symbol
 from ..base import ParamError
-from ._params import initializer_attr
+from .. import initializer
 from ._sequence import normalize_sequence
 from .base_cell import BaseRNNCell
 
@@ -77,7 +77,7 @@ class LSTMCell(_GatedCell):
 
     def __init__(self, num_hidden, prefix="lstm_", params=None, forget_bias=1.0):
         super().__init__(num_hidden, prefix, params,
-                         i2h_bias_init=initializer_attr("lstmbias", forget_bias=forget_bias))
+                         i2h_bias_init=initializer.LSTMBias(forget_bias=forget_bias))
 
     @property
     def state_info(self):

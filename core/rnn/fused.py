@@ -7,7 +7,7 @@ import warnings
 
 from .. import ndarray, symbol
 from ..base import MXNetError, ParamError
-from ._params import initializer_attr
+from .. import initializer
 from ._sequence import normalize_sequence
 from .base_cell import BaseRNNCell, StepError, _get, _pop
 from .cells import DropoutCell, GRUCell, LSTMCell, RNNCell
@@ -44,9 +44,8 @@ class FusedRNNCell(BaseRNNCell):
         self._get_next_state = get_next_state
         self._forget_bias = forget_bias
         self._directions = ("l", "r") if bidirectional else ("l",)
-        self._parameter = self._params.get("parameters", init=initializer_attr(
-            "fusedrnn", init=None, num_hidden=num_hidden, num_layers=num_layers, mode=mode,
-            bidirectional=self._bidirectional, forget_bias=forget_bias))
+        self._parameter = self._params.get("parameters", init=initializer.FusedRNN(
+            None, num_hidden, num_layers, mode, self._bidirectional, forget_bias))
 
     @property
     def state_info(self):
