@@ -138,6 +138,15 @@ def test_slice_family():
     check_backward("slice_axis", [X], [g], [want], {"axis": 1, "begin": 1, "end": 3})
 
 
+
+@pytest.mark.parametrize("begin, end", [(0, 5), (-4, None), (2, 2), (2, 1)])
+def test_slice_axis_range_outside_the_axis_is_an_error(begin, end):
+    """As MXNet: no clamping (axis 1 of X has length 3)."""
+    with pytest.raises(ShapeError, match="slice_axis.*not a non-empty range of axis 1 of "
+                                         "length 3"):
+        out_shape("slice_axis", [X.shape], axis=1, begin=begin, end=end)
+
+
 def test_concat_stack_split():
     a, b = X[:, :1], X[:, 1:]
     check_forward("concat", [a, b], X, {"num_args": 2, "dim": 1})

@@ -145,7 +145,15 @@ class SliceAxisParam(Param):
 
 
 def _slice_axis_index(p, shape, like=None):
+    """As MXNet's GetSliceAxisParams: the range must lie in the axis, begin before end."""
     a = norm_axis("slice_axis", p.axis, len(shape))
+    n = shape[a]
+    if dim_known(n) and n > 0:
+        b = p.begin + n if p.begin < 0 else p.begin
+        e = n if p.end is None else (p.end + n if p.end < 0 else p.end)
+        if not 0 <= b < e <= n:
+            fail("slice_axis", f"begin={p.begin}, end={p.end} is not a non-empty range of "
+                               f"axis {p.axis} of length {n}")
     return (slice(None),) * a + (slice(p.begin, p.end),)
 
 
