@@ -432,7 +432,8 @@ def test_moveaxis_errors_and_shape_size_arrays():
     assert x.shape_array().dtype == np.int64
 
 
-@pytest.mark.parametrize("arg, axis", [(2, 0), ((1, 3), 1), ((0, 2), 1), ((-1,), 0)])
+@pytest.mark.parametrize("arg, axis", [(2, 0), ((1, 3), 1), ((0, 2), 1), ((-1,), 0),
+                                       ((0, 2), -1), (3, -1)])
 def test_split_v2_matches_numpy_split(arg, axis):
     x0 = np.arange(24, dtype=np.float32).reshape(4, 6)
     got = mx.nd.split_v2(mx.nd.array(x0), arg, axis=axis)

@@ -136,6 +136,9 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     """Split ``ary`` along ``axis`` into equal sections (an int) or at the given indices (a
     tuple), as ``numpy.split``; ``squeeze_axis`` drops the split axis from pieces of size 1.
     A list of arrays (one array when there is one piece); recorded for autograd."""
+    if not -ary.ndim <= axis < ary.ndim:
+        raise MXNetError(f"split_v2: axis {axis} out of range for an array of {ary.ndim} dims")
+    axis %= ary.ndim
     n = ary.shape[axis]
     if isinstance(indices_or_sections, (int, np.integer)):
         k = int(indices_or_sections)
@@ -150,7 +153,8 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
                         f"{type(indices_or_sections).__name__}")
     pieces = []
     for b, e in zip([0] + cuts, cuts + [n]):
-        p = invoke_name("slice_axis", [ary], {"axis": axis, "begin": b, "end": max(b, e)})
+        p = invoke_name("slice", [ary], {"begin": (None,) * axis + (b,),     # may be empty
+                                         "end": (None,) * axis + (max(b, e),)})
         if squeeze_axis:
             if p.shape[axis] != 1:
                 raise MXNetError(f"split_v2: squeeze_axis needs pieces of size 1 along axis "
