@@ -73,8 +73,8 @@ def hint(kind: str, name: str) -> str | None:
         raise ValueError(f"hint: kind must be one of {', '.join(sorted(_TABLES))} or 'plugin', "
                          f"not {kind!r}")
     if kind == "kvstore" and name in BUILTIN_KVSTORES.split():
-        return (f"{name!r} is MXNet 1.x's builtin KVStore type; it comes with mxnext's KVStore "
-                f"(mx.kv), which is not there yet")
+        return (f"{name!r} is MXNet 1.x's builtin KVStore type; mxnext's builtin plugin "
+                f"registers it (`mxnext plugins` shows whether that failed)")
     what, table = _TABLES[kind]
     for dist, names in table.items():
         if name in names.split():

@@ -3,8 +3,8 @@
 A plugin is a module (or object) registered under its entry-point name in
 group ``mxnext``; it implements any subset of the hooks below, marked with
 ``opsdk.hookimpl``. Hooks run once, while plugins load (``mxnext.plugins``, at
-the first op or device lookup), never per operator call: they fill plain tables
-that the hot path reads. (KVStore backends get their hook with the KVStore.)
+the first op, device or KVStore lookup), never per operator call: they fill plain
+tables that the hot path reads.
 Within one plugin the registration hooks run in the order they appear here.
 """
 
@@ -39,6 +39,19 @@ def mxnext_register_devices(registry: "types.ModuleType") -> None:
 
     Return value is ignored. Runs before ``mxnext_register_ops`` of the same
     plugin, so ops may refer to the device types registered here.
+    """
+
+
+@hookspec
+def mxnext_register_kvstores(registry: "types.ModuleType") -> None:
+    """Register KVStore types (the names ``mx.kv.create(name)`` accepts).
+
+    :param registry: the ``mxnext.kvstore`` module; call
+        ``registry.register(name, factory)`` for each type, where ``factory(name)``
+        returns the store (a ``registry.KVStoreBase`` subclass taking the name is the
+        usual factory). Import heavy libraries (mpi4py) inside the factory, not here.
+
+    Return value is ignored. Registering a name another plugin holds fails this plugin.
     """
 
 

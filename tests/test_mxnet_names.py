@@ -39,8 +39,9 @@ def test_installed_distribution_that_lacks_the_name_says_so(tmp_path, monkeypatc
 
 
 def test_builtin_kvstore_comes_with_the_kvstore_feature():
-    assert hint("kvstore", "local") == ("'local' is MXNet 1.x's builtin KVStore type; it comes "
-                                        "with mxnext's KVStore (mx.kv), which is not there yet")
+    assert hint("kvstore", "local") == ("'local' is MXNet 1.x's builtin KVStore type; mxnext's "
+                                        "builtin plugin registers it (`mxnext plugins` shows "
+                                        "whether that failed)")
 
 
 def test_plugin_names_of_planned_distributions():

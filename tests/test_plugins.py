@@ -319,7 +319,8 @@ def test_hookimpl_with_wrong_signature_is_rejected(tmp_path, monkeypatch):
 def test_hookspecs_document_every_hook():
     from mxnext import hookspecs
     names = [n for n in dir(hookspecs) if n.startswith("mxnext_")]
-    assert names == ["mxnext_cli_commands", "mxnext_register_devices", "mxnext_register_ops"]
+    assert names == ["mxnext_cli_commands", "mxnext_register_devices", "mxnext_register_kvstores",
+                     "mxnext_register_ops"]
     assert all(getattr(hookspecs, n).__doc__ for n in names)
     hook_names = {h for h in dir(plugins.manager().hook) if h.startswith("mxnext_")}
     assert set(names) <= hook_names

@@ -23,6 +23,7 @@ _BUILTIN_MODULE = "mxnext._builtins"
 
 # Registration hooks in call order, with the module each receives as ``registry``.
 _REGISTRATION_HOOKS = (("mxnext_register_devices", "mxnext.device"),
+                       ("mxnext_register_kvstores", "mxnext.kvstore"),
                        ("mxnext_register_ops", "mxnext.registry"))
 
 
@@ -44,13 +45,15 @@ class PluginInfo:
     load_time: float = 0.0          # seconds spent importing and registering
     builtin: bool = False
     devices: list = field(default_factory=list)
+    kvstores: list = field(default_factory=list)
 
     @property
     def contributions(self) -> dict:
-        """``ops`` it defined, ``attrs`` (``"op.key"``) it added to other plugins' ops and
-        ``devices`` it registered."""
+        """``ops`` it defined, ``attrs`` (``"op.key"``) it added to other plugins' ops,
+        ``devices`` and ``kvstores`` it registered."""
         ops, attrs = registry.provided_by(self.name)
-        return {"ops": ops, "attrs": attrs, "devices": list(self.devices)}
+        return {"ops": ops, "attrs": attrs, "devices": list(self.devices),
+                "kvstores": list(self.kvstores)}
 
 
 class _Loader:
@@ -223,8 +226,11 @@ def _registered_names(reg) -> set:
 
 
 def _register(info: PluginInfo) -> None:
-    """Run this plugin's registration hooks (and only its), entries attributed to it."""
+    """Run this plugin's registration hooks (and only its), entries attributed to it. If one
+    fails, what the plugin registered is withdrawn: its ops, and its names in tables that
+    can drop them (``unregister``, as ``mxnext.kvstore``)."""
     hook = _loader.pm.hook
+    added = []                                  # (registry module, names this plugin added)
     for hook_name, module_name in _REGISTRATION_HOOKS:
         impls = [i for i in getattr(hook, hook_name).get_hookimpls() if i.plugin_name == info.name]
         if not impls:
@@ -236,7 +242,21 @@ def _register(info: PluginInfo) -> None:
                 for impl in impls:
                     impl.function(*(reg for _ in impl.argnames))
             except BaseException:
-                registry.withdraw(info.name)
+                added.append((reg, _registered_names(reg) - before))
+                _withdraw(info.name, added)
                 raise
+        names = _registered_names(reg) - before
+        added.append((reg, names))
         if hook_name == "mxnext_register_devices":
-            info.devices = sorted(_registered_names(reg) - before)
+            info.devices = sorted(names)
+        elif hook_name == "mxnext_register_kvstores":
+            info.kvstores = sorted(names)
+
+
+def _withdraw(plugin: str, added) -> None:
+    registry.withdraw(plugin)
+    for table, names in added:
+        unregister = getattr(table, "unregister", None)
+        if unregister is not None:
+            for name in names:
+                unregister(name)

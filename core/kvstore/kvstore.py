@@ -1,0 +1,215 @@
+"""``KVStore``: MXNet 1.x's single-process store (types ``local``, ``local_update_cpu``,
+``local_allreduce_cpu``), the builtin backend.
+
+Values live on ``cpu(0)``. A push sums the arrays given for a key (one engine function,
+across devices); without an updater the sum replaces the stored value, with one the updater
+runs as ``updater(key, summed, stored)``. A pull copies the stored value into each output.
+Everything is pushed to the engine: nothing here waits for data.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+
+from ..base import MXNetError
+from ..context import cpu
+from ..ndarray import NDArray
+from ..ndarray._imperative import new_array
+from ._comm import assign_sum
+from .base import KVStoreBase
+
+__all__ = ["KVStore", "LOCAL_TYPES"]
+
+# MXNet 1.x's names for this store on a machine without GPUs; they behave the same here.
+LOCAL_TYPES = ("local", "local_update_cpu", "local_allreduce_cpu")
+
+
+class KVStore(KVStoreBase):
+    """A key-value store summing values pushed from several devices (``mx.kv.create()``)."""
+
+    def __init__(self, name: str = "local"):
+        self._type = name
+        self._ctx = cpu(0)
+        self._store: dict = {}       # key -> NDArray on cpu(0)
+        self._merged: dict = {}      # key -> sum buffer handed to the updater
+        self._key_type = None        # int or str, fixed by the first call
+        self._updater = None
+
+    def __repr__(self):
+        return f"<KVStore type={self._type!r} keys={len(self._store)}>"
+
+    # -- description ------------------------------------------------------------------
+    @property
+    def type(self) -> str:
+        return self._type
+
+    @property
+    def rank(self) -> int:
+        return 0
+
+    @property
+    def num_workers(self) -> int:
+        return 1
+
+    def is_capable(self, capability) -> bool:
+        if capability.lower() == KVStoreBase.OPTIMIZER:
+            return True
+        raise ValueError(f"KVStore.is_capable: unknown capability {capability!r}; known: "
+                         f"{KVStoreBase.OPTIMIZER!r}")
+
+    # -- data ---------------------------------------------------------------------------
+    def init(self, key, value) -> None:
+        """Store a copy of ``value`` under ``key`` (or of each value under each key)."""
+        for k, vals in self._group("init", key, value).items():
+            if k in self._store:
+                raise MXNetError(f"KVStore.init: key {k!r} is already initialized")
+            if len(vals) != 1:
+                raise MXNetError(f"KVStore.init: key {k!r} takes one NDArray, got {len(vals)}")
+            stored = new_array(vals[0].shape, vals[0]._dtype, self._ctx)
+            assign_sum(vals, stored, 0, "KVStore.init", k)
+            self._store[k] = stored
+
+    def push(self, key, value, priority=0) -> None:
+        """Sum the arrays pushed for each key and store the sum (or hand it to the
+        updater)."""
+        for k, vals in self._group("push", key, value).items():
+            stored = self._stored("push", k)
+            if self._updater is None:
+                assign_sum(vals, stored, priority, "KVStore.push", k)
+                continue
+            if len(vals) == 1 and vals[0].context == self._ctx:
+                merged = vals[0]
+            else:
+                merged = self._merged.get(k)
+                if merged is None:
+                    merged = self._merged[k] = new_array(stored.shape, stored._dtype, self._ctx)
+                assign_sum(vals, merged, priority, "KVStore.push", k)
+            self._updater(k, merged, stored)
+
+    def pull(self, key, out=None, priority=0, ignore_sparse=True) -> None:
+        """Copy the stored value of each key into its output array(s).
+
+        ``ignore_sparse`` is accepted for MXNet's signature; mxnext arrays are all dense.
+        """
+        if out is None:
+            raise MXNetError("KVStore.pull: out is required (an NDArray or a list of them)")
+        for k, outs in self._group("pull", key, out).items():
+            stored = self._stored("pull", k)
+            for o in outs:
+                assign_sum([stored], o, priority, "KVStore.pull", k)
+
+    def pushpull(self, key, value, out=None, priority=0) -> None:
+        """``push(key, value)`` then ``pull`` into ``out``, or back into ``value``."""
+        self.push(key, value, priority)
+        self.pull(key, value if out is None else out, priority)
+
+    def broadcast(self, key, value, out, priority=0) -> None:
+        """``init(key, value)`` then ``pull(key, out)``; a key is broadcast only once."""
+        self.init(key, value)
+        self.pull(key, out, priority)
+
+    def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
+        raise MXNetError("KVStore.row_sparse_pull: row_sparse arrays are not supported "
+                         "(mxnext arrays are dense); use pull")
+
+    def set_gradient_compression(self, compression_params):
+        raise MXNetError(f"KVStore.set_gradient_compression: not supported for KVStore type "
+                         f"{self._type!r}")
+
+    # -- updater and optimizer ---------------------------------------------------------
+    def set_optimizer(self, optimizer) -> None:
+        """Run ``optimizer`` here at every push (``mx.optimizer.get_updater``)."""
+        from .. import optimizer as opt
+        self._set_updater(opt.get_updater(optimizer))
+
+    def _set_updater(self, updater) -> None:
+        """Call ``updater(key, summed_value, stored_value)`` at every push; it updates
+        ``stored_value`` in place."""
+        if not callable(updater):
+            raise MXNetError(f"KVStore._set_updater: expected a callable "
+                             f"updater(key, recv, local), got {type(updater).__name__}")
+        self._updater = updater
+
+    def save_optimizer_states(self, fname, dump_optimizer=False) -> None:
+        """Write the updater's states (``get_states``) to ``fname`` (atomically)."""
+        data = self._states_updater("save_optimizer_states", "get_states").get_states(
+            dump_optimizer)
+        folder = os.path.dirname(os.path.abspath(fname))
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".kvstates-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, fname)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+
+    def load_optimizer_states(self, fname) -> None:
+        """Give the updater the states saved in ``fname`` (``set_states``)."""
+        updater = self._states_updater("load_optimizer_states", "set_states")
+        with open(fname, "rb") as f:
+            updater.set_states(f.read())
+
+    def _states_updater(self, what, method):
+        if self._updater is None:
+            raise MXNetError(f"KVStore.{what}: no optimizer is set; call set_optimizer first")
+        if not hasattr(self._updater, method):
+            raise MXNetError(f"KVStore.{what}: the updater {self._updater!r} has no "
+                             f"{method}(); set one with set_optimizer")
+        return self._updater
+
+    # -- single process: nothing to synchronise with -------------------------------------
+    def _barrier(self) -> None:
+        """Wait for every worker: there is only this one."""
+
+    def _send_command_to_servers(self, head, body) -> None:
+        """A local store has no servers; the command has nobody to go to."""
+
+    # -- keys ---------------------------------------------------------------------------
+    def _stored(self, what, key):
+        stored = self._store.get(key)
+        if stored is None:
+            raise MXNetError(f"KVStore.{what}: key {key!r} is not initialized; call "
+                             f"init({key!r}, value) first")
+        return stored
+
+    def _group(self, what, key, value) -> dict:
+        """``{key: [NDArray, ...]}`` in first-seen order from MXNet's key/value forms: one
+        key with an NDArray or a list of them, or a list of keys with one such per key."""
+        if isinstance(key, (list, tuple)):
+            if not isinstance(value, (list, tuple)) or len(value) != len(key):
+                got = len(value) if isinstance(value, (list, tuple)) else type(value).__name__
+                raise MXNetError(f"KVStore.{what}: {len(key)} keys need a list of "
+                                 f"{len(key)} values, got {got}")
+            pairs = zip(key, value)
+        else:
+            pairs = ((key, value),)
+        groups: dict = {}
+        for k, v in pairs:
+            k = self._check_key(what, k)
+            arrays = [v] if isinstance(v, NDArray) else v
+            if not isinstance(arrays, (list, tuple)) or not all(
+                    isinstance(a, NDArray) for a in arrays):
+                raise MXNetError(f"KVStore.{what}: key {k!r}: expected an NDArray or a list of "
+                                 f"NDArrays, got {v!r:.80}")
+            groups.setdefault(k, []).extend(arrays)
+        return groups
+
+    def _check_key(self, what, key):
+        if isinstance(key, str):
+            kind = str
+        elif isinstance(key, (int, np.integer)):
+            key, kind = int(key), int
+        else:
+            raise MXNetError(f"KVStore.{what}: keys must be int or str, got "
+                             f"{type(key).__name__} {key!r}")
+        if self._key_type is None:
+            self._key_type = kind
+        elif kind is not self._key_type:
+            raise MXNetError(f"KVStore.{what}: key {key!r} is {kind.__name__}, but this store "
+                             f"uses {self._key_type.__name__} keys (int and str keys cannot "
+                             f"be mixed)")
+        return key
