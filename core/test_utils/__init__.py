@@ -54,3 +54,4 @@ from ._consistency import check_consistency
 from ._stats import (chi_square_check, gen_buckets_probs_with_ppf, mean_check, var_check,
                      verify_generator)
 from ._env import (EnvManager, discard_stderr, environment, is_aarch64_run, is_cd_run, retry)
+from ._optimizer import compare_optimizer
