@@ -10,7 +10,8 @@ import warnings
 
 import numpy as np
 
-from .base import ParamError, did_you_mean
+from ._class_registry import class_registry
+from .base import ParamError
 
 __all__ = ["InitDesc", "Initializer", "register", "alias", "create"]
 
@@ -169,28 +170,7 @@ def bilinear_kernel(shape):
 _REGISTRY: dict[str, type] = {}
 
 
-def register(klass, name=None):
-    """Make ``klass`` (an ``Initializer`` subclass) available to ``create`` under ``name``
-    (default: its class name), lower-cased. Re-registering a name warns and replaces it."""
-    if not (isinstance(klass, type) and issubclass(klass, Initializer)):
-        raise ParamError(f"initializer.register: expected a subclass of Initializer, got "
-                         f"{klass!r}")
-    key = (name or klass.__name__).lower()
-    old = _REGISTRY.get(key)
-    if old is not None and old is not klass:
-        warnings.warn(f"initializer {klass.__module__}.{klass.__name__} registered as {key!r} "
-                      f"replaces {old.__module__}.{old.__name__}", UserWarning, stacklevel=2)
-    _REGISTRY[key] = klass
-    return klass
-
-
-def alias(*names):
-    """Class decorator: register the class under each of ``names`` as well."""
-    def decorate(klass):
-        for name in names:
-            register(klass, name)
-        return klass
-    return decorate
+register, alias, _from_string = class_registry("initializer", Initializer, _REGISTRY, "mx.init")
 
 
 def create(*args, **kwargs):
@@ -215,21 +195,4 @@ def create(*args, **kwargs):
     if not isinstance(spec, str):
         raise ParamError(f"initializer.create: expected an Initializer, its class, name or "
                          f"JSON, got {type(spec).__name__} {spec!r}")
-    if spec.startswith(("[", "{")):
-        if args or kwargs:
-            raise ParamError("initializer.create: a JSON spec takes no extra arguments")
-        try:
-            loaded = json.loads(spec)
-        except json.JSONDecodeError as err:
-            raise ParamError(f"initializer.create: {spec!r} is not valid JSON: {err}") from None
-        if isinstance(loaded, dict):
-            return create(**loaded)
-        if not (isinstance(loaded, list) and len(loaded) == 2 and isinstance(loaded[1], dict)):
-            raise ParamError(f"initializer.create: expected '[name, {{kwargs}}]', got {spec!r}")
-        return create(loaded[0], **loaded[1])
-    klass = _REGISTRY.get(spec.lower())
-    if klass is None:
-        raise ParamError(f"initializer.create: {spec!r} is not a registered initializer"
-                         f"{did_you_mean(spec.lower(), _REGISTRY)}; known: "
-                         f"{', '.join(sorted(_REGISTRY))} (add one with mx.init.register)")
-    return klass(*args, **kwargs)
+    return _from_string(spec, args, kwargs, create, lambda d: create(**d))
