@@ -1,0 +1,13 @@
+"""``mx.io``: MXNet 1.x's data iterators."""
+
+from . import io, utils
+from .batch import DataBatch, DataDesc, DataIter
+from .csv_iter import CSVIter
+from .mnist_iter import MNISTIter
+from .native import MXDataIter
+from .ndarray_iter import NDArrayIter
+from .utils import _getdata_by_idx, _has_instance, _init_data
+from .wrappers import PrefetchingIter, ResizeIter
+
+__all__ = ["DataBatch", "DataDesc", "DataIter", "CSVIter", "MNISTIter", "MXDataIter",
+           "NDArrayIter", "PrefetchingIter", "ResizeIter"]
