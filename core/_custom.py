@@ -25,7 +25,7 @@ from . import _tape
 from . import engine as _engine
 from . import storage as _storage
 from .base import MXNetError, ParamError, did_you_mean
-from .engine import FnProperty, OprHandle, Var
+from .engine import FnProperty, OprHandle, Var, _events
 from .graph import Node, NodeEntry
 from .params import Param, format_value
 
@@ -143,10 +143,11 @@ def _gradient(node, out_grads):
 class _Applied:
     """The state of one application: the ``CustomOp`` its ``create_operator`` made."""
 
-    __slots__ = ("op", "lay")
+    __slots__ = ("op", "lay", "op_type")
 
     def __init__(self, params, ctx, in_shapes, in_dtypes):
         from .ndarray.serialization import DTYPE_TO_FLAG
+        self.op_type = params.op_type
         self.lay = layout(params)
         self.op = self.lay.prop.create_operator(   # dtypes as MXNet's type flags
             ctx, [list(s) for s in in_shapes], [DTYPE_TO_FLAG.get(np.dtype(t), -1)
@@ -164,7 +165,7 @@ def forward(state, ctx, inputs, req, outputs):
     reqs = [_REQ[r] for r in req]
     _submit(lambda: op.forward(is_train=ctx.is_train, req=reqs, in_data=in_data,
                                out_data=out_data, aux=aux),
-            ctx, in_data + out_data + aux, "forward")
+            ctx, in_data + out_data + aux, "forward", state.op_type)
 
 
 def backward(state, ctx, inputs, req, outputs):
@@ -182,7 +183,7 @@ def backward(state, ctx, inputs, req, outputs):
     _submit(lambda: op.backward(req=reqs, out_grad=slots[:n_out],
                                 in_data=slots[n_out:n_out + n_in],
                                 out_data=slots[n_out + n_in:], in_grad=in_grad, aux=aux),
-            ctx, given + in_grad + aux, "backward")
+            ctx, given + in_grad + aux, "backward", "_backward_" + state.op_type)
 
 
 def _wrap(views, ctx):
@@ -195,7 +196,7 @@ def _wrap(views, ctx):
     return out
 
 
-def _submit(call, ctx, arrays, what):
+def _submit(call, ctx, arrays, what, label):
     def job():
         state = _tape.state
         prev = state.recording, state.training
@@ -203,7 +204,7 @@ def _submit(call, ctx, arrays, what):
         exc = None
         try:
             with ctx.ctx:
-                call()
+                _events.custom_call(label, call, ctx.ctx)   # the profiler's names
         except Exception as e:       # reported when the op completes
             exc = MXNetError(f"Error in CustomOp.{what}: {type(e).__name__}: {e}")
             exc.__cause__ = e

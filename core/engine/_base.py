@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from ..base import EngineError, MXNetError
+from . import _events
 from ._types import FnProperty, OprHandle, RunContext, Var, _ErrorBox, var_lists
 
 __all__ = ["Engine", "in_worker"]
@@ -15,6 +16,7 @@ class _ThreadState(threading.local):
 
 
 _tls = _ThreadState()
+_profiling = False            # mx.profiler records runs (_events.install)
 
 
 def in_worker() -> bool:
@@ -141,7 +143,10 @@ class Engine:
         prev = _tls.in_worker
         _tls.in_worker = True
         try:
-            fn(rctx)
+            if _profiling:
+                _events.run(fn, rctx, name)
+            else:
+                fn(rctx)
         except BaseException as exc:  # stored and re-raised by the waits
             self._fail(exc, name, mutate)
         finally:

@@ -24,6 +24,7 @@ import os
 import threading
 from queue import SimpleQueue
 
+from . import _base, _events
 from ._base import Engine, _tls
 from ._fastpath import FastPaths
 from ._types import FnProperty, OprHandle
@@ -172,6 +173,8 @@ class ThreadedEngineBase(Engine):
             if exc is not None:
                 self._fail(exc, opr.name, mutate)
             self._complete(const, mutate, None)
+        if _base._profiling:
+            on_complete = _events.timed_completion(opr.fn, on_complete, rctx, opr.name)
         try:
             opr.fn(rctx, on_complete)
         except BaseException as exc:  # stored like a sync function's

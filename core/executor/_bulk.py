@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 
 from ..base import MXNetError
+from ..engine._events import SYMBOLIC
 
 __all__ = ["Segment", "limits", "max_nodes", "segments"]
 
@@ -102,12 +103,15 @@ class Segment:
         segment mutates, so it surfaces at the wait as a single node's does."""
         fns = [r.bound(is_train) for r in self.runs]
         if len(fns) == 1:
-            return fns[0]
-
-        def run_segment(rctx):
-            for fn in fns:
-                fn(rctx)
-        return run_segment
+            fn = fns[0]
+        else:
+            def fn(rctx):
+                for f in fns:
+                    f(rctx)
+        # for the profiler: a symbolic run, named by its ops as MXNet names segments
+        ops = [r.kernel.op.name for r in self.runs]
+        setattr(fn, SYMBOLIC, ops[0] if len(ops) == 1 else "[" + ",".join(ops) + "]")
+        return fn
 
     def update_cheap(self):
         oprs, i = self.slot

@@ -40,12 +40,13 @@ def push_add(src, dst) -> None:
     push(fn, dst._ctx, (src._chunk.var,), (dst._chunk.var,), "_grad_add", d.nbytes)
 
 
-def push_fill(dst, value) -> None:
+def push_fill(dst, value, name="_fill") -> None:
+    """Fill ``dst`` with ``value``; ``name``: the engine's (and profiler's) name of it."""
     d = dst._data()
 
     def fn(rctx):
         d[...] = value
-    push(fn, dst._ctx, (), (dst._chunk.var,), "_fill", d.nbytes)
+    push(fn, dst._ctx, (), (dst._chunk.var,), name, d.nbytes)
 
 
 def filled(shape, dtype, ctx, value):

@@ -59,11 +59,11 @@ def array(source_array, ctx=None, dtype=None) -> NDArray:
     return _from_host(host, ctx)
 
 
-def _filled(shape, value, ctx, dtype, out=None):
+def _filled(shape, value, ctx, dtype, out=None, name="_full"):
     if out is None:
         out = new_array(_shape(shape), np.dtype(dtype) if dtype is not None else _FLOAT32,
                         _ctx(ctx))
-    _push_fill(out, value)
+    _push_fill(out, value, name)      # MXNet's op names: _zeros, _ones, _full
     return out
 
 
@@ -92,14 +92,14 @@ def _strict(fn):
 def zeros(shape, ctx=None, dtype=None, stype=None, out=None, name=None) -> NDArray:
     """An array of zeros (float32 unless ``dtype``) on ``ctx``, or written into ``out``."""
     _check_known("zeros", shape)
-    return _filled(shape, 0, ctx, dtype, out)
+    return _filled(shape, 0, ctx, dtype, out, "_zeros")
 
 
 @_strict
 def ones(shape, ctx=None, dtype=None, stype=None, out=None, name=None) -> NDArray:
     """An array of ones (float32 unless ``dtype``) on ``ctx``, or written into ``out``."""
     _check_known("ones", shape)
-    return _filled(shape, 1, ctx, dtype, out)
+    return _filled(shape, 1, ctx, dtype, out, "_ones")
 
 
 def _check_known(what, shape):
