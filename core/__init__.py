@@ -22,8 +22,12 @@ def __getattr__(name):
     # mx.test_utils loads on first use: it imports numpy.testing (30 ms), which MXNet's
     # star import exports and few programs need; mx.rnn, which few programs use, too;
     # mx.initializer (alias mx.init) when a program first builds or initializes parameters
-    if name in ("test_utils", "rnn", "initializer", "init"):
+    # mx.kvstore (alias mx.kv) when a program first shares values between devices
+    # mx.optimizer (alias mx.opt) and mx.lr_scheduler when a program first trains
+    # mx.io and mx.recordio when a program first reads data
+    if name in ("test_utils", "rnn", "initializer", "init", "kvstore", "kv", "metric",
+                "optimizer", "opt", "lr_scheduler", "io", "recordio", "profiler"):
         import importlib
-        return importlib.import_module(".initializer" if name == "init" else f".{name}",
-                                       __name__)
+        alias = {"init": "initializer", "kv": "kvstore", "opt": "optimizer"}
+        return importlib.import_module(f".{alias.get(name, name)}", __name__)
     raise AttributeError(f"module 'mxnext' has no attribute {name!r}")
