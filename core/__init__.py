@@ -24,10 +24,11 @@ def __getattr__(name):
     # mx.initializer (alias mx.init) when a program first builds or initializes parameters
     # mx.kvstore (alias mx.kv) when a program first shares values between devices
     # mx.optimizer (alias mx.opt) and mx.lr_scheduler when a program first trains
-    # mx.io and mx.recordio when a program first reads data
+    # mx.io and mx.recordio when a program first reads data; mx.module (alias mx.mod)
     if name in ("test_utils", "rnn", "initializer", "init", "kvstore", "kv", "metric",
-                "optimizer", "opt", "lr_scheduler", "io", "recordio", "profiler"):
+                "optimizer", "opt", "lr_scheduler", "io", "recordio", "profiler",
+                "module", "mod"):
         import importlib
-        alias = {"init": "initializer", "kv": "kvstore", "opt": "optimizer"}
+        alias = {"init": "initializer", "kv": "kvstore", "opt": "optimizer", "mod": "module"}
         return importlib.import_module(f".{alias.get(name, name)}", __name__)
     raise AttributeError(f"module 'mxnext' has no attribute {name!r}")

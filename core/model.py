@@ -24,7 +24,11 @@ def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_ca
 
 def load_params(prefix, epoch):
     """(arg_params, aux_params) of ``prefix-%04d.params``."""
-    fname = f"{prefix}-{epoch:04d}.params"
+    return load_params_file(f"{prefix}-{epoch:04d}.params")
+
+
+def load_params_file(fname):
+    """(arg_params, aux_params) of a ``.params`` file of ``arg:``/``aux:`` arrays."""
     loaded = nd.load(fname)
     if not isinstance(loaded, dict):
         raise MXNetError(f"load_params: {fname!r} holds a list of arrays, not the named "
