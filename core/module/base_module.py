@@ -58,6 +58,24 @@ class BaseModule:
         if optimizer and not self.optimizer_initialized:
             raise ModuleError(f"{call}: call init_optimizer() first")
 
+    def _keeps_binding(self, force_rebind):
+        """``bind``'s guard (``force_rebind`` drops the binding first): whether the module
+        is already bound, which ``bind`` then ignores, as MXNet, with a warning."""
+        if force_rebind:
+            self._reset_bind()
+        if self.binded:
+            self.logger.warning("Already bound, ignoring bind()")
+        return self.binded
+
+    def _keeps_optimizer(self, force_init, note="ignoring."):
+        """``init_optimizer``'s guard: whether an optimizer is set already and stays, as
+        MXNet, with a warning (``note`` ends it as MXNet's module classes do)."""
+        self._require("init_optimizer", params=True)
+        if self.optimizer_initialized and not force_init:
+            self.logger.warning(f"optimizer already initialized, {note}")
+            return True
+        return False
+
     # -- high-level API --------------------------------------------------------------------
     def forward_backward(self, data_batch):
         """``forward(data_batch, is_train=True)`` then ``backward()``."""

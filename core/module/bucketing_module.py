@@ -150,10 +150,7 @@ class BucketingModule(BaseModule):
              grad_req="write"):
         """Bind the default bucket's module; other buckets bind when first switched to."""
         params = self.get_params() if self.params_initialized else None
-        if force_rebind:
-            self._reset_bind()
-        if self.binded:
-            self.logger.warning("Already bound, ignoring bind()")
+        if self._keeps_binding(force_rebind):
             return
         if shared_module is not None:
             raise ModuleError("bind: shared_module is not supported for BucketingModule")
@@ -189,9 +186,7 @@ class BucketingModule(BaseModule):
     # -- optimizer -------------------------------------------------------------------------
     def init_optimizer(self, kvstore="local", optimizer="sgd",
                        optimizer_params=(("learning_rate", 0.01),), force_init=False):
-        self._require("init_optimizer", params=True)
-        if self.optimizer_initialized and not force_init:
-            self.logger.warning("optimizer already initialized, ignoring.")
+        if self._keeps_optimizer(force_init):
             return
         self._curr_module.init_optimizer(kvstore, optimizer, optimizer_params,
                                          force_init=force_init)

@@ -243,10 +243,7 @@ class Module(BaseModule):
              grad_req="write"):
         """Make the executors: ``data_shapes`` / ``label_shapes`` are DataDesc or (name,
         shape) pairs; ``shared_module``'s parameters and memory are shared."""
-        if force_rebind:
-            self._reset_bind()
-        if self.binded:
-            self.logger.warning("Already bound, ignoring bind()")
+        if self._keeps_binding(force_rebind):
             return
         if not for_training and inputs_need_grad:
             raise ModuleError("bind: inputs_need_grad=True needs for_training=True")
@@ -303,9 +300,7 @@ class Module(BaseModule):
         """Set the optimizer (a name or an Optimizer; ``rescale_grad`` defaults to
         1/batch_size) and the KVStore that sums the devices' gradients."""
         from .. import optimizer as opt
-        self._require("init_optimizer", params=True)
-        if self.optimizer_initialized and not force_init:
-            self.logger.warning("optimizer already initialized, ignoring...")
+        if self._keeps_optimizer(force_init, "ignoring..."):
             return
         if self._params_dirty:
             self._sync_params_from_devices()

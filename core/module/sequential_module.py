@@ -127,9 +127,7 @@ class SequentialModule(BaseModule):
 
     def init_optimizer(self, kvstore="local", optimizer="sgd",
                        optimizer_params=(("learning_rate", 0.01),), force_init=False):
-        self._require("init_optimizer", params=True)
-        if self.optimizer_initialized and not force_init:
-            self.logger.warning("optimizer already initialized, ignoring.")
+        if self._keeps_optimizer(force_init):
             return
         for module in self._modules:
             module.init_optimizer(kvstore=kvstore, optimizer=optimizer,

@@ -34,7 +34,21 @@ def _split_states(cells, states):
     return parts
 
 
-class SequentialRNNCell(BaseRNNCell):
+class _CellsOfCells(BaseRNNCell):
+    """The weights of a cell made of ``self._cells`` are theirs, unpacked and packed in turn."""
+
+    def unpack_weights(self, args):
+        for cell in self._cells:
+            args = cell.unpack_weights(args)
+        return args
+
+    def pack_weights(self, args):
+        for cell in self._cells:
+            args = cell.pack_weights(args)
+        return args
+
+
+class SequentialRNNCell(_CellsOfCells):
     """A stack of cells: each step (or unroll) feeds a cell's output to the next one."""
 
     def __init__(self, params=None):
@@ -54,16 +68,6 @@ class SequentialRNNCell(BaseRNNCell):
     def begin_state(self, **kwargs):
         self._check_not_modified()
         return [s for cell in self._cells for s in cell.begin_state(**kwargs)]
-
-    def unpack_weights(self, args):
-        for cell in self._cells:
-            args = cell.unpack_weights(args)
-        return args
-
-    def pack_weights(self, args):
-        for cell in self._cells:
-            args = cell.pack_weights(args)
-        return args
 
     def __call__(self, inputs, states):
         self._counter += 1
@@ -91,7 +95,7 @@ class SequentialRNNCell(BaseRNNCell):
         return inputs, next_states
 
 
-class BidirectionalCell(BaseRNNCell):
+class BidirectionalCell(_CellsOfCells):
     """``l_cell`` unrolled forward and ``r_cell`` backward in time, their outputs concatenated
     on the feature axis (named ``<output_prefix>t<i>``, or ``<output_prefix>out`` merged).
     The final states are ``[l_cell's, r_cell's]``."""
@@ -102,16 +106,6 @@ class BidirectionalCell(BaseRNNCell):
         self._override_cell_params = params is not None
         _adopt(self, [l_cell, r_cell], self._override_cell_params, "BidirectionalCell")
         self._cells = [l_cell, r_cell]
-
-    def unpack_weights(self, args):
-        for cell in self._cells:
-            args = cell.unpack_weights(args)
-        return args
-
-    def pack_weights(self, args):
-        for cell in self._cells:
-            args = cell.pack_weights(args)
-        return args
 
     def __call__(self, inputs, states):
         raise StepError("BidirectionalCell cannot be stepped (its backward half needs the "
