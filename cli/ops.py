@@ -20,7 +20,7 @@ def ops():
 def _lookup(name: str):
     """The op named (or aliased) ``name``; a usage error with the closest matches if none."""
     from mxnext import registry
-    from mxnext._mxnet_names import suggest
+    from mxnext._runtime.mxnet_names import suggest
     from mxnext.base import OpNotFound
     try:
         return registry.get(name)
@@ -50,7 +50,7 @@ def list_ops(plugin, device, pattern, show_all, as_json):
     """Every registered public op: plugin, aliases, input/output counts, devices with compute."""
     from mxnext import device as devices
     from mxnext import registry
-    from mxnext._mxnet_names import suggest
+    from mxnext._runtime.mxnet_names import suggest
 
     if plugin is not None and plugin not in (names := _plugin_names()):
         raise click.BadParameter(f"no plugin named {plugin!r}{suggest('plugin', plugin, names)}",

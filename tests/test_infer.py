@@ -6,7 +6,7 @@ import pytest
 
 import mxnext as mx
 from mxnext.base import MXNetError, ShapeError, TypeInferError
-from mxnext.executor import _infer
+from mxnext._runtime.graph import infer as _infer
 from mxnext.graph import IndexedGraph
 
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import device as _device
-from .. import resource as _resource
-from ..base import MXNetError
-from ..graph import IndexedGraph, NodeEntry, variable
-from ..opctx import OpReqType, is_async, kernel_of
-from . import _cse, _infer
-from ._gradient import gradient
-from ._memory import options_from_env, plan_memory
+from .._runtime import device as _device
+from .._runtime import resource as _resource
+from .._runtime.base import MXNetError
+from .._runtime.graph import IndexedGraph, NodeEntry, variable
+from .._runtime.opctx import OpReqType, is_async, kernel_of
+from .._runtime.graph import cse as _cse, infer as _infer
+from .._runtime.graph.gradient import gradient
+from .._runtime.graph.memory import options_from_env, plan_memory
 
 __all__ = ["Program"]
 

@@ -1,49 +1,18 @@
-"""The KVStore interface, the table of backends and ``create`` (``mx.kv.create``).
-
-Backends arrive through the plugin hook ``mxnext_register_kvstores(registry)``, where
-``registry`` is the ``mxnext.kvstore`` package: ``registry.register(name, factory)``. The
-builtin ``local`` store registers that way too (``mxnext._builtins``). MXNet's own way,
-the ``KVStoreBase.register`` class decorator, fills the same table.
+"""The KVStore interface and ``create`` (``mx.kv.create``) over the runtime's table of
+backends (``mxnext._runtime.kvstores``, filled through the plugin hook
+``mxnext_register_kvstores``; the builtin ``local`` store registers that way too).
+MXNet's own way, the ``KVStoreBase.register`` class decorator, fills the same table.
 """
 
 from __future__ import annotations
 
 import warnings
 
-from .._firstuse import fill as _fill
-from ..base import MXNetError
+from .._runtime.base import MXNetError
+from .._runtime.firstuse import fill as _fill
+from .._runtime.kvstores import _backends, _describe, available, register, unregister
 
 __all__ = ["KVStoreBase", "create", "register", "unregister", "available"]
-
-_backends: dict = {}
-
-
-def register(name: str, factory) -> None:
-    """Make ``create(name)`` return ``factory(name)``; ``name`` is matched lower-case.
-
-    Registering the same factory again is a no-op; another one under a taken name is an
-    error naming both.
-    """
-    if not isinstance(name, str) or not name:
-        raise MXNetError(f"kvstore.register: name must be a non-empty str, got {name!r}")
-    name = name.lower()
-    old = _backends.get(name)
-    if old is not None and old is not factory:
-        raise MXNetError(f"KVStore type {name!r} is already registered by {_describe(old)}; "
-                         f"cannot register {_describe(factory)}")
-    _backends[name] = factory
-
-
-def unregister(name: str) -> None:
-    """Forget KVStore type ``name`` (the plugin loader withdraws a failed plugin's types)."""
-    _backends.pop(name.lower(), None)
-
-
-def available() -> dict:
-    """``{name: factory}`` for every registered KVStore type (plugins load first)."""
-    _fill()
-    return dict(_backends)
-
 
 def create(name: str = "local") -> "KVStoreBase":
     """A new KVStore of type ``name`` (``local``; others come with plugins)."""
@@ -55,16 +24,11 @@ def create(name: str = "local") -> "KVStoreBase":
         _fill()
         factory = _backends.get(name)
         if factory is None:
-            from .._mxnet_names import suggest    # the error path only
+            from .._runtime.mxnet_names import suggest    # the error path only
             raise MXNetError(f"unknown KVStore type {name!r}"
                              f"{suggest('kvstore', name, _backends)}; known KVStore types "
                              f"are: {', '.join(sorted(_backends)) or '(none)'}")
     return factory(name)
-
-
-def _describe(factory) -> str:
-    target = getattr(factory, "klass", factory)
-    return f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', target)}"
 
 
 class _NoArgFactory:

@@ -14,8 +14,8 @@ import tempfile
 
 import numpy as np
 
-from ..base import MXNetError
-from ..context import cpu
+from .._runtime.base import MXNetError
+from .._runtime.context import cpu
 from ..ndarray import NDArray
 from ..ndarray._imperative import new_array
 from ._comm import assign_sum

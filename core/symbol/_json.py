@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import json
 
-from .. import registry as _registry
-from ..base import MXNetError, OpNotFound
-from ..graph import IndexedGraph, Node, NodeEntry
+from .._runtime import registry as _registry
+from .._runtime.base import MXNetError, OpNotFound
+from .._runtime.graph import IndexedGraph, Node, NodeEntry
 from ..util import is_np_shape
 from . import _create
 
@@ -146,7 +146,7 @@ def loads(text: str) -> list:
 
 def _numpy_shape(text) -> str:
     """A legacy ``__shape__`` read under ``np_shape``: () is unknown, a 0 dimension is -1."""
-    from ..executor._infer import parse_shape
+    from .._runtime.graph.infer import parse_shape
     shape = parse_shape(text)
     if not shape:
         return "None"

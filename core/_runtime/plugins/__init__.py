@@ -9,8 +9,9 @@ Environment: ``MXNEXT_DISABLE_PLUGIN_AUTOLOAD=1`` loads only the plugins in
 ``MXNEXT_PLUGINS=a,b``; ``MXNEXT_DISABLE_PLUGINS=a,b`` blocks some.
 """
 
-from ._manager import (BUILTIN, ENTRY_POINT_GROUP, PluginInfo, PluginWarning, ensure_loaded, load,
-                       load_plugin, manager, report)
+from ._manager import (BUILTIN, ENTRY_POINT_GROUP, PluginInfo, PluginWarning, add_builtin,
+                       ensure_loaded, load, load_plugin, manager, report)
 
-__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "PluginInfo", "PluginWarning", "ensure_loaded", "load",
+__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "PluginInfo", "PluginWarning", "add_builtin",
+           "ensure_loaded", "load",
            "load_plugin", "manager", "report"]
