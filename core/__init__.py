@@ -1,7 +1,7 @@
 """mxnext: MXNet's architecture as a Python plugin ecosystem (``import mxnext as mx``).
 
 Importing it loads no plugin: the op registry and the device table load them at their
-first lookup (``mxnext._firstuse``).
+first lookup (``mxnext._runtime.firstuse``).
 """
 
 import os as _os

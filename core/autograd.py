@@ -1,7 +1,7 @@
 """Imperative automatic differentiation (MXNet's ``mx.autograd``).
 
 While recording, the NDArray layer puts every op whose inputs have history on
-the tape (``mxnext._tape``); ``backward``/``grad`` (``ndarray/_backward.py``)
+the tape (``mxnext._runtime.tape``); ``backward``/``grad`` (``ndarray/_backward.py``)
 walk it in reverse through each op's ``FGradient`` rule. This module is the
 public face: recording scopes, variables, and ``Function`` for gradients
 written in Python.

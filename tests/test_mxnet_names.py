@@ -1,4 +1,4 @@
-"""mxnext._mxnet_names: MXNet 1.x names mxnext lacks say where they come from."""
+"""mxnext._runtime.mxnet_names: MXNet 1.x names mxnext lacks say where they come from."""
 
 import pytest
 

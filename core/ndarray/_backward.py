@@ -1,7 +1,7 @@
 """The imperative backward pass (MXNet's ``Imperative::Backward``), under ``mx.autograd``.
 
-Walks the graph the tape recorded (``mxnext._tape``) in reverse, runs each op's compiled
-``FGradient`` rule (``mxnext._recipe``, the same rules the symbolic executor uses)
+Walks the graph the tape recorded (``mxnext._runtime.tape``) in reverse, runs each op's compiled
+``FGradient`` rule (``mxnext._runtime.recipe``, the same rules the symbolic executor uses)
 through ``invoke``, and sums the parts; with ``create_graph`` those runs are recorded
 too, so gradients can be differentiated again.
 """

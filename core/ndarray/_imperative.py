@@ -136,6 +136,7 @@ def _new_plan(opdef, params, inputs, ctx, key, out_specs=None):
 
 
 # -- a call --------------------------------------------------------------------------------
+# One piece on purpose: each helper call would add ~0.1 µs, ~1.5% of a 1-element op (~7 µs).
 def _run(plan, inputs, out, all_outputs=False, req=None, state=None):
     if out is None:
         outs, out_views, mutate = _new_outputs(plan, inputs)

@@ -1,6 +1,6 @@
 """Plugin loading and the plugin health report (pluggy project ``mxnext``).
 
-``load()`` runs once, at the first op or device lookup (``mxnext._firstuse``):
+``load()`` runs once, at the first op or device lookup (``mxnext._runtime.firstuse``):
 the builtin plugin first, then every entry point of group ``mxnext`` in name order. A plugin
 that fails is recorded, warned about, its registry entries withdrawn, and
 skipped, unless ``MXNEXT_PLUGINS`` names it (then ``PluginError``). On a

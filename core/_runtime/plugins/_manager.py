@@ -81,7 +81,7 @@ def _env_list(var: str) -> list[str]:
 
 def load() -> None:
     """Load the builtin plugin and the installed ones, once per process (the first op or
-    device lookup does it; see ``mxnext._firstuse``)."""
+    device lookup does it; see ``mxnext._runtime.firstuse``)."""
     with _loader.lock:
         if _loader.loaded:
             return
