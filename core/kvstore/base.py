@@ -42,47 +42,94 @@ class _NoArgFactory:
 
 
 class KVStoreBase:
-    """What every KVStore offers (MXNet 1.x's ``mx.kvstore.KVStoreBase``).
+    """What every KVStore offers: MXNet 1.9's KVStore methods.
 
-    Subclasses implement the data calls; ``type``, ``rank`` and ``num_workers`` describe
-    the store.
+    A subclass implements the data calls (``init``, ``push``, ``pull``), the updater and
+    optimizer calls it supports, and the ``type``, ``rank`` and ``num_workers`` properties;
+    ``pushpull`` and ``broadcast`` are built here from ``init``, ``push`` and ``pull``.
+    Whatever a subclass leaves out raises ``NotImplementedError`` naming its type and the
+    method.
     """
 
     OPTIMIZER = "optimizer"
 
-    def broadcast(self, key, value, out, priority=0):
-        """Store ``value`` under ``key`` (rank 0's) and copy it into ``out``."""
-        raise NotImplementedError
+    # -- data ---------------------------------------------------------------------------
+    def init(self, key, value):
+        """Store ``value`` under ``key`` (or each value under each key of a list)."""
+        raise _missing(self, "init")
+
+    def push(self, key, value, priority=0):
+        """Sum the values pushed for each key into the stored one (or hand the sum to the
+        updater)."""
+        raise _missing(self, "push")
+
+    def pull(self, key, out=None, priority=0, ignore_sparse=True):
+        """Copy the stored value of each key into ``out``."""
+        raise _missing(self, "pull")
 
     def pushpull(self, key, value, out=None, priority=0):
-        """Push ``value`` (summed), then pull the result into ``out`` (or ``value``)."""
-        raise NotImplementedError
+        """``push(key, value)``, then ``pull`` the result into ``out`` (or ``value``)."""
+        self.push(key, value, priority)
+        self.pull(key, value if out is None else out, priority)
 
+    def broadcast(self, key, value, out, priority=0):
+        """Store ``value`` under ``key`` (``init``), then copy it into ``out`` (``pull``)."""
+        self.init(key, value)
+        self.pull(key, out, priority)
+
+    def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
+        """Pull only the rows ``row_ids`` of each key's row_sparse value into ``out``."""
+        raise _missing(self, "row_sparse_pull")
+
+    # -- updater and optimizer ------------------------------------------------------------
     def set_optimizer(self, optimizer):
         """Run ``optimizer`` on the stored values at each push."""
-        raise NotImplementedError
+        raise _missing(self, "set_optimizer")
+
+    def _set_updater(self, updater):
+        """Call ``updater(key, summed_value, stored_value)`` at each push."""
+        raise _missing(self, "_set_updater")
+
+    def set_gradient_compression(self, compression_params):
+        """Compress pushed gradients as ``compression_params`` say (``{'type': '2bit'}``)."""
+        raise _missing(self, "set_gradient_compression")
+
+    def save_optimizer_states(self, fname, dump_optimizer=False):
+        """Write the updater's states (and with ``dump_optimizer`` the optimizer) to
+        ``fname``."""
+        raise _missing(self, "save_optimizer_states")
+
+    def load_optimizer_states(self, fname):
+        """Give the updater the states saved in ``fname``."""
+        raise _missing(self, "load_optimizer_states")
+
+    # -- workers ---------------------------------------------------------------------------
+    def _barrier(self):
+        """Wait until every worker has reached this call."""
+        raise _missing(self, "_barrier")
+
+    def _send_command_to_servers(self, head, body):
+        """Send a command (MXNet's ``kController``... codes) to every server."""
+        raise _missing(self, "_send_command_to_servers")
 
     def is_capable(self, capability):
         """Whether this store supports ``capability`` (``KVStoreBase.OPTIMIZER``)."""
-        raise NotImplementedError
-
-    def save_optimizer_states(self, fname, dump_optimizer=False):
-        raise NotImplementedError
-
-    def load_optimizer_states(self, fname):
-        raise NotImplementedError
+        raise _missing(self, "is_capable")
 
     @property
     def type(self):
-        raise NotImplementedError
+        """The store's type name (``'local'``)."""
+        raise _missing(self, "type")
 
     @property
     def rank(self):
-        raise NotImplementedError
+        """This worker's rank, in ``range(num_workers)``."""
+        raise _missing(self, "rank")
 
     @property
     def num_workers(self):
-        raise NotImplementedError
+        """How many workers share the store."""
+        raise _missing(self, "num_workers")
 
     @staticmethod
     def register(klass):
@@ -97,3 +144,15 @@ class KVStoreBase:
                           f"{_describe(klass)}", stacklevel=2)
         register(name, _NoArgFactory(klass))
         return klass
+
+
+def _missing(store, method: str) -> NotImplementedError:
+    """The error for a method ``store``'s class leaves to KVStoreBase."""
+    kind = type(store).__qualname__
+    if method != "type":
+        try:
+            kind = f"{store.type!r} ({kind})"
+        except NotImplementedError:
+            pass
+    return NotImplementedError(f"KVStore type {kind} does not implement {method}(); "
+                               f"a KVStoreBase subclass must override it")

@@ -71,8 +71,7 @@ def load(fname):
     """The symbol saved in MXNet JSON file ``fname`` (by ``Symbol.save`` or MXNet 1.x)."""
     if not isinstance(fname, (str, os.PathLike)):
         raise TypeError(f"load: fname must be a path, got {type(fname).__name__}")
-    with open(fname, encoding="utf-8") as f:
-        return Symbol(_json.loads(f.read()))
+    return Symbol(_json.load(fname))
 
 
 def load_json(json_str):
