@@ -104,6 +104,19 @@ def test_inputs_lists_dicts_names_and_layout():
         mx.io.NDArrayIter("not data")
 
 
+def test_ndarray_iter_refuses_lengths_that_differ_and_empty_batches():
+    with pytest.raises(ValueError, match=r"same number of examples \(first axis\), got "
+                                         r"\{'data': 10, 'softmax_label': 7\}"):
+        mx.io.NDArrayIter(DATA, np.zeros(7), batch_size=2)
+    with pytest.raises(ValueError, match=r"\{'a': 10, 'b': 9\}"):
+        mx.io.NDArrayIter({"a": DATA, "b": DATA[:9]}, batch_size=2)
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match=f"batch_size must be a positive integer, got "
+                                             f"{bad!r}"):
+            mx.io.NDArrayIter(DATA, DATA, batch_size=bad)
+    assert mx.io.NDArrayIter(DATA, DATA, batch_size=np.int64(4)).next().data[0].shape[0] == 4
+
+
 def test_shuffle_keeps_pairs_and_follows_numpy_seed():
     data = np.arange(20, dtype=np.float32).reshape(10, 2)
     label = np.arange(10, dtype=np.float32)

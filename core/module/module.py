@@ -200,6 +200,10 @@ class Module(BaseModule):
 
         def fill(name, arr, given):
             if given is not None and name in given:
+                if tuple(given[name].shape) != arr.shape:
+                    raise ShapeError(f"init_params: parameter {name!r} has shape "
+                                     f"{tuple(given[name].shape)}, the symbol needs "
+                                     f"{arr.shape}")
                 if given[name] is not arr:
                     given[name].copyto(arr)
                 return
