@@ -40,7 +40,7 @@ def test_without_a_gpu_every_use_gives_the_reason():
     assert mx.context.num_gpus() == 0 and list(mx.test_utils.list_gpus()) == []
     with pytest.raises(MXNetError, match="no CUDA device"):
         mx.nd.zeros((2,), ctx=mx.gpu(0))
-    from cli.devices import device_rows
+    from mxnext_cli.devices import device_rows
     row = next(r for r in device_rows() if r["type"] == "gpu")
     assert not row["available"] and "no CUDA device" in row["error"], row
 
