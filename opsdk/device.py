@@ -39,7 +39,8 @@ fast ones at once on the pushing thread; ``"never"`` (gpu) always hands kernels 
 device's workers, so the pushing thread never waits for the device.
 
 Random numbers and scratch space come from ``mxnext.resource`` per device id, built on
-``xp.random.default_rng`` and ``view``: nothing more for the device to supply.
+``view`` and ``xp.random.default_rng(entropy)``, or on the device's optional
+``random_generator(entropy, device_id)`` (numpy ``Generator`` names: the gpu's is curand).
 """
 
 from __future__ import annotations

@@ -19,6 +19,23 @@ from .streams import GpuRunContext, thread_stream
 
 __all__ = ["GpuDevice"]
 
+
+class _Generator:
+    """numpy's ``Generator`` names over cupy's ``RandomState`` (which has every distribution
+    the random ops draw from)."""
+
+    def __init__(self, state):
+        self._state = state
+
+    def integers(self, low, high=None, size=None, dtype="int64"):
+        return self._state.randint(low, high, size, dtype)
+
+    def random(self, size=None, dtype="float64"):
+        return self._state.random_sample(size, dtype)
+
+    def __getattr__(self, name):          # uniform, normal, gamma, poisson, permutation, ...
+        return getattr(self._state, name)
+
 POOL_TYPES = ("Naive", "Round", "Unpooled")
 
 
@@ -117,6 +134,14 @@ class GpuDevice:
 
     def fill(self, dst, value) -> None:
         dst.fill(value)
+
+    def random_generator(self, entropy, device_id):
+        """The device's generator for ``mxnext.resource``: curand through cupy's RandomState,
+        seeded from ``entropy`` (seed, device type and id, resource kind)."""
+        import numpy
+        seed = int(numpy.random.SeedSequence(entropy).generate_state(1, numpy.uint64)[0])
+        with cupy().cuda.Device(device_id):
+            return _Generator(cupy().random.RandomState(seed))
 
     def stream(self, device_id):
         return thread_stream(device_id)
