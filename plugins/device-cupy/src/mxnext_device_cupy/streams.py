@@ -4,7 +4,9 @@ work it waits for), and the RunContext that runs engine functions on it.
 A function runs with its thread's stream current; then an event recorded on that stream is
 waited for, so when the engine completes the function (and grants its vars to dependants on
 other streams, or to a reader on the host) its device work is done. Only this stream's work
-is waited for, never the whole device.
+is waited for, never the whole device. The streams are blocking ones: work a thread issues
+outside engine functions (``nd.array(..., ctx=gpu)`` writes a fresh block at once) goes to
+the legacy default stream, which CUDA orders with them.
 """
 
 from __future__ import annotations
@@ -27,34 +29,34 @@ class _Lane:
         cp = cupy()
         cp.cuda.runtime.setDevice(device_id)
         self.device_id = device_id
-        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.stream = cp.cuda.Stream()
         self.event = cp.cuda.Event(disable_timing=True)
 
 
 class _Local(threading.local):
     lanes = None              # device id -> _Lane
-    current = None            # the _Lane whose device and stream are current
+    device = None             # the device id current on this thread
 
 
 _local = _Local()
 
 
 def _lane(device_id) -> _Lane:
+    """This thread's lane on ``device_id``, with that device made current."""
     lanes = _local.lanes
     if lanes is None:
         lanes = _local.lanes = {}
     lane = lanes.get(device_id)
     if lane is None:
         lane = lanes[device_id] = _Lane(device_id)
-    if _local.current is not lane:
+    if _local.device != device_id:
         cupy().cuda.runtime.setDevice(device_id)
-        lane.stream.use()
-        _local.current = lane
+        _local.device = device_id
     return lane
 
 
 def thread_stream(device_id):
-    """This thread's stream on ``device_id``, made current (with its device)."""
+    """This thread's stream on ``device_id``."""
     return _lane(device_id).stream
 
 
@@ -74,6 +76,7 @@ class GpuRunContext(RunContext):
 
     def _run(self, fn):
         lane = _lane(self.ctx.device_id)
-        fn(self)
+        with lane.stream:
+            fn(self)
         lane.stream.record(lane.event)
         lane.event.synchronize()
