@@ -53,7 +53,7 @@ PY
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null
 step install 90 install
 step devices 30 $PY -m mxnext_cli devices
-step gpu-tests 90 $PY -m pytest -q -p no:cacheprovider -x -rs plugins/device-cupy/tests \
+step gpu-tests 90 $PY -m pytest -q -p no:cacheprovider -rs plugins/device-cupy/tests \
     plugins/device-testdev/tests
 step conformance 60 conformance
 step lenet 90 $PY tools/gpu_lenet.py --ctx gpu --n 2048 --epochs 2
