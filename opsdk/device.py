@@ -27,8 +27,8 @@ body is slow or host-bound.
 
 Streams and completion. A host device's work is done when its engine function returns
 (``stream()`` is None, no ``run_context``). A device with streams sets ``run_context``, a
-``mxnext.engine.RunContext`` subclass: its ``stream`` is the stream of the thread running
-the function (one per engine worker) and its ``runner(fn)`` runs ``fn(rctx)`` with that
+``StreamRunContext`` subclass: its ``stream`` is the stream of the thread running
+the function (one per engine worker) and its ``run(fn)`` runs ``fn(rctx)`` with that
 stream current and returns once the work ``fn`` enqueued is done (an event recorded on the
 stream and waited for: only this stream's work, never the whole device). Dependants then
 start on any stream, and ``wait_to_read``/``asnumpy`` wait only for the functions they
@@ -47,7 +47,23 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Device", "REQUIRED", "check_contract"]
+from mxnext.engine import RunContext
+
+__all__ = ["Device", "REQUIRED", "check_contract", "StreamRunContext"]
+
+
+class StreamRunContext(RunContext):
+    """Base of a device's ``run_context``: subclasses give ``stream`` (a property: the running
+    thread's) and ``run(fn)`` (runs ``fn(self)`` on it, returns once its work is done)."""
+
+    __slots__ = ()
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.runner = self.run
+
+    def run(self, fn):
+        raise NotImplementedError
 
 
 @runtime_checkable

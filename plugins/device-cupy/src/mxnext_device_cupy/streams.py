@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 
-from mxnext.engine import RunContext
+from opsdk.device import StreamRunContext
 
 from ._cupy import cupy
 
@@ -60,21 +60,17 @@ def thread_stream(device_id):
     return _lane(device_id).stream
 
 
-class GpuRunContext(RunContext):
-    """``stream``: the running thread's stream; ``runner(fn)`` runs ``fn`` on it and returns
+class GpuRunContext(StreamRunContext):
+    """``stream``: the running thread's stream; ``run(fn)`` runs ``fn`` on it and returns
     once that work is done."""
 
     __slots__ = ()
-
-    def __init__(self, ctx):
-        self.ctx = ctx
-        self.runner = self._run
 
     @property
     def stream(self):
         return thread_stream(self.ctx.device_id)
 
-    def _run(self, fn):
+    def run(self, fn):
         lane = _lane(self.ctx.device_id)
         with lane.stream:
             fn(self)

@@ -7,7 +7,8 @@ import threading
 
 import numpy
 
-from mxnext.engine import RunContext
+from mxnext.device.cpu import CpuDevice
+from opsdk.device import StreamRunContext
 
 __all__ = ["TestDevice", "HostStream"]
 
@@ -37,27 +38,25 @@ def _stream(device_id):
     return s
 
 
-class TestdevRunContext(RunContext):
-    """``stream`` is the running thread's; ``runner`` counts the functions each stream ran."""
+class TestdevRunContext(StreamRunContext):
+    """``stream`` is the running thread's; ``run`` counts the functions each stream ran."""
 
     __slots__ = ()
-
-    def __init__(self, ctx):
-        self.ctx = ctx
-        self.runner = self._run
 
     @property
     def stream(self):
         return _stream(self.ctx.device_id)
 
-    def _run(self, fn):
+    def run(self, fn):
         _stream(self.ctx.device_id).runs += 1
         fn(self)
 
 
-class TestDevice:
+class TestDevice(CpuDevice):
+    """The cpu device's memory and copies under another type, with streams, counted host
+    copies and two ids."""
+
     type = "testdev"
-    xp = numpy
     kernels = ("testdev", "cpu")      # no kernels of its own: the generic numpy bodies
     inline_policy = "never"
     run_context = TestdevRunContext
@@ -69,15 +68,6 @@ class TestDevice:
 
     def count(self) -> int:
         return 2
-
-    def alloc(self, nbytes, device_id):
-        return numpy.empty(nbytes, dtype=numpy.uint8)
-
-    def free(self, raw, device_id) -> None:
-        pass
-
-    def view(self, raw, dtype, shape, offset=0):
-        return numpy.ndarray(shape, dtype, raw, offset)
 
     def to_host(self, arr):
         with self._lock:
@@ -91,17 +81,8 @@ class TestDevice:
 
     to_numpy, from_numpy = to_host, from_host   # the names the frontends' copies call
 
-    def copy(self, dst, src) -> None:
-        dst[...] = src
-
-    def fill(self, dst, value) -> None:
-        dst[...] = value
-
     def stream(self, device_id):
         return _stream(device_id)
-
-    def synchronize(self, device_id) -> None:
-        pass
 
     def __repr__(self):
         return "<device testdev (numpy, 2 ids)>"
