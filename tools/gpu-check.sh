@@ -15,14 +15,18 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/gpu-check.log") 2>&1
-PY=${PYTHON:-python3}
+export PY=${PYTHON:-python3}
 FAILED=0
 
 step() {   # step NAME SECONDS COMMAND...
     local name=$1 limit=$2 t0=$SECONDS rc
     shift 2
     echo "=== $name"
-    timeout "$limit" "$@"
+    if declare -F "$1" >/dev/null; then       # a function of this script: timeout runs programs
+        timeout "$limit" bash -c "$(declare -f "$1"); $1"
+    else
+        timeout "$limit" "$@"
+    fi
     rc=$?
     if [ $rc -eq 0 ]; then echo "PASS $name ($((SECONDS - t0))s)"
     else echo "FAIL $name (exit $rc after $((SECONDS - t0))s)"; FAILED=1; fi
