@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 from opsdk import (ElemwiseGradUseIn, ElemwiseGradUseNone, ElemwiseGradUseOut, ElemwiseShape,
-                   ElemwiseType, Field, MakeZeroGradNodes, NodeEntry, Param, TypeInferError,
-                   make_node, register_op)
+                   ElemwiseType, Field, FloatOnly, MakeZeroGradNodes, NodeEntry, Param,
+                   TypeInferError, make_node, register_op)
 
 from . import _special
 from ._common import (IN, INPLACE_0, OUT, OpsGrad, Ufunc, WideUfunc, backward_grad, call,
@@ -299,21 +299,6 @@ class HardSigmoidParam(Param):
     beta: float = Field(0.5, description="Bias of hard sigmoid.")
 
 
-def _float_type(op):
-    """ElemwiseType(1, 1) for ops whose kernels take floating point dtypes only (MXNet's
-    MSHADOW_REAL_TYPE_SWITCH, which fails when the op runs)."""
-    same = ElemwiseType(1, 1)
-
-    def infer(params, ins, outs):
-        ins, outs = same(params, ins, outs)
-        t = ins[0] if ins and ins[0] is not None else None
-        if t is not None and np.dtype(t).kind != "f":
-            raise TypeInferError(f"Operator {op!r}: data must be a floating point array "
-                                 f"(float16, float32 or float64), got {np.dtype(t)}")
-        return ins, outs
-    return infer
-
-
 def _hard_sigmoid(ctx, inputs, req, outputs, params):
     """max(0, min(1, alpha x + beta)), with alpha and beta float32 as in MXNet (float16 data
     is computed in float32, then rounded); NaN stays NaN."""
@@ -333,7 +318,7 @@ def _hard_sigmoid_backward(ctx, inputs, req, outputs, params):
 
 _unary("hard_sigmoid", _hard_sigmoid, ElemwiseGradUseIn("_backward_hard_sigmoid"),
        "Hard sigmoid, elementwise: max(0, min(1, alpha * x + beta)).",
-       infer_type=_float_type("hard_sigmoid")).set_attr_parser(HardSigmoidParam)
+       infer_type=FloatOnly(ElemwiseType(1, 1))).set_attr_parser(HardSigmoidParam)
 (register_op("_backward_hard_sigmoid").set_attr_parser(HardSigmoidParam)
  .set_num_inputs(2).set_num_outputs(1)
  .set_attr("FInferShape", ElemwiseShape(2, 1)).set_attr("FInferType", ElemwiseType(2, 1))
