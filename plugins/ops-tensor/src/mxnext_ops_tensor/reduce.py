@@ -291,6 +291,7 @@ _EXAMPLES = {
 }
 for _name, _examples in _EXAMPLES.items():
     register_op(_name).set_attr("TExamples", _examples)
+register_op("mean").set_attr("TTruncatesIntegers", True)    # an integer mean truncates
 for _name, (_f, _b, _uses, _a) in list(_REDUCERS.items()) + [("norm", (0, 0, _IN_OUT, 0))]:
     _ins = [(2, 1), (2, 3)] + ([(2, 1)] if _uses == _IN_OUT else [])
     register_op(f"_backward_{_name}").set_attr(
