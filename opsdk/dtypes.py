@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from mxnext import registry
 from mxnext.base import OpNotFound, TypeInferError
 
-__all__ = ["FLOAT_DTYPES", "FloatOnly", "check_input_dtype"]
+__all__ = ["FLOAT_DTYPES", "FloatOnly"]
 
 FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
@@ -20,13 +21,6 @@ FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 def _names(dtypes) -> str:
     names = [d.name for d in dtypes]
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
-
-
-def check_input_dtype(op: str, name, dtype, accepted=FLOAT_DTYPES) -> None:
-    """``TypeInferError`` unless ``dtype`` (None: not known yet) is one of ``accepted``."""
-    if dtype is not None and np.dtype(dtype) not in accepted:
-        raise TypeInferError(f"Operator {op!r}: input {name!r} has dtype {np.dtype(dtype).name}, "
-                             f"expected {_names(accepted)}")
 
 
 class FloatOnly:
@@ -54,10 +48,11 @@ class FloatOnly:
     def _check(self, params, ins):
         for i in range(len(ins)) if self.inputs is None else self.inputs:
             if i < len(ins) and ins[i] is not None and np.dtype(ins[i]) not in self.accepted:
-                check_input_dtype(self.op, self._name(params, i), ins[i], self.accepted)
+                raise TypeInferError(f"Operator {self.op!r}: input {self._name(params, i)!r} has "
+                                     f"dtype {np.dtype(ins[i]).name}, expected "
+                                     f"{_names(self.accepted)}")
 
     def _name(self, params, i):
-        from mxnext import registry
         try:
             return registry.get(self.op).list_input_names(params)[i]
         except OpNotFound:   # a rule not registered on an op: its index names the input
