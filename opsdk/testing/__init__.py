@@ -50,8 +50,8 @@ _EXPORTS = {
     "_graph": ["eval_gradients"],
     "_checks": ["check_numeric_gradient", "check_forward", "check_backward",
                 "numeric_gradient"],
-    "_examples": ["EXAMPLES_KEY", "Example", "examples_for", "make_inputs"],
-    "_conformance": ["CHECKS", "TRUNCATES_KEY", "run_check"],
+    "_examples": ["EXAMPLES_KEY", "TRUNCATES_KEY", "Example", "examples_for", "make_inputs"],
+    "_conformance": ["CHECKS", "run_check"],
     "pytest_plugin": ["conformance_tests"],
 }
 _WHERE = {name: mod for mod, names in _EXPORTS.items() for name in names}

@@ -12,14 +12,10 @@ from mxnext.base import MXNetError, ParamError, ShapeError, TypeInferError
 
 from ..shape import dim_known
 from ._checks import _as_list, _close, check_numeric_gradient
-from ._examples import Example, integer_inputs, make_inputs
+from ._examples import TRUNCATES_KEY, Example, integer_inputs, make_inputs
 from ._harness import infer, op_def, parse, run_op
 
-__all__ = ["CHECKS", "TRUNCATES_KEY", "inapplicable", "run_check"]
-
-TRUNCATES_KEY = "TTruncatesIntegers"
-"""Op attribute (True): integer inputs are computed in floating point and truncated back to
-the integer dtype, even where that leaves nothing but zeros (MXNet's sigmoid of an int32)."""
+__all__ = ["CHECKS", "inapplicable", "run_check"]
 
 
 def _setup(op_name, example: Example):

@@ -1,4 +1,5 @@
-"""Conformance examples: the ``TExamples`` op attribute and the default example."""
+"""Conformance examples: the ``TExamples`` op attribute, the default example and the
+integer inputs of the dtypes check."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from typing import Any, Callable
 import numpy as np
 
 EXAMPLES_KEY = "TExamples"
+TRUNCATES_KEY = "TTruncatesIntegers"
+"""Op attribute (True): integer inputs are computed in floating point and truncated back to
+the integer dtype, even where that leaves nothing but zeros (MXNet's sigmoid of an int32)."""
 _DEFAULT_SHAPE = (2, 3)
 _KEYS = {"inputs", "dtype", "domain", "params", "grad", "rtol", "atol", "ref", "int_ref", "seed"}
 
