@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, NodeEntry, Param, ResourceRequest, make_node, register_op
+from opsdk import Field, FloatOnly, NodeEntry, Param, ResourceRequest, make_node, register_op
 
 from ._layer_rules import (backward_node, grad_entries, norm_axis, out_entry, put,
                            result_shapes, same_type, set_shape, set_type)
@@ -105,7 +105,7 @@ def _random(p):
     .set_attr("FListInputNames", lambda p: ["data"])
     .set_attr("FListOutputNames", lambda p: ["output", "mask"])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", _type)
+    .set_attr("FInferType", FloatOnly(_type))
     .set_attr("FInplaceOption", lambda p: [(0, 0)])
     .set_attr("FResourceRequest", _random)
     .set_attr("FCompute<cpu>", _forward)

@@ -10,7 +10,7 @@ import math
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, Param, ResourceRequest, register_op
+from opsdk import Field, FloatOnly, Param, ResourceRequest, register_op
 from opsdk.shape import dim_known
 
 from ._layer_rules import (backward_node, fail, grad_entries, init_attrs, out_entry, put,
@@ -195,7 +195,7 @@ _EXAMPLES = [
     .set_attr("FSetInputVarAttrOnCompose", init_attrs({1: '["Constant", {"value": 0.25}]'}))
     .set_attr("FListOutputNames", lambda p: ["output", "mask"][:_n_out(p)])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", same_type(OP, _input_names))
+    .set_attr("FInferType", FloatOnly(same_type(OP, _input_names)))
     .set_attr("FInplaceOption", lambda p: [(0, 0)])
     .set_attr("FResourceRequest", _resources)
     .set_attr("FCompute<cpu>", _forward)
