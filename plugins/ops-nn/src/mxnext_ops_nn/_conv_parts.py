@@ -4,11 +4,30 @@ by negative pads, and the result written as the request says."""
 
 from __future__ import annotations
 
+import importlib
 from math import prod
 
 import numpy as np
 
 _ALIGN = 64
+
+
+def namespace(a):
+    """The array namespace of ``a``: numpy for host arrays, else the module of its type
+    (cupy for a gpu array), so the kernels run on the device the op's arrays live on."""
+    return np if isinstance(a, np.ndarray) else \
+        importlib.import_module(type(a).__module__.partition(".")[0])
+
+
+def address(a) -> int:
+    """The address of ``a``'s first byte, host or device (``__cuda_array_interface__``)."""
+    iface = getattr(a, "__cuda_array_interface__", None) or a.__array_interface__
+    return iface["data"][0]
+
+
+def strided(a, shape, strides):
+    """A view of ``a``'s memory with ``shape`` and byte ``strides`` (host or device)."""
+    return namespace(a).lib.stride_tricks.as_strided(a, shape, strides)
 
 
 class Scratch:
@@ -19,7 +38,7 @@ class Scratch:
         dtype = np.dtype(dtype)
         sizes = [(-(-prod(s) * dtype.itemsize // _ALIGN)) * _ALIGN for s in shapes]
         self._buf = get((sum(sizes) + _ALIGN,), np.uint8)
-        self._dtype, self._at = dtype, (-self._buf.ctypes.data) % _ALIGN
+        self._dtype, self._at = dtype, (-address(self._buf)) % _ALIGN
 
     def take(self, shape):
         n = prod(shape) * self._dtype.itemsize
@@ -36,16 +55,17 @@ def own_scratch(shape, dtype):
 def write(out, value, req, bias=None):
     """``out (m, F, *O) <- value`` (+ ``bias`` per channel) honouring req 1/2 (write) and
     3 (add); casts to ``out``'s dtype."""
+    xp = namespace(out)
     if bias is not None:
         bias = bias.reshape((1, -1) + (1,) * (out.ndim - 2))
     if req == 3:
-        np.add(out, value, out=out, casting="unsafe")
+        xp.add(out, value, out=out, casting="unsafe")
         if bias is not None:
-            np.add(out, bias, out=out, casting="unsafe")
+            xp.add(out, bias, out=out, casting="unsafe")
     elif bias is not None:
-        np.add(value, bias, out=out, casting="unsafe")
+        xp.add(value, bias, out=out, casting="unsafe")
     else:
-        np.copyto(out, value, casting="unsafe")
+        xp.copyto(out, value, casting="unsafe")
 
 
 def crop_input(x, lo, hi, i, j):
