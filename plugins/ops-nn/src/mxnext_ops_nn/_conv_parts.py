@@ -13,10 +13,12 @@ _ALIGN = 64
 
 
 def namespace(a):
-    """The array namespace of ``a``: numpy for host arrays, else the module of its type
-    (cupy for a gpu array), so the kernels run on the device the op's arrays live on."""
-    return np if isinstance(a, np.ndarray) else \
-        importlib.import_module(type(a).__module__.partition(".")[0])
+    """The array namespace of ``a``, so the kernels run on the device its arrays live on:
+    numpy for host arrays, a numpy subclass's own (testdev's), else the package of its type
+    (cupy for a gpu array)."""
+    if isinstance(a, np.ndarray):
+        return np if type(a) is np.ndarray else a.__array_namespace__()
+    return importlib.import_module(type(a).__module__.partition(".")[0])
 
 
 def address(a) -> int:
@@ -27,6 +29,8 @@ def address(a) -> int:
 
 def strided(a, shape, strides):
     """A view of ``a``'s memory with ``shape`` and byte ``strides`` (host or device)."""
+    if isinstance(a, np.ndarray):           # numpy's own, or a subclass of it
+        return np.lib.stride_tricks.as_strided(a, shape, strides, subok=True)
     return namespace(a).lib.stride_tricks.as_strided(a, shape, strides)
 
 
