@@ -41,3 +41,12 @@ def test_testdev_arrays_refuse_what_cupy_refuses():
     assert type(XP.zeros(2) + d[:2]) is type(d)          # the device's own namespace works
     a[:] = np.arange(3.0)                                # host values are copied over
     np.testing.assert_array_equal(a.asnumpy(), np.arange(3.0))
+
+
+def test_every_op_runs_on_testdev_like_on_cpu():
+    sweep = runpy.run_path(str(ROOT / "tools" / "gpu_op_sweep.py"))
+    import mxnext as mx
+    results, left = sweep["sweep"](mx.Context("testdev", 0), 600)
+    failed = {op: detail for op, (status, detail) in results.items() if status == "FAIL"}
+    assert not failed and not left
+    assert sum(status == "PASS" for status, _ in results.values()) > 250

@@ -11,6 +11,7 @@ Not caught: ``numpy.asarray(device_array)`` (numpy takes its subclasses without 
 
 from __future__ import annotations
 
+import threading
 import types
 
 import numpy
@@ -18,6 +19,7 @@ import numpy
 __all__ = ["DeviceArray", "XP", "namespace", "device_array"]
 
 _FROM_HOST = frozenset({"asarray", "array", "asanyarray", "ascontiguousarray"})
+_inside = threading.local()     # in a numpy function: its own calls are not the caller's
 
 
 def _host(x) -> bool:
@@ -32,12 +34,28 @@ def _refuse_host(what, items) -> None:
 
 
 def device_array(x):
-    """``x`` (and arrays inside tuples, lists) as ``DeviceArray`` views."""
+    """``x`` (and arrays inside tuples, lists) as ``DeviceArray`` views; numpy scalars as
+    0-d ones (cupy's reductions give 0-d arrays)."""
     if type(x) is numpy.ndarray:
         return x.view(DeviceArray)
+    if isinstance(x, numpy.generic):
+        return numpy.asarray(x).view(DeviceArray)
     if isinstance(x, (tuple, list)):
-        return type(x)(device_array(y) for y in x)
+        items = [device_array(y) for y in x]
+        return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
     return x
+
+
+def _outermost(what, items, call):
+    """``call()``, refusing host arrays in ``items`` unless already inside a numpy call."""
+    if getattr(_inside, "on", False):
+        return call()
+    _refuse_host(what, items)
+    _inside.on = True
+    try:
+        return call()
+    finally:
+        _inside.on = False
 
 
 def _base(x):
@@ -66,17 +84,18 @@ class DeviceArray(numpy.ndarray):
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         out = kwargs.get("out", ())
-        _refuse_host(f"numpy.{ufunc.__name__}", inputs + tuple(out))
         if out:
             kwargs["out"] = tuple(_base(o) for o in out)
-        result = getattr(ufunc, method)(*(_base(i) for i in inputs), **kwargs)
+        result = _outermost(f"numpy.{ufunc.__name__}", inputs + tuple(out), lambda: getattr(
+            ufunc, method)(*(_base(i) for i in inputs), **kwargs))
         if out:
             return out[0] if len(out) == 1 else out
         return device_array(result)
 
     def __array_function__(self, func, types_, args, kwargs):
-        _refuse_host(f"numpy.{func.__name__}", tuple(args) + tuple(kwargs.values()))
-        return device_array(super().__array_function__(func, types_, args, kwargs))
+        return device_array(_outermost(
+            f"numpy.{func.__name__}", tuple(args) + tuple(kwargs.values()),
+            lambda: super(DeviceArray, self).__array_function__(func, types_, args, kwargs)))
 
 
 class namespace:
@@ -94,9 +113,8 @@ class namespace:
             return v                    # dtypes, constants; ufuncs dispatch on their own
 
         def call(*args, **kwargs):
-            if name not in _FROM_HOST:
-                _refuse_host(f"xp.{name}", tuple(args) + tuple(kwargs.values()))
-            r = v(*args, **kwargs)
+            items = () if name in _FROM_HOST else tuple(args) + tuple(kwargs.values())
+            r = _outermost(f"xp.{name}", items, lambda: v(*args, **kwargs))
             if isinstance(r, numpy.random.Generator):
                 return namespace(r)
             return device_array(r)

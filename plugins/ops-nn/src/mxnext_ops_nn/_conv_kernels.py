@@ -32,7 +32,8 @@ import numpy as np
 
 from . import _winograd
 from ._conv_parts import Scratch, crop_input, own_scratch, write  # noqa: F401  (kern.* of the ops)
-from ._conv_parts import namespace, strided
+from ._conv_parts import strided
+from ._layer_rules import namespace
 from ._layer_rules import compute_dtype
 
 CHUNK_BYTES = 6 << 20     # scratch per batch chunk: the chunk's working set stays in cache

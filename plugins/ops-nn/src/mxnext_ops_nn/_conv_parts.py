@@ -4,27 +4,19 @@ by negative pads, and the result written as the request says."""
 
 from __future__ import annotations
 
-import importlib
 from math import prod
 
 import numpy as np
 
+from ._layer_rules import namespace
+
 _ALIGN = 64
 
 
-def namespace(a):
-    """The array namespace of ``a``, so the kernels run on the device its arrays live on:
-    numpy for host arrays, a numpy subclass's own (testdev's), else the package of its type
-    (cupy for a gpu array)."""
-    if isinstance(a, np.ndarray):
-        return np if type(a) is np.ndarray else a.__array_namespace__()
-    return importlib.import_module(type(a).__module__.partition(".")[0])
-
-
 def address(a) -> int:
-    """The address of ``a``'s first byte, host or device (``__cuda_array_interface__``)."""
-    iface = getattr(a, "__cuda_array_interface__", None) or a.__array_interface__
-    return iface["data"][0]
+    """The address of ``a``'s first byte, host or device (cupy's ``data.ptr``: its
+    ``__cuda_array_interface__`` would synchronize the stream)."""
+    return a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
 
 
 def strided(a, shape, strides):
