@@ -8,6 +8,9 @@ import os as _os
 
 from . import _aliases, _builtins, _missing
 from ._runtime import __version__
+# the MXNet release whose Python API mxnext follows; what the ``mxnet`` import alias
+# (mxnext.mxnet_alias) reports as its __version__
+__mxnet_version__ = "1.9.1"
 from ._runtime import base, context, engine, device, storage, resource
 from ._runtime import graph, registry, params, opctx, hookspecs, plugins
 from . import random
