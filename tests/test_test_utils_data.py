@@ -112,3 +112,12 @@ def test_get_zip_data(tmp_path):
         zf.writestr("inner/x.txt", "x")
     tu.get_zip_data(str(tmp_path / "out"), archive.as_uri(), "a.zip")
     assert (tmp_path / "out" / "inner" / "x.txt").read_text() == "x"
+
+
+def test_a_zip_member_outside_the_folder_is_refused(tmp_path):
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("../escaped.txt", "x")
+    with pytest.raises(MXNetError, match="member '../escaped.txt' would be written outside"):
+        tu.get_zip_data(str(tmp_path / "out"), archive.as_uri(), "evil.zip")
+    assert not (tmp_path / "escaped.txt").exists()

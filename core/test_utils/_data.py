@@ -2,7 +2,9 @@
 
 Files already in place are used as they are; a missing one is downloaded from MXNet's
 Gluon data repository (``MXNET_GLUON_REPO``, as in MXNet) and checked against its SHA-1.
-Without a network the error names every file to put where.
+Without a network the error names every file to put where. Every file written here (a
+download, an unpacked one) appears complete or not at all, so an interrupted run never
+leaves a part that a later one would take for the file.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ import logging
 import os
 import shutil
 import struct
-import tempfile
 import urllib.request
 import zipfile
 
 import numpy as np
 
+from .._atomic_write import AtomicFile
 from .._runtime.base import MXNetError
 
 __all__ = ["download", "get_mnist", "get_mnist_ubyte", "get_mnist_iterator", "get_cifar10",
@@ -64,19 +66,21 @@ def download(url, fname=None, dirname=None, overwrite=False, retries=5, sha1_has
         logging.info("%s exists, skipping download", fname)
         return fname
     for attempt in range(retries + 1):
-        fd, tmp = tempfile.mkstemp(dir=dirname or ".", prefix=f".{os.path.basename(fname)}.",
-                                   suffix=".tmp")
+        out = AtomicFile(fname)
         try:
-            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=60) as src:
-                shutil.copyfileobj(src, out)
-            got = _sha1(tmp) if sha1_hash else None
-            if got != sha1_hash:
-                raise MXNetError(f"download: {url} has SHA-1 {got}, expected {sha1_hash}")
-            os.replace(tmp, fname)
+            digest = hashlib.sha1()
+            with urllib.request.urlopen(url, timeout=60) as src:
+                for chunk in iter(lambda: src.read(1 << 20), b""):
+                    digest.update(chunk)
+                    out.file.write(chunk)
+            if sha1_hash is not None and digest.hexdigest() != sha1_hash:
+                raise MXNetError(f"download: {url} has SHA-1 {digest.hexdigest()}, expected "
+                                 f"{sha1_hash}")
+            out.commit()
             logging.info("downloaded %s into %s successfully", url, fname)
             return fname
         except (OSError, MXNetError) as exc:
-            os.unlink(tmp)
+            out.discard()
             if attempt == retries:
                 raise MXNetError(f"download: could not fetch {url} into {fname!r}: "
                                  f"{exc}") from exc
@@ -112,9 +116,8 @@ def get_mnist_ubyte(path="data"):
             if gz is None:
                 gz = download(_repo_url("mnist", name + ".gz"), dirname=path, retries=1,
                               sha1_hash=sha1)
-            with gzip.open(gz, "rb") as src, open(target + ".part", "wb") as out:
+            with gzip.open(gz, "rb") as src, AtomicFile(target) as out:
                 shutil.copyfileobj(src, out)
-            os.replace(target + ".part", target)
 
     _fetch("get_mnist_ubyte", path, list(MNIST), get)
 
@@ -164,10 +167,8 @@ def get_cifar10(path="data"):
 
     def get():
         name, sha1 = CIFAR10_ZIP
-        archive = download(_repo_url("cifar10", name), dirname=path, retries=1,
-                           sha1_hash=sha1)
-        with zipfile.ZipFile(archive) as zf:
-            zf.extractall(path)
+        _extract(download(_repo_url("cifar10", name), dirname=path, retries=1,
+                          sha1_hash=sha1), path)
 
     _fetch("get_cifar10", path, [os.path.join("cifar", f) for f in CIFAR10_FILES], get)
 
@@ -177,6 +178,22 @@ def get_zip_data(data_dir, url, data_origin_name):
     file is there already."""
     archive = os.path.join(data_dir, data_origin_name)
     if not os.path.exists(archive):
-        download(url, fname=data_origin_name, dirname=data_dir)
-        with zipfile.ZipFile(archive) as zf:
-            zf.extractall(data_dir)
+        _extract(download(url, fname=data_origin_name, dirname=data_dir), data_dir)
+
+
+def _extract(archive: str, folder: str) -> None:
+    """Unpack the zip ``archive`` into ``folder``, each file written whole or not at all; a
+    member that would land outside ``folder`` is an error."""
+    root = os.path.realpath(folder)
+    with zipfile.ZipFile(archive) as zf:
+        for member in zf.infolist():
+            target = os.path.realpath(os.path.join(root, member.filename))
+            if os.path.commonpath([root, target]) != root:
+                raise MXNetError(f"{archive}: member {member.filename!r} would be written "
+                                 f"outside {folder!r}")
+            if member.is_dir():
+                os.makedirs(target, exist_ok=True)
+                continue
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with zf.open(member) as src, AtomicFile(target) as out:
+                shutil.copyfileobj(src, out)
