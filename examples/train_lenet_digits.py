@@ -98,7 +98,7 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=12)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--lr", type=float, default=0.003,
-                        help="Adam's learning rate, times 0.4 every 4 epochs")
+                        help="Adam's learning rate, times 0.4 every 3 epochs")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--prefix", default=os.path.join("build", "demo", "lenet-digits"),
                         help="checkpoint prefix (default: build/demo/lenet-digits)")
@@ -131,7 +131,7 @@ def main(argv=None):
     tic = time.time()
     mod.fit(train, eval_data=val, num_epoch=args.epochs, kvstore=kv, optimizer="adam",
             optimizer_params={"learning_rate": args.lr, "lr_scheduler":
-                              mx.lr_scheduler.FactorScheduler(step=4 * batches, factor=0.4,
+                              mx.lr_scheduler.FactorScheduler(step=3 * batches, factor=0.4,
                                                               base_lr=args.lr)},
             initializer=mx.init.Xavier(magnitude=2),
             batch_end_callback=TqdmBar(bar, batches, args.epochs) if bar
