@@ -218,12 +218,14 @@ def test_info_json_reports_versions_engine_devices_plugins(only_clitest):
     for pkg in ("mxnext", "numpy", "pydantic", "pluggy", "click"):
         assert d["versions"][pkg] == md.version(pkg)
     assert d["python"] == ".".join(map(str, sys.version_info[:3]))
+    assert d["mxnet_api"] == "1.9.1"
     assert d["engine"] in ("NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice")
     assert "cpu" in d["devices"]
     assert d["plugins"]["loaded"] == 2 and d["plugins"]["failed"] == 0
     text = run("info", env={**os.environ, "MXNEXT_ENGINE_TYPE": "NaiveEngine"})
     assert text.returncode == 0
     assert re.search(r"^engine:\s+NaiveEngine$", text.stdout, re.M)
+    assert re.search(r"^MXNet API:\s+1\.9\.1$", text.stdout, re.M)
     assert re.search(r"^MXNEXT_ENGINE_TYPE:\s+NaiveEngine$", text.stdout, re.M)
 
 

@@ -122,8 +122,8 @@ class Module(BaseModule):
         """A Module over the checkpoint ``prefix``/``epoch`` (``Module`` keyword arguments in
         ``kwargs``); bind it before use. With ``load_optimizer_states`` the ``.states``
         file is loaded at ``init_optimizer``."""
-        from .. import model
-        sym, args, auxs = model.load_checkpoint(prefix, epoch)
+        from ..model.checkpoint import load_checkpoint
+        sym, args, auxs = load_checkpoint(prefix, epoch)
         mod = Module(symbol=sym, **kwargs)
         mod._arg_params, mod._aux_params = args, auxs
         mod.params_initialized = True
