@@ -118,16 +118,21 @@ def site(tmp_path):
 SHIPPED = "ops-nn,ops-tensor"
 
 
-def run(site, code, disable=f"p-aclash,p-zclash,{SHIPPED}", cache=None):
-    """``code`` in a fresh interpreter with ``site`` on the path, its own manifest cache and
-    the plugins ``disable`` disabled (by default the shipped ones and those that clash); the
-    result is its last line of stdout, read as JSON."""
+def fresh(site, argv, disable=f"p-aclash,p-zclash,{SHIPPED}", cache=None):
+    """Python with ``argv`` in a fresh interpreter with ``site`` on the path, its own
+    manifest cache and the plugins ``disable`` disabled (by default the shipped ones and
+    those that clash)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MXNEXT_")}
     env.update(PYTHONPATH=os.pathsep.join([str(site), env.get("PYTHONPATH", "")]),
                MXNEXT_CACHE_DIR=str(cache or site.parent / "cache"),
                MXNEXT_DISABLE_PLUGINS=disable)
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, env=env, timeout=120)
+    return subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+def run(site, code, **kw):
+    """``fresh(site, ["-c", code])``, which must succeed; its last line of stdout as JSON."""
+    proc = fresh(site, ["-c", textwrap.dedent(code)], **kw)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -229,6 +234,9 @@ def test_a_deferred_module_failing_to_import_names_plugin_module_and_op(site):
     assert res["failed"] == [["p_lazy.gamma", res["error"].removeprefix("PluginError: ")]]
     failed = run(site, IMPORTED + "print(json.dumps(registry.validate().failed))")
     assert [m for m, _ in failed] == ["p_lazy.gamma"] and "pl_helper" in failed[0][1]
+    check = fresh(site, ["-m", "mxnext_cli", "plugins", "check"])
+    assert check.returncode == 1 and "1 failed op module(s)" in check.stdout
+    assert "p_lazy.gamma: plugin 'p-lazy'" in check.stdout
 
 
 @pytest.mark.parametrize("clash, loser", [("p-aclash", "p-lazy"), ("p-zclash", "p-zclash")])
