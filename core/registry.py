@@ -187,8 +187,9 @@ _deferred: dict[str, str] = {}    # op module not imported yet -> the plugin it 
 _lazy: dict[str, list[str]] = {}  # op name or alias -> deferred modules setting entries on it
 _deferred_owner: dict[str, str] = {}    # name or alias of a deferred op -> its definer
 _described: list[tuple[str, object]] = []   # (plugin, describe() of its deferred modules)
-_failed: list[tuple[str, str]] = []         # (deferred op module, why it did not import)
+_failed: dict[str, str] = {}                # deferred op module -> why it did not import
 _lock = threading.RLock()
+_import_lock = threading.RLock()    # deferred imports (not _lock: imports take module locks)
 CORE_OPS_DISTRIBUTION = "mxnext-ops-tensor"
 """The distribution defining the ops the core runs itself (``require``). It is not a
 packaging dependency of mxnext (plugins depend on the core, never the reverse); ``make
@@ -436,7 +437,7 @@ def validate() -> Report:
     modules are imported first, and those that fail are reported."""
     _fill()
     _import_all()
-    rep = Report(conflicts=list(_conflicts), failed=list(_failed))
+    rep = Report(conflicts=list(_conflicts), failed=list(_failed.items()))
     for d in sorted(_ops.values(), key=lambda d: d.name):
         if d.provider is None:
             rep.orphans.append((d.name, sorted(d.attrs),
@@ -515,25 +516,28 @@ def _import_deferred(module: str, why: str = "") -> None:
         with providing(provider):
             importlib.import_module(module)
     except Exception as exc:
-        err = PluginError(f"plugin {provider!r}: importing its op module {module!r}{why} "
-                          f"failed: {type(exc).__name__}: {exc}")
-        _failed.append((module, str(err)))
-        raise err from exc
+        _failed[module] = (f"plugin {provider!r}: importing its op module {module!r}{why} "
+                           f"failed: {type(exc).__name__}: {exc}")
+        raise PluginError(_failed[module]) from exc
 
 
 def _import_for(name: str) -> None:
-    with _lock:
-        for module in _lazy.pop(name, ()):
+    """Import the deferred modules setting entries on ``name``; the name stays filed until
+    they all did (a lookup meanwhile waits, one after a failure raises it again)."""
+    with _import_lock:
+        for module in _lazy.get(name, ()):
+            if module in _failed:
+                raise PluginError(_failed[module])
             _import_deferred(module, f" (for operator {name!r})")
+        _lazy.pop(name, None)
 
 
 def _import_all() -> None:
     """Import every deferred op module; one that fails is left out (``validate`` names it)."""
-    with _lock:
+    with _import_lock:
         for module in list(_deferred):
             with contextlib.suppress(PluginError):
                 _import_deferred(module)
-        _lazy.clear()
 
 
 @contextlib.contextmanager
