@@ -105,7 +105,7 @@ def check(conformance, as_json):
     failed = [p for p in h["plugins"] if p["status"] == "failed"]
     names = {p["name"] for p in h["plugins"] if p["status"] == "loaded"}
     if conformance is not None and conformance not in names:
-        from mxnext._mxnet_names import suggest
+        from mxnext._runtime.mxnet_names import suggest
         raise click.BadParameter(f"no loaded plugin named {conformance!r}"
                                  f"{suggest('plugin', conformance, names)}; loaded: "
                                  f"{', '.join(sorted(names))}", param_hint="--conformance")

@@ -17,7 +17,7 @@ from multiprocessing import current_process
 
 import numpy as np
 
-from .base import MXNetError
+from ._runtime.base import MXNetError
 
 __all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack"]
 

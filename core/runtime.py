@@ -51,7 +51,7 @@ def _blas() -> str:
 
 
 def _enabled() -> dict:
-    from . import device
+    from ._runtime import device
     cpu, blas = _cpu_features(), _blas()
     on = {
         "CUDA": "gpu" in device.available(),

@@ -1,9 +1,10 @@
-"""mxnext._mxnet_names: MXNet 1.x names mxnext lacks say where they come from."""
+"""mxnext._runtime.mxnet_names: MXNet 1.x names mxnext lacks say where they come from."""
 
 import pytest
 
-from mxnext import _mxnet_names, registry
-from mxnext._mxnet_names import hint, suggest
+from mxnext._runtime import mxnet_names as _mxnet_names
+from mxnext import registry
+from mxnext._runtime.mxnet_names import hint, suggest
 
 
 def test_planned_distributions_are_named_never_offered_for_install():

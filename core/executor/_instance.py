@@ -16,13 +16,13 @@ from time import perf_counter
 
 import numpy as np
 
-from .. import device as _device
-from .. import engine as _engine
-from .. import storage as _storage
-from ..engine import Var
+from .._runtime import device as _device
+from .._runtime import engine as _engine
+from .._runtime import storage as _storage
+from .._runtime.engine import Var
 from ..ndarray._array import NDArray
 from ..ndarray._plan import CHEAP_BYTES, INLINE_SECONDS, TIMED_RUNS
-from ..opctx import BoundState, OpContext, call_compute
+from .._runtime.opctx import BoundState, OpContext, call_compute
 from . import _bulk
 
 __all__ = ["Instance"]

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..base import MXNetError
+from .._runtime.base import MXNetError
 from ..ndarray import concat, tile
 from .batch import DataBatch, DataDesc, DataIter
 from .utils import _getdata_by_idx, _init_data, _slice_along_batch_axis

@@ -14,8 +14,8 @@ import tempfile
 
 import numpy as np
 
-from ..base import MXNetError
-from ..context import cpu
+from .._runtime.base import MXNetError
+from .._runtime.context import cpu
 from ..ndarray import NDArray
 from ..ndarray._imperative import new_array
 from ._comm import assign_sum
@@ -100,16 +100,6 @@ class KVStore(KVStoreBase):
             stored = self._stored("pull", k)
             for o in outs:
                 assign_sum([stored], o, priority, "KVStore.pull", k)
-
-    def pushpull(self, key, value, out=None, priority=0) -> None:
-        """``push(key, value)`` then ``pull`` into ``out``, or back into ``value``."""
-        self.push(key, value, priority)
-        self.pull(key, value if out is None else out, priority)
-
-    def broadcast(self, key, value, out, priority=0) -> None:
-        """``init(key, value)`` then ``pull(key, out)``; a key is broadcast only once."""
-        self.init(key, value)
-        self.pull(key, out, priority)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
         raise MXNetError("KVStore.row_sparse_pull: row_sparse arrays are not supported "

@@ -4,8 +4,8 @@ batch (MXNet's data parallelism inside a Module)."""
 from __future__ import annotations
 
 from .. import ndarray as nd
-from ..base import ParamError
-from ..context import Context
+from .._runtime.base import ParamError
+from .._runtime.context import Context
 from ..io import DataDesc
 from .errors import ModuleError
 

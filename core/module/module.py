@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from .. import ndarray as nd
-from ..context import Context, cpu
+from .._runtime.context import Context, cpu
 from ..initializer import InitDesc
 from ..io import DataDesc
 from .base_module import DEFAULT_INIT, BaseModule

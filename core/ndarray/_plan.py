@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import device as _device
-from .. import resource as _resource
-from .. import storage as _storage
-from ..base import MXNetError, ShapeError, TypeInferError
-from ..context import as_context, current_context
-from ..opctx import OpReqType, is_async, kernel_of
+from .._runtime import device as _device
+from .._runtime import resource as _resource
+from .._runtime import storage as _storage
+from .._runtime.base import MXNetError, ShapeError, TypeInferError
+from .._runtime.context import as_context, current_context
+from .._runtime.opctx import OpReqType, is_async, kernel_of
 
 __all__ = ["Plan", "make_plan", "CHEAP_BYTES", "TIMED_RUNS", "INLINE_SECONDS"]
 

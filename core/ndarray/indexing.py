@@ -14,9 +14,9 @@ import numbers
 
 import numpy as np
 
-from .. import _tape, registry
-from .._tape import state as _state
-from ..base import MXNetError, ShapeError
+from .._runtime import tape as _tape, registry
+from .._runtime.tape import state as _state
+from .._runtime.base import MXNetError, ShapeError
 from ._imperative import from_host, invoke_name, new_array, push
 
 __all__ = ["Indexing", "slice_is_contiguous"]

@@ -13,11 +13,11 @@ from builtins import slice as py_slice   # noqa: F401  (MXNet's name here; its t
 
 import numpy as np
 
-from .. import engine as _engine
-from .. import registry as _registry
-from .. import storage as _storage
-from ..base import MXNetError, ParamError, did_you_mean
-from ..context import Context, as_context, current_context
+from .._runtime import engine as _engine
+from .._runtime import registry as _registry
+from .._runtime import storage as _storage
+from .._runtime.base import MXNetError, ParamError, did_you_mean
+from .._runtime.context import Context, as_context, current_context
 from ..util import is_np_shape
 from ._arith import functions as _functions
 from ._array import NDArray, waitall

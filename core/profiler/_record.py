@@ -23,10 +23,10 @@ import time
 import zlib
 from time import perf_counter_ns
 
-from .. import engine as _engine
-from .. import storage
-from ..base import MXNetError, ParamError
-from ..engine import _events
+from .._runtime import engine as _engine
+from .._runtime import storage
+from .._runtime.base import MXNetError, ParamError
+from .._runtime.engine import _events
 from ._stats import Stats
 
 __all__ = ["Profiler", "profiler", "SYMBOLIC", "IMPERATIVE", "API", "MEMORY"]
@@ -185,7 +185,7 @@ class Profiler:
 
     def gpu_count(self) -> int:
         if self._ngpu is None:
-            from ..context import num_gpus
+            from .._runtime.context import num_gpus
             self._ngpu = num_gpus()
         return self._ngpu
 

@@ -16,10 +16,10 @@ import warnings
 
 import numpy as np
 
-from ..base import MXNetError, NotImplementedForSymbol
-from ..executor import _infer
-from ..executor._bind import BindMethods
-from ..graph import IndexedGraph, Node, NodeEntry
+from .._runtime.base import MXNetError, NotImplementedForSymbol
+from .._runtime.graph import infer as _infer
+from ._bind import BindMethods
+from .._runtime.graph import IndexedGraph, Node, NodeEntry
 from ..util import is_np_shape
 from . import _create, _json
 from ._arith import Arithmetic
@@ -391,7 +391,7 @@ def _check_shape(key, value):
 
 
 def _check_dtype(key, value):
-    from ..ndarray.serialization import DTYPE_TO_FLAG
+    from .._runtime.base import DTYPE_TO_FLAG
     try:
         ok = np.dtype(value) in DTYPE_TO_FLAG
     except TypeError:

@@ -70,22 +70,39 @@ def check_infer(op_name, example):
     shapes, types = [a.shape for a in inputs], [a.dtype for a in inputs]
     in_s, out_s, in_t, out_t = infer(opdef, p, shapes, types)
     assert in_s == shapes and in_t == types, f"{opdef.name}: inference changed known inputs"
+    outs = _run_into_inferred(opdef, p, inputs, out_s, out_t)
+    if example.ref is not None:
+        _check_reference(opdef, example, inputs, outs, out_s, out_t)
+    again = infer(opdef, p, in_s, in_t, out_s, out_t)
+    assert again == (in_s, out_s, in_t, out_t), f"{opdef.name}: inference is not stable"
+    _check_backward_fill(opdef, p, shapes, types, out_s, out_t)
+    _check_rejects_conflict(opdef, p, shapes, out_s)
+
+
+def _run_into_inferred(opdef, p, inputs, out_s, out_t):
+    """The outputs computed into buffers of the inferred shapes and dtypes, which the
+    compute must fill whole."""
     outs = [np.zeros(s, t).view(_Watched) for s, t in zip(out_s, out_t)]
     _run(opdef, p, inputs, "write", outs)
     _check_written(opdef, outs)
-    outs = [np.asarray(o) for o in outs]
-    if example.ref is not None:
-        want = example.ref(*[a.copy() for a in inputs], **example.params)
-        want = list(want) if isinstance(want, (list, tuple)) else [want]
-        for k, w in enumerate(want):
-            w = np.asarray(w)
-            assert out_s[k] == w.shape, f"{opdef.name}: inferred shape {out_s[k]} != {w.shape}"
-            assert out_t[k] == w.dtype, f"{opdef.name}: inferred dtype {out_t[k]} != {w.dtype}"
-            _close(f"{opdef.name}: output {k} vs reference", outs[k], w, 1e-5, 1e-6)
-    again = infer(opdef, p, in_s, in_t, out_s, out_t)
-    assert again == (in_s, out_s, in_t, out_t), f"{opdef.name}: inference is not stable"
-    try:  # backward fill: whatever inputs the op deduces from outputs must be right
-        back_s, _ = opdef.get_attr("FInferShape")(p, [None] * len(inputs), list(out_s))
+    return [np.asarray(o) for o in outs]
+
+
+def _check_reference(opdef, example, inputs, outs, out_s, out_t):
+    """The inferred shapes and dtypes, and the outputs, are the reference's."""
+    want = example.ref(*[a.copy() for a in inputs], **example.params)
+    want = list(want) if isinstance(want, (list, tuple)) else [want]
+    for k, w in enumerate(want):
+        w = np.asarray(w)
+        assert out_s[k] == w.shape, f"{opdef.name}: inferred shape {out_s[k]} != {w.shape}"
+        assert out_t[k] == w.dtype, f"{opdef.name}: inferred dtype {out_t[k]} != {w.dtype}"
+        _close(f"{opdef.name}: output {k} vs reference", outs[k], w, 1e-5, 1e-6)
+
+
+def _check_backward_fill(opdef, p, shapes, types, out_s, out_t):
+    """Whatever input shapes and dtypes the op deduces from its outputs alone are right."""
+    try:
+        back_s, _ = opdef.get_attr("FInferShape")(p, [None] * len(shapes), list(out_s))
     except ShapeError:
         back_s = []
     for k, s in enumerate(back_s):   # a deduced shape may be partial (unknown dims)
@@ -93,12 +110,16 @@ def check_infer(op_name, example):
             not dim_known(a) or a == b for a, b in zip(s, shapes[k]))), \
             f"{opdef.name}: input {k} shape deduced as {s}, really {shapes[k]}"
     try:
-        back_t, _ = opdef.get_attr("FInferType")(p, [None] * len(inputs), list(out_t))
+        back_t, _ = opdef.get_attr("FInferType")(p, [None] * len(types), list(out_t))
     except TypeInferError:
         back_t = []
     for k, t in enumerate(back_t):
         assert t is None or np.dtype(t) == types[k], \
             f"{opdef.name}: input {k} dtype deduced as {t}, really {types[k]}"
+
+
+def _check_rejects_conflict(opdef, p, shapes, out_s):
+    """Output shapes given with one axis too many raise ``ShapeError``."""
     if out_s:
         bad = [s + (1,) for s in out_s]
         with pytest.raises(ShapeError):

@@ -8,7 +8,7 @@ with ``internal = True`` (``null``, for tests) is never offered in errors.
 
 from __future__ import annotations
 
-from .._firstuse import fill as _fill
+from ..firstuse import fill as _fill
 from ..base import MXNetError
 
 __all__ = ["register", "get", "available"]
@@ -46,7 +46,7 @@ def available() -> dict:
 
 
 def _unknown(device_type) -> str:
-    from .._mxnet_names import suggest    # the error path only
+    from ..mxnet_names import suggest    # the error path only
     users = [t for t, d in _devices.items() if not getattr(d, "internal", False)]
     return (f"unknown device type {device_type!r}{suggest('device', device_type, users)}; "
             f"known device types are: {', '.join(sorted(users)) or '(none)'}")

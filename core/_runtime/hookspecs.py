@@ -46,9 +46,9 @@ def mxnext_register_devices(registry: "types.ModuleType") -> None:
 def mxnext_register_kvstores(registry: "types.ModuleType") -> None:
     """Register KVStore types (the names ``mx.kv.create(name)`` accepts).
 
-    :param registry: the ``mxnext.kvstore`` module; call
+    :param registry: the runtime's table of KVStore types; call
         ``registry.register(name, factory)`` for each type, where ``factory(name)``
-        returns the store (a ``registry.KVStoreBase`` subclass taking the name is the
+        returns the store (a ``mx.kv.KVStoreBase`` subclass taking the name is the
         usual factory). Import heavy libraries (mpi4py) inside the factory, not here.
 
     Return value is ignored. Registering a name another plugin holds fails this plugin.

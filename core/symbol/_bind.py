@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import MXNetError
-from ..context import Context
+from .._runtime.base import MXNetError
+from .._runtime.context import Context
+from .._runtime.opctx import as_req
+from ..executor.executor import Executor
 from ..ndarray._array import NDArray
 from ..ndarray._copies import filled
-from ..opctx import as_req
 
 __all__ = ["BindMethods"]
 
@@ -25,7 +26,6 @@ class BindMethods:
         or a dict by name), ``args_grad`` (the same, entries may be missing: no gradient),
         ``grad_req`` ('write', 'add', 'null'; one for all, a list, or a dict by name),
         ``aux_states`` (list or dict)."""
-        from .executor import Executor
         _check_ctx(ctx)
         names, aux_names = self.list_arguments(), self.list_auxiliary_states()
         args = _by_name("args", args, names, allow_missing=False)
@@ -42,7 +42,6 @@ class BindMethods:
         state, their shapes inferred from ``kwargs`` (name=shape) and dtypes from
         ``type_dict`` (float32 otherwise). Arrays of ``shared_exec`` with the same name,
         shape and dtype are used instead of new ones."""
-        from .executor import Executor
         _check_ctx(ctx)
         if stype_dict and any(s not in (None, "default") for s in stype_dict.values()):
             raise MXNetError("simple_bind: only dense ('default') storage is supported")
@@ -79,40 +78,38 @@ class BindMethods:
         ctx = ctx or Context("cpu", 0)
         return self.bind(ctx, kwargs, grad_req="null").forward()
 
+    def _reshaped(self, executor, partial_shaping, allow_up_sizing, shapes):
+        """``Executor.reshape``, as MXNet's: an array whose shape changes (it must be named in
+        ``shapes`` unless ``partial_shaping``) is a view of its old memory when it is no larger,
+        else a new array (only with ``allow_up_sizing``); the new executor shares the old one's
+        planned memory."""
+        sym = self
+        arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
+        if arg_shapes is None:
+            raise MXNetError(f"Executor.reshape: the shapes {shapes} do not determine every "
+                             f"argument's shape")
+        names, aux_names = sym.list_arguments(), sym.list_auxiliary_states()
 
-def reshaped(executor, partial_shaping, allow_up_sizing, shapes):
-    """``Executor.reshape``, as MXNet's: an array whose shape changes (it must be named in
-    ``shapes`` unless ``partial_shaping``) is a view of its old memory when it is no larger,
-    else a new array (only with ``allow_up_sizing``); the new executor shares the old one's
-    planned memory."""
-    from .executor import Executor
-    sym = executor._symbol
-    arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
-    if arg_shapes is None:
-        raise MXNetError(f"Executor.reshape: the shapes {shapes} do not determine every "
-                         f"argument's shape")
-    names, aux_names = sym.list_arguments(), sym.list_auxiliary_states()
-
-    def take(old, name, shape, kind):
-        shape = tuple(shape)
-        if old.shape == shape:
-            return old
-        if name not in shapes and not partial_shaping:
-            raise MXNetError(f"Executor.reshape: the shape of {kind} {name!r} changes from "
-                             f"{old.shape} to {shape}; name it or pass partial_shaping=True")
-        if int(np.prod(shape)) <= old.size:
-            return old._view(shape)
-        if not allow_up_sizing:
-            raise MXNetError(f"Executor.reshape: {kind} {name!r} grows from {old.shape} to "
-                             f"{shape}; pass allow_up_sizing=True to allocate a new array")
-        return filled(shape, np.dtype(old.dtype), old.context, 0)
-    args = {n: take(executor.arg_dict[n], n, s, "argument") for n, s in zip(names, arg_shapes)}
-    grads = {n: take(executor.grad_dict[n], n, s, "gradient")
-             for n, s in zip(names, arg_shapes) if executor.grad_dict.get(n) is not None}
-    aux = {n: take(executor.aux_dict[n], n, s, "auxiliary state")
-           for n, s in zip(aux_names, aux_shapes)}
-    return Executor(sym, executor._ctx, args, grads, executor._grad_req, aux,
-                    executor._group2ctx, shared_exec=executor)
+        def take(old, name, shape, kind):
+            shape = tuple(shape)
+            if old.shape == shape:
+                return old
+            if name not in shapes and not partial_shaping:
+                raise MXNetError(f"Executor.reshape: the shape of {kind} {name!r} changes from "
+                                 f"{old.shape} to {shape}; name it or pass partial_shaping=True")
+            if int(np.prod(shape)) <= old.size:
+                return old._view(shape)
+            if not allow_up_sizing:
+                raise MXNetError(f"Executor.reshape: {kind} {name!r} grows from {old.shape} to "
+                                 f"{shape}; pass allow_up_sizing=True to allocate a new array")
+            return filled(shape, np.dtype(old.dtype), old.context, 0)
+        args = {n: take(executor.arg_dict[n], n, s, "argument") for n, s in zip(names, arg_shapes)}
+        grads = {n: take(executor.grad_dict[n], n, s, "gradient")
+                 for n, s in zip(names, arg_shapes) if executor.grad_dict.get(n) is not None}
+        aux = {n: take(executor.aux_dict[n], n, s, "auxiliary state")
+               for n, s in zip(aux_names, aux_shapes)}
+        return Executor(sym, executor._ctx, args, grads, executor._grad_req, aux,
+                        executor._group2ctx, shared_exec=executor)
 
 
 def _check_ctx(ctx):

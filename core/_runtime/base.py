@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 import platform
+import threading
 
 import numpy as np
 
@@ -17,7 +18,36 @@ __all__ = ["MXNetError", "EngineError", "ParamError", "OpNotFound", "PluginError
            "ShapeError", "TypeInferError", "NotImplementedForSymbol",
            "NotSupportedForSparseNDArray", "did_you_mean", "py_str", "string_types",
            "numeric_types", "integer_types", "mx_real_t", "data_dir", "data_dir_default",
-           "classproperty", "with_metaclass"]
+           "classproperty", "with_metaclass", "is_np_shape", "set_np_shape",
+           "FLAG_TO_DTYPE", "DTYPE_TO_FLAG"]
+
+# mshadow type flags MXNet 1.9 can save and load (8..11 exist in mshadow but 1.9 rejects
+# them): the ``.params`` format and ``__dtype__`` attributes use them
+FLAG_TO_DTYPE = {0: np.dtype("<f4"), 1: np.dtype("<f8"), 2: np.dtype("<f2"), 3: np.dtype("u1"),
+                 4: np.dtype("<i4"), 5: np.dtype("i1"), 6: np.dtype("<i8"), 7: np.dtype("?")}
+DTYPE_TO_FLAG = {dt.newbyteorder("="): flag for flag, dt in FLAG_TO_DTYPE.items()}
+
+
+class _Semantics(threading.local):
+    np_shape = False
+
+
+_semantics = _Semantics()
+
+
+def is_np_shape() -> bool:
+    """Whether this thread uses MXNet's NumPy shape semantics (``np_shape``). In mxnext shapes
+    mean the same either way (0-d and zero-size arrays always work); what follows it is the
+    file format, as in MXNet: ``mx.nd.save`` writes V3 records then, and a file loads only in
+    the semantics it was saved in."""
+    return _semantics.np_shape
+
+
+def set_np_shape(active) -> bool:
+    """Turn NumPy shape semantics on or off for this thread; returns the previous state."""
+    prev, _semantics.np_shape = _semantics.np_shape, bool(active)
+    return prev
+
 
 # -- type groups ported code tests against (Python 3 spellings of MXNet's) ----------------
 integer_types = (int, np.int32, np.int64)

@@ -51,57 +51,90 @@ def plan_memory(ig, nbytes, external, keep, inplace_options, inplace=True, share
     ``external``: entries backed by arrays of their own (variables, gradients written
     straight into gradient arrays); ``keep``: entries alive to the end (graph outputs);
     ``inplace_options(node_id)``: the node's (input index, output index, identity) claims."""
-    end = len(ig.nodes)
-    last = _last_use(ig, keep, end)
-    p = Plan()
-    p.group, p.inplace, p.alias, p.unused = [None] * ig.num_entries, set(), {}, set()
-    members, start, stop = [], [], []          # per group: entries, first node, last node
+    planner = _Planner(ig, nbytes, external, _last_use(ig, keep, len(ig.nodes)))
     for nid, node in enumerate(ig.nodes):
         if node.op is None:
             continue
-        ins = ig.input_entries(nid)
-        taken = set()
-        claims = inplace_options(nid) if inplace else ()
-        for i, o, identity in claims:
-            ein, eout = ins[i], ig.entry_id(nid, o)
-            if i in taken or p.group[eout] is not None or eout in p.alias or eout in external:
-                continue
-            if nbytes[ein] != nbytes[eout] or last[eout] < 0:
-                continue
-            root = p.alias.get(ein, ein)
-            g = p.group[ein]
-            if g is None:                     # an external array, or a view of one
-                if identity and root in external:
-                    p.alias[eout] = root
-                    taken.add(i)
-                continue
-            if not (identity or stop[g] == nid):
-                continue
-            taken.add(i)
-            p.group[eout] = g
-            members[g].append(eout)
-            stop[g] = max(stop[g], last[eout])
-            if identity:
-                p.alias[eout] = root
-            else:
-                p.inplace.add((nid, o))
-        for o in range(node.num_outputs()):
-            eid = ig.entry_id(nid, o)
-            if p.group[eid] is not None or eid in p.alias or eid in external:
-                continue
-            if last[eid] < 0:
-                p.unused.add(eid)
-                continue
-            p.group[eid] = len(members)
-            members.append([eid])
-            start.append(nid)
-            stop.append(last[eid])
+        if inplace:
+            planner.claim_inplace(nid, inplace_options(nid))
+        planner.open_groups(nid, node.num_outputs())
+    p, members, start, stop = planner.plan, planner.members, planner.start, planner.stop
     p.size = [_aligned(max(nbytes[e] for e in m)) for m in members]
     p.naive = sum(_aligned(nbytes[e]) for m in members for e in m if e not in p.alias)
     p.offset = _pack(p.size, start, stop) if share else _stack(p.size)
     p.total = max((o + s for o, s in zip(p.offset, p.size)), default=0)
     p.overlaps = _overlaps(p.offset, p.size)
     return p
+
+
+class _Planner:
+    """Step 2 and the groups' lives, node by node: ``plan``'s ``group``, ``inplace``,
+    ``alias`` and ``unused``, and per group its entries (``members``), first node
+    (``start``) and last node (``stop``)."""
+
+    def __init__(self, ig, nbytes, external, last):
+        self.ig, self.nbytes, self.external, self.last = ig, nbytes, external, last
+        p = self.plan = Plan()
+        p.group, p.inplace, p.alias, p.unused = [None] * ig.num_entries, set(), {}, set()
+        self.members, self.start, self.stop = [], [], []
+
+    def claim_inplace(self, nid, claims):
+        """Node ``nid``'s outputs take their inputs' memory where ``claims`` ((input index,
+        output index, identity)) allow it; each input serves one output."""
+        ins = self.ig.input_entries(nid)
+        taken = set()
+        for i, o, identity in claims:
+            eout = self.ig.entry_id(nid, o)
+            if i not in taken and self._claimable(ins[i], eout) and \
+                    self._take(ins[i], eout, nid, o, identity):
+                taken.add(i)
+
+    def _claimable(self, ein, eout):
+        """Whether output ``eout`` may take input ``ein``'s memory: it has none yet, is
+        read, and has the same size."""
+        p = self.plan
+        if p.group[eout] is not None or eout in p.alias or eout in self.external:
+            return False
+        return self.nbytes[ein] == self.nbytes[eout] and self.last[eout] >= 0
+
+    def _take(self, ein, eout, nid, o, identity):
+        """``eout`` joins ``ein``'s group if ``ein`` dies at ``nid`` or ``eout`` is its
+        identity; an identity of an external array (or of a view of one) becomes an alias
+        of it. Whether it took ``ein``'s memory."""
+        p = self.plan
+        root = p.alias.get(ein, ein)
+        g = p.group[ein]
+        if g is None:                     # an external array, or a view of one
+            if identity and root in self.external:
+                p.alias[eout] = root
+                return True
+            return False
+        if not (identity or self.stop[g] == nid):
+            return False
+        p.group[eout] = g
+        self.members[g].append(eout)
+        self.stop[g] = max(self.stop[g], self.last[eout])
+        if identity:
+            p.alias[eout] = root
+        else:
+            p.inplace.add((nid, o))
+        return True
+
+    def open_groups(self, nid, num_outputs):
+        """A group of its own for each output of node ``nid`` not placed by a claim, not
+        external and read; outputs nobody reads are ``unused``."""
+        p = self.plan
+        for o in range(num_outputs):
+            eid = self.ig.entry_id(nid, o)
+            if p.group[eid] is not None or eid in p.alias or eid in self.external:
+                continue
+            if self.last[eid] < 0:
+                p.unused.add(eid)
+                continue
+            p.group[eid] = len(self.members)
+            self.members.append([eid])
+            self.start.append(nid)
+            self.stop.append(self.last[eid])
 
 
 def _last_use(ig, keep, end):

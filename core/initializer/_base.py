@@ -10,8 +10,8 @@ import warnings
 
 import numpy as np
 
-from ._class_registry import class_registry
-from .base import ParamError
+from .._class_registry import class_registry
+from .._runtime.base import ParamError
 
 __all__ = ["InitDesc", "Initializer", "register", "alias", "create"]
 
@@ -86,7 +86,7 @@ class Initializer:
         self._init_default(desc, arr)
 
     def _legacy_init(self, name, arr):
-        from .ndarray import NDArray
+        from ..ndarray import NDArray
         warnings.warn("Calling an initializer with init(str, NDArray) is deprecated; use "
                       "init(mx.init.InitDesc(name), NDArray)", DeprecationWarning, stacklevel=3)
         if not isinstance(name, str):
@@ -126,7 +126,7 @@ class Initializer:
     _init_gamma = _init_one
 
     def _init_quantized_weight(self, _, arr):
-        from . import random
+        from .. import random
         arr[:] = random.randint(-127, 127, shape=arr.shape, dtype="int32").asnumpy()
 
     def _init_weight(self, name, arr):
@@ -152,7 +152,7 @@ class Initializer:
 
 
 def _root_mean_square(arr):
-    from . import ndarray
+    from .. import ndarray
     return str((ndarray.norm(arr) / math.sqrt(arr.size)).asscalar())
 
 

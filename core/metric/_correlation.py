@@ -7,9 +7,8 @@ import math
 
 import numpy
 
-from ._metric_base import (EvalMetric, _Counted, alias, check_label_shapes, host, register,
-                           scalar)
-from .base import ParamError, ShapeError
+from ._base import EvalMetric, _Counted, alias, check_label_shapes, host, register, scalar
+from .._runtime.base import ParamError, ShapeError
 
 __all__ = ["F1", "MCC", "PearsonCorrelation", "PCC"]
 

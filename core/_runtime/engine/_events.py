@@ -29,12 +29,21 @@ class _Custom(threading.local):
 custom = _Custom()
 
 
+_watchers = []                   # fn(active) of engine modules that cache "is a sink set"
+
+
+def watch(fn) -> None:
+    """Call ``fn(active)`` whenever a sink is installed or removed (``_base`` keeps its one
+    flag this way, so the hot path tests a module global and imports nothing here)."""
+    _watchers.append(fn)
+
+
 def install(sink) -> None:
     """Start (``sink`` a callable) or stop (None) reporting engine runs."""
     global _sink
-    from . import _base
     _sink = sink
-    _base._profiling = sink is not None
+    for fn in _watchers:
+        fn(sink is not None)
 
 
 def run(fn, rctx, name) -> None:

@@ -44,9 +44,6 @@ def get() -> Engine:
     if _engine is None:
         _engine = _create(os.environ.get("MXNEXT_ENGINE_TYPE")
                           or os.environ.get("MXNET_ENGINE_TYPE") or "ThreadedEnginePerDevice")
-        if os.environ.get("MXNET_PROFILER_AUTOSTART", "0") not in ("", "0"):
-            from .. import profiler      # MXNet starts its profiler with the engine
-            profiler._autostart()
     return _engine
 
 

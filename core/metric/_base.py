@@ -13,8 +13,8 @@ from collections import OrderedDict
 
 import numpy
 
-from ._class_registry import class_registry
-from .base import ParamError, ShapeError, numeric_types
+from .._class_registry import class_registry
+from .._runtime.base import ParamError, ShapeError, numeric_types
 
 __all__ = ["EvalMetric", "CompositeEvalMetric", "CustomMetric", "np", "register", "alias",
            "create", "check_label_shapes"]

@@ -12,10 +12,9 @@ import re
 
 import numpy as np
 
-from . import random
-from ._initializer_base import (InitDesc, Initializer, alias, bilinear_kernel, create,
-                                register)
-from .base import ParamError, ShapeError
+from .. import random
+from ._base import InitDesc, Initializer, alias, bilinear_kernel, create, register
+from .._runtime.base import ParamError, ShapeError
 
 __all__ = ["InitDesc", "Initializer", "register", "alias", "create", "Load", "Mixed", "Zero",
            "One", "Constant", "Uniform", "Normal", "Orthogonal", "Xavier", "MSRAPrelu",
@@ -35,7 +34,7 @@ class Load:
 
     def __init__(self, param, default_init=None, verbose=False):
         if isinstance(param, str):
-            from .ndarray import load
+            from ..ndarray import load
             source, param = param, load(param)
             if not isinstance(param, dict):
                 raise ParamError(f"init.Load: {source!r} holds an unnamed list of arrays; "
@@ -271,17 +270,17 @@ class FusedRNN(Initializer):
         self._forget_bias = forget_bias
 
     def _init_weight(self, desc, arr):
-        from .rnn.fused import FusedRNNCell
-        cell = FusedRNNCell(self._num_hidden, self._num_layers, self._mode,
-                            self._bidirectional, forget_bias=self._forget_bias, prefix="")
+        from ..rnn._packing import FusedLayout
+        cell = FusedLayout(self._num_hidden, self._num_layers, self._mode, self._bidirectional,
+                           "", "parameters")
         fallback = self._init or getattr(desc, "global_init", None)
         if fallback is None:
             raise ParamError(f"init.FusedRNN: {str(desc)!r} has no init and no global "
                              f"initializer to fall back to")
-        args = cell.unpack_weights({"parameters": arr})
+        args = cell.unpack({"parameters": arr})
         for name, part in args.items():
             if self._mode == "lstm" and name.endswith("_f_bias"):
                 part[:] = self._forget_bias
             else:
                 fallback(InitDesc(name, global_init=getattr(desc, "global_init", None)), part)
-        arr[:] = cell.pack_weights(args)["parameters"]
+        arr[:] = cell.pack(args)["parameters"]

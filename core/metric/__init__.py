@@ -11,10 +11,9 @@ import math
 
 import numpy
 
-from ._metric_base import (CompositeEvalMetric, CustomMetric, EvalMetric, _Counted, alias,
-                           check_label_shapes, create, host, np, register, scalar)
-from ._metric_corr import F1, MCC, PCC, PearsonCorrelation
-from .base import ParamError, ShapeError
+from ._base import CompositeEvalMetric, CustomMetric, EvalMetric, _Counted, alias, check_label_shapes, create, host, np, register, scalar
+from ._correlation import F1, MCC, PCC, PearsonCorrelation
+from .._runtime.base import ParamError, ShapeError
 
 __all__ = ["EvalMetric", "CompositeEvalMetric", "CustomMetric", "np", "register", "alias",
            "create", "check_label_shapes", "Accuracy", "TopKAccuracy", "F1", "MCC",

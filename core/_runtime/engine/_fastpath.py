@@ -132,6 +132,7 @@ class FastPaths:
             done.wait()
 
     # -- 3, 5: kept work and back-pressure ----------------------------------------------
+    # One piece on purpose: a helper call would add ~0.1 µs, ~2.5% of a tiny executor node.
     def push(self, opr, ctx, priority=0):
         if not self.fast_paths or opr.deleted or self._stopped:
             return super().push(opr, ctx, priority)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 
-from . import _recipe
+from . import recipe as _recipe
 from .base import MXNetError
 from .graph import Node, entry
 from .opctx import as_req

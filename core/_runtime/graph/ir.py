@@ -82,7 +82,7 @@ def make_node(op, inputs, params=None, name=None, attrs=None) -> Node:
     ``params`` may be a parsed model instance, a kwargs dict (parsed by the op,
     MXNet strings accepted) or None for the op's defaults.
     """
-    from . import registry
+    from .. import registry
     opdef = registry.get(op) if isinstance(op, str) else op
     if params is None or isinstance(params, dict):
         params = opdef.parse_params(params or {})

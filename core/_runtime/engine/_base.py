@@ -19,6 +19,14 @@ _tls = _ThreadState()
 _profiling = False            # mx.profiler records runs (_events.install)
 
 
+def _set_profiling(active: bool) -> None:
+    global _profiling
+    _profiling = active
+
+
+_events.watch(_set_profiling)
+
+
 def in_worker() -> bool:
     """True while the current thread is running an engine function."""
     return _tls.in_worker

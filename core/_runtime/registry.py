@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ._firstuse import fill as _fill
+from .firstuse import fill as _fill
 from .base import OpNotFound, ParamError, PluginError, did_you_mean
 
 __all__ = ["OpDef", "AttrEntry", "Argument", "Conflict", "Report", "USER", "op", "get", "define",
@@ -313,7 +313,7 @@ def get(name: str) -> OpDef:
                          f"from {CORE_OPS_DISTRIBUTION}, which is not installed or not loaded "
                          f"(see `mxnext plugins`; install it with `mxnext install "
                          f"{CORE_OPS_DISTRIBUTION}`)")
-    from ._mxnet_names import suggest    # the error path only
+    from .mxnet_names import suggest    # the error path only
     raise OpNotFound(f"Operator {name!r} is not registered{suggest('op', name, names())}")
 
 

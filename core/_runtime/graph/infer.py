@@ -24,8 +24,7 @@ import weakref
 
 import numpy as np
 
-from ..base import MXNetError, ShapeError, TypeInferError
-from ..util import is_np_shape
+from ..base import FLAG_TO_DTYPE, MXNetError, ShapeError, TypeInferError, is_np_shape
 
 __all__ = ["infer_shapes", "infer_types", "match_names", "match_positional", "split",
            "shape_known", "parse_shape", "merge_dims", "merge_dtype"]
@@ -154,7 +153,7 @@ def _mirror(graph, nid, node):
     rule = fwd.op.get_attr("FGradient") if fwd.op is not None else None
     if rule is None or fwd not in graph:
         return ()
-    from ..graph import Node, NodeEntry
+    from . import Node, NodeEntry
     heads = [NodeEntry(Node(None, None, ()), i, 0) for i in range(fwd.num_outputs())]
     fwd_id = graph.node_id(fwd)
     fwd_ins = graph.input_entries(fwd_id)
@@ -326,7 +325,6 @@ def _dtype_value(dtype):
 
 
 def _dtype_flag(text, where):
-    from ..ndarray.serialization import FLAG_TO_DTYPE
     try:
         return FLAG_TO_DTYPE[int(text)]
     except (ValueError, KeyError):

@@ -12,7 +12,7 @@ variables, one per output; a loss op's rule ignores its own, so no array is need
 from __future__ import annotations
 
 from ..base import MXNetError
-from ..graph import IndexedGraph, NodeEntry, make_node
+from . import IndexedGraph, NodeEntry, make_node
 
 __all__ = ["gradient"]
 

@@ -8,23 +8,25 @@ import importlib.util
 import os
 import time
 import traceback
+import types
 import warnings
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 
 import pluggy
 
-from .. import _firstuse, hookspecs, registry
+from .. import __version__, builtins, device, hookspecs, kvstores, registry
+from .. import firstuse as _firstuse
 from ..base import PluginError, did_you_mean
 
 ENTRY_POINT_GROUP = "mxnext"
 BUILTIN = "builtin"
-_BUILTIN_MODULE = "mxnext._builtins"
+_builtin_parts: list = []      # modules whose hooks make up the builtin plugin
 
 # Registration hooks in call order, with the module each receives as ``registry``.
-_REGISTRATION_HOOKS = (("mxnext_register_devices", "mxnext.device"),
-                       ("mxnext_register_kvstores", "mxnext.kvstore"),
-                       ("mxnext_register_ops", "mxnext.registry"))
+_REGISTRATION_HOOKS = (("mxnext_register_devices", device),
+                       ("mxnext_register_kvstores", kvstores),
+                       ("mxnext_register_ops", registry))
 
 
 class PluginWarning(UserWarning):
@@ -79,7 +81,7 @@ def _env_list(var: str) -> list[str]:
 
 def load() -> None:
     """Load the builtin plugin and the installed ones, once per process (the first op or
-    device lookup does it; see ``mxnext._firstuse``)."""
+    device lookup does it; see ``mxnext._runtime.firstuse``)."""
     with _loader.lock:
         if _loader.loaded:
             return
@@ -91,8 +93,8 @@ def load() -> None:
             warnings.warn(f"MXNEXT_DISABLE_PLUGINS: the builtin plugin {BUILTIN!r} (cpu and null "
                           f"devices) cannot be disabled; loading it anyway", PluginWarning,
                           stacklevel=2)
-        _load_one(PluginInfo(BUILTIN, "mxnext", _own_version(), builtin=True),
-                  lambda: importlib.import_module(_BUILTIN_MODULE), required=True)
+        _load_one(PluginInfo(BUILTIN, "mxnext", __version__, builtin=True), _builtin_plugin,
+                  required=True)
         eps = {ep.name: ep for ep in sorted(entry_points(group=ENTRY_POINT_GROUP),
                                             key=lambda ep: ep.name)}
         for name, ep in eps.items():
@@ -161,9 +163,25 @@ def report() -> list[PluginInfo]:
 
 
 # -- internals ---------------------------------------------------------------------------
-def _own_version():
-    from .. import __version__
-    return __version__
+def add_builtin(module) -> None:
+    """Make ``module``'s hook implementations part of the builtin plugin (the frontends'
+    ``local`` KVStore and ``Custom`` op); before the first load only."""
+    if _loader.loaded:
+        raise PluginError("plugins.add_builtin: the plugins are already loaded")
+    _builtin_parts.append(module)
+
+
+def _builtin_plugin():
+    """One namespace with the hooks of the runtime's builtins and of every added part."""
+    hooks = {}
+    for part in [builtins, *_builtin_parts]:
+        for name in dir(part):
+            if name.startswith("mxnext_"):
+                if name in hooks:
+                    raise PluginError(f"builtin plugin: {name} is implemented twice "
+                                      f"({part.__name__})")
+                hooks[name] = getattr(part, name)
+    return types.SimpleNamespace(__file__=builtins.__file__, **hooks)
 
 
 def _info_for(ep) -> PluginInfo:
@@ -231,11 +249,10 @@ def _register(info: PluginInfo) -> None:
     can drop them (``unregister``, as ``mxnext.kvstore``)."""
     hook = _loader.pm.hook
     added = []                                  # (registry module, names this plugin added)
-    for hook_name, module_name in _REGISTRATION_HOOKS:
+    for hook_name, reg in _REGISTRATION_HOOKS:
         impls = [i for i in getattr(hook, hook_name).get_hookimpls() if i.plugin_name == info.name]
         if not impls:
             continue
-        reg = importlib.import_module(module_name)
         before = _registered_names(reg)
         with registry.providing(info.name):
             try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from ..graph import IndexedGraph, Node, NodeEntry, make_node
+from . import IndexedGraph, Node, NodeEntry, make_node
 from ..resource import ResourceRequest
 
 __all__ = ["enabled", "eliminate_common_expr"]
