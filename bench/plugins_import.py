@@ -6,10 +6,11 @@ Run from the repo root::
     .venv/bin/python bench/plugins_import.py [--repeats 7] [--mxnet-python /opt/mxnet-ref/bin/python]
 
 Each sample is a fresh interpreter running ``python -c CODE``; the sides take turns, so a
-busy machine slows them alike. Reported per side, as the median over the repeats:
-``process`` — wall time of the whole run, interpreter start and exit included (what a user
-waits for); ``in-process`` — from before the first import until the first op's result is on
-the host. The first op is ``x = nd.ones((2,)); (x + x).asnumpy()``. For mxnext it also lists
+busy machine slows them alike. Reported per side: ``process`` — wall time of the whole run,
+interpreter start and exit included (what a user waits for), the median and the best of the
+repeats; ``in-process`` (median) — from before the first import until the first op's result
+is on the host. The targets read the best runs, those other load on the machine disturbed
+least. The first op is ``x = nd.ones((2,)); (x + x).asnumpy()``. For mxnext it also lists
 each plugin's own load time from ``mxnext.plugins.report()``.
 
 One untimed run first writes what later runs read (bytecode, the plugins' op manifests), and
@@ -69,7 +70,8 @@ def _ops_list_argv() -> list[str]:
 
 
 def measure(sides: dict, repeats: int) -> dict:
-    """``{side: {"process": median wall, "in_process": median or None, "last": output}}``;
+    """``{side: {"process": median wall, "best": least wall, "in_process": median or None,
+    "last": output}}``;
     ``sides`` maps a name to the argv of one sample (or ``(python, code)``)."""
     argvs = {name: [s[0], "-c", s[1]] if isinstance(s, tuple) else s for name, s in sides.items()}
     for argv in argvs.values():
@@ -83,6 +85,7 @@ def measure(sides: dict, repeats: int) -> dict:
         parsed = [json.loads(line) if line.startswith("{") else {} for _, line in runs]
         inner = [p["in_process"] for p in parsed if "in_process" in p]
         out[name] = {"process": statistics.median(w for w, _ in runs),
+                     "best": min(w for w, _ in runs),
                      "in_process": statistics.median(inner) if inner else None,
                      "last": parsed[-1]}
     return out
@@ -108,17 +111,20 @@ def main(argv=None) -> None:
     sides["mxnext ops list"] = _ops_list_argv()
     res = measure(sides, args.repeats)
 
-    floor = res["floor (numpy+pydantic+pluggy)"]["process"]
-    print(f"median of {args.repeats} fresh interpreters each, the sides taking turns")
-    print(f"{'side':<32}{'process (s)':>12}{'in-process (s)':>16}{'x floor':>9}")
+    floor = res["floor (numpy+pydantic+pluggy)"]["best"]
+    print(f"{args.repeats} fresh interpreters each, the sides taking turns; process: wall "
+          f"time of the whole run (median, best, best / the floor's best)")
+    print(f"{'side':<32}{'median (s)':>11}{'best (s)':>10}{'x floor':>9}"
+          f"{'in-process median (s)':>23}")
     for name, r in res.items():
         inner = f"{r['in_process']:.3f}" if r["in_process"] is not None else "-"
-        print(f"{name:<32}{r['process']:>12.3f}{inner:>16}{r['process'] / floor:>8.2f}x")
+        print(f"{name:<32}{r['process']:>11.3f}{r['best']:>10.3f}{r['best'] / floor:>8.2f}x"
+              f"{inner:>23}")
     if note:
         print(note)
 
-    first_op = res["mxnext + first op"]["process"]
-    ops_list = res["mxnext ops list"]["process"]
+    first_op = res["mxnext + first op"]["best"]
+    ops_list = res["mxnext ops list"]["best"]
     verdict = "met" if first_op <= RATIO_TARGET * floor else "missed"
     print(f"target: mxnext import + first op <= {RATIO_TARGET:g}x the floor: {first_op:.3f} s "
           f"= {first_op / floor:.2f}x ({floor:.3f} s) -> {verdict}")
