@@ -36,7 +36,8 @@ __all__ = [
     "hookimpl",
     # authoring styles
     "register_op", "extend_op", "register_op_modules", "OpBuilder", "simple_op", "SimpleOp",
-    "EnvArguments", "NO_INPLACE", "INPLACE_IN_OUT", "INPLACE_OUT_IN", "INPLACE_LHS_OUT", "INPLACE_OUT_LHS",
+    "EnvArguments", "NO_INPLACE", "INPLACE_IN_OUT", "INPLACE_OUT_IN", "INPLACE_LHS_OUT",
+    "INPLACE_OUT_LHS",
     "OperatorProperty", "Operator", "register_property",
     # parameters and runtime
     "Param", "Field", "DType", "OpReqType", "OpContext", "ResourceRequest", "assign",

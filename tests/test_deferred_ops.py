@@ -165,6 +165,13 @@ def test_first_load_imports_and_writes_the_manifest_later_loads_import_nothing(s
     assert run(site, code) == ["p_lazy.plugin", "p_lazyext.plugin"]
 
 
+def test_without_a_writable_cache_every_load_imports_the_modules(site):
+    code = IMPORTED + "print(json.dumps(imported()))"
+    blocked = site / "pl_helper.py"             # a file: no folder can be made under it
+    for _ in range(2):
+        assert "p_lazy.beta" in run(site, code, cache=blocked)
+
+
 def test_first_use_imports_the_modules_setting_entries_on_that_op(site):
     run(site, IMPORTED + "print('[]')")
     res = run(site, loaded('''

@@ -40,8 +40,8 @@ def register_op_modules(modules) -> None:
     manifest = _read(path, key)
     if manifest is not None:
         ops = manifest["ops"]
-        registry.defer_modules(manifest["modules"],
-                               [n for r in ops if "aliases" in r for n in (r["name"], *r["aliases"])],
+        defines = [n for r in ops if not r.get("extends") for n in (r["name"], *r["aliases"])]
+        registry.defer_modules(manifest["modules"], defines,
                                lambda: [_info(plugin, r) for r in ops], plugin)
         return
     fresh = not any(m in sys.modules for m in modules)   # else their ops went unrecorded
@@ -56,6 +56,7 @@ def register_op_modules(modules) -> None:
 
 
 def cache_dir() -> Path:
+    """``$MXNEXT_CACHE_DIR``, else ``$XDG_CACHE_HOME/mxnext``, else ``~/.cache/mxnext``."""
     env = os.environ.get("MXNEXT_CACHE_DIR")
     if env:
         return Path(env)
@@ -115,14 +116,17 @@ def _read(path: Path, key: str):
 
 def _write(path: Path, manifest: dict) -> None:
     """Write atomically (processes loading at once each write a whole file)."""
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp",
                                          delete=False) as f:
+            tmp = f.name
             json.dump(manifest, f)
-        os.replace(f.name, path)
+        os.replace(tmp, path)
     except OSError:
-        pass
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def _records(plugin: str, touched: dict) -> list[dict]:
