@@ -129,10 +129,12 @@ def check(conformance, as_json):
 
 def _run_conformance(plugin: str, quiet: bool) -> bool:
     """Run the suite in a pytest subprocess (a clean process: the same plugins load there)."""
+    from mxnext._atomic_write import write_atomic
+
     with tempfile.TemporaryDirectory(prefix="mxnext-conformance-") as tmp:
         test = Path(tmp) / f"test_conformance_{plugin.replace('-', '_')}.py"
-        test.write_text("from opsdk.testing import conformance_tests\n\n"
-                        f"test_conformance = conformance_tests({plugin!r})\n")
+        write_atomic(test, "from opsdk.testing import conformance_tests\n\n"
+                           f"test_conformance = conformance_tests({plugin!r})\n")
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "--rootdir", tmp, str(test)]
         if not quiet:

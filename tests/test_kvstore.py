@@ -278,12 +278,10 @@ def test_optimizer_states_saved_by_one_store_continue_in_another(tmp_path):
 
 
 @pytest.mark.parametrize("name, text", [
-    ("device", "unknown KVStore type 'device'; 'device' is an MXNet 1.x KVStore type provided "
-               "by mxnext-device-cupy"),
     ("dist_sync", "unknown KVStore type 'dist_sync'; 'dist_sync' is an MXNet 1.x KVStore type "
                   "provided by mxnext-kvstore-mpi"),
     ("locl", "unknown KVStore type 'locl' (did you mean 'local'?); known KVStore types are: "
-             "local, "),
+             "device, local, "),
 ])
 def test_unknown_types_say_where_they_come_from(name, text):
     with pytest.raises(MXNetError) as err:

@@ -70,7 +70,9 @@ class Resource:
     def _new_generator(self, seed):
         ctx = self.ctx
         entropy = (seed & 0xFFFFFFFFFFFFFFFF, ctx.device_typeid, ctx.device_id, int(self.req))
-        return _device.get(self.ctx.device_type).xp.random.default_rng(entropy)
+        dev = _device.get(self.ctx.device_type)
+        make = getattr(dev, "random_generator", None)   # a device's own (the gpu: curand)
+        return make(entropy, ctx.device_id) if make else dev.xp.random.default_rng(entropy)
 
     def _reseed(self, seed):
         self._gen = self._new_generator(seed)

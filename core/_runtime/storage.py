@@ -147,7 +147,9 @@ class _Pool:
                 return self.dev.alloc(cap, self.device_id)
             except MemoryError as exc:
                 raise MXNetError(f"storage.alloc: out of memory allocating {cap} bytes on "
-                                 f"{self.ctx} ({self.in_use} bytes in use)") from exc
+                                 f"{self.ctx} ({self.pool_type} pool: {self.in_use} bytes in "
+                                 f"use, peak {self.peak}; cached blocks were freed and the "
+                                 f"allocation retried once): {exc}") from exc
 
     def _put(self, raw, cap):
         """Return a buffer of size class ``cap`` to the pool (or the device, unpooled)."""
@@ -195,8 +197,9 @@ class StorageManager:
                 if not 0 <= ctx.device_id < n:
                     raise MXNetError(f"storage.alloc: device id {ctx.device_id} of {ctx} out of "
                                      f"range; {ctx.device_type} has {n} device(s)")
-                pool = self._pools[ctx] = _Pool(dev, ctx, self.pool_type or _env_pool_type(),
-                                                _env_cutoff())
+                kind = self.pool_type or (dev.pool_type() if hasattr(dev, "pool_type")
+                                          else _env_pool_type())
+                pool = self._pools[ctx] = _Pool(dev, ctx, kind, _env_cutoff())
             return pool
 
     def alloc(self, nbytes: int, ctx, var=None) -> Handle:

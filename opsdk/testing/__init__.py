@@ -46,6 +46,8 @@ _EXPORTS = {
                 "numeric_gradient"],
     "_examples": ["EXAMPLES_KEY", "Example", "examples_for", "make_inputs"],
     "_conformance": ["CHECKS", "run_check"],
+    "_device": ["DEVICE_CHECKS", "run_device_checks", "device_conformance_tests",
+                "device_unusable"],
     "pytest_plugin": ["conformance_tests"],
 }
 _WHERE = {name: mod for mod, names in _EXPORTS.items() for name in names}

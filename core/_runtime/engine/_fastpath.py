@@ -39,7 +39,7 @@ from collections import deque
 from threading import Event, get_ident
 
 from ._base import _tls
-from ._types import FnProperty
+from ._types import RUN_CONTEXTS, FnProperty
 from ._vars import _Block, _free
 
 __all__ = ["FastPaths", "enabled"]
@@ -146,8 +146,9 @@ class FastPaths:
                 self._run_awaited(opr.const_vars, opr.mutate_vars)
         cheap = opr.cheap
         blk = _Block(opr, ctx, priority, None if cheap else self._pool_for(ctx, opr.prop))
-        if not cheap and opr.prop == _NORMAL and not _tls.in_worker:
-            blk.owner = me
+        if (not cheap and opr.prop == _NORMAL and not _tls.in_worker
+                and (ctx is None or ctx.device_type not in RUN_CONTEXTS)):
+            blk.owner = me                # kept for this thread; a stream device's go to its workers
         todo = wake = None
         with self._lock:
             if self._admit(blk):
