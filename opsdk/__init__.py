@@ -20,10 +20,10 @@ from mxnext.graph import NodeEntry, make_node
 from mxnext.hookspecs import hookimpl
 from mxnext.opctx import OpContext, OpReqType, assign
 from mxnext.params import DType, Field, Param
-from mxnext.plugins._manifest import register_op_modules
 from mxnext.resource import ResourceRequest
 
 from ._builder import OpBuilder, extend_op, register_op
+from ._manifest import register_op_modules
 from .grad import (CloneGradient, ElemwiseGradUseIn, ElemwiseGradUseInOut, ElemwiseGradUseNone,
                    ElemwiseGradUseOut, MakeZeroGradNodes)
 from .legacy import Operator, OperatorProperty, register_property

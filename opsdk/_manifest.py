@@ -19,10 +19,10 @@ import json
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
-from .. import registry
+from mxnext import __version__, registry
+from mxnext._atomic_write import write_atomic
 
 __all__ = ["register_op_modules", "cache_dir"]
 
@@ -81,7 +81,6 @@ def _file_name(plugin: str, roots) -> str:
 
 def _key(roots) -> str:
     """Changes when a source file under ``roots`` or opsdk does, or mxnext's version."""
-    from .. import __version__
     stamps = [f"{_FORMAT} {__version__}"]
     for root in [*roots, *_roots(["opsdk"])]:
         _stamp(str(root), stamps)
@@ -115,18 +114,12 @@ def _read(path: Path, key: str):
 
 
 def _write(path: Path, manifest: dict) -> None:
-    """Write atomically (processes loading at once each write a whole file)."""
-    tmp = None
+    """Processes loading at once each write a whole file; no writable cache is no error."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp",
-                                         delete=False) as f:
-            tmp = f.name
-            json.dump(manifest, f)
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(manifest))
     except OSError:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
+        pass
 
 
 def _records(plugin: str, touched: dict) -> list[dict]:
