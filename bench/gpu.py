@@ -1,6 +1,6 @@
 """GPU speed, side by side on one machine: mxnext on ``gpu(0)`` vs cupy vs PyTorch (fp32).
 
-    python3 bench/gpu.py [--quick]
+    python3 bench/gpu.py [--quick] [--ctx gpu]
 
 - ``tiny op``: ``b = a + a`` on a 1-element array, n times, then a wait; time per op
   (mxnext NDArray, cupy itself, torch).
@@ -26,9 +26,9 @@ def _best(fn, repeats=3):
     return min(fn() for _ in range(repeats))
 
 
-def tiny_mxnext(n):
+def tiny_mxnext(n, ctx="gpu"):
     import mxnext as mx
-    a = mx.nd.ones((1,), ctx=mx.gpu(0))
+    a = mx.nd.ones((1,), ctx=mx.Context(ctx, 0))
     (a + a).wait_to_read()
 
     def run():
@@ -75,9 +75,9 @@ def _mlp_data(batch):
     return x, y
 
 
-def mlp_mxnext(batch, steps):
+def mlp_mxnext(batch, steps, ctx="gpu"):
     import mxnext as mx
-    ctx = mx.gpu(0)
+    ctx = mx.Context(ctx, 0)
     data = mx.sym.Variable("data")
     h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=1024, name="fc1"), "relu")
     h = mx.sym.Activation(mx.sym.FullyConnected(h, num_hidden=1024, name="fc2"), "relu")
@@ -183,16 +183,17 @@ def _fmt(v, unit):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer ops and steps")
+    ap.add_argument("--ctx", default="gpu", help="mxnext's device type (testdev: anywhere)")
     a = ap.parse_args()
     n, steps = (500, 5) if a.quick else (3000, 20)
 
     print(f"{'case':<12} {'mxnext':>12} {'cupy':>12} {'torch':>12}   target")
-    mt, ct, tt = _try(tiny_mxnext, n), _try(tiny_cupy, n), _try(tiny_torch, n)
+    mt, ct, tt = _try(tiny_mxnext, n, a.ctx), _try(tiny_cupy, n), _try(tiny_torch, n)
     note = f"mxnext/cupy {mt / ct:.1f}x (target <= 2x, <= 25 us)" if mt and ct else ""
     print(f"{'tiny op':<12} {_fmt(mt, 'us'):>12} {_fmt(ct, 'us'):>12} {_fmt(tt, 'us'):>12}   "
           f"{note}")
     for batch in (128, 1024):
-        m, t = _try(mlp_mxnext, batch, steps), _try(mlp_torch, batch, steps)
+        m, t = _try(mlp_mxnext, batch, steps, a.ctx), _try(mlp_torch, batch, steps)
         note = f"mxnext/torch {m / t:.2f}x (target >= 1.0x)" if m and t else ""
         print(f"{'mlp b' + str(batch):<12} {_fmt(m, 'k'):>12} {'-':>12} {_fmt(t, 'k'):>12}   "
               f"{note}")

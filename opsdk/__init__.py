@@ -24,6 +24,7 @@ from mxnext.resource import ResourceRequest
 
 from ._builder import OpBuilder, extend_op, register_op
 from ._manifest import register_op_modules
+from .dtypes import FLOAT_DTYPES, FloatOnly
 from .grad import (CloneGradient, ElemwiseGradUseIn, ElemwiseGradUseInOut, ElemwiseGradUseNone,
                    ElemwiseGradUseOut, MakeZeroGradNodes)
 from .legacy import Operator, OperatorProperty, register_property
@@ -42,7 +43,8 @@ __all__ = [
     # parameters and runtime
     "Param", "Field", "DType", "OpReqType", "OpContext", "ResourceRequest", "assign",
     # shape, type and gradient rules
-    "ElemwiseShape", "ElemwiseType", "ElemwiseGradUseIn", "ElemwiseGradUseOut",
+    "ElemwiseShape", "ElemwiseType", "FloatOnly", "FLOAT_DTYPES", "ElemwiseGradUseIn",
+    "ElemwiseGradUseOut",
     "ElemwiseGradUseInOut", "ElemwiseGradUseNone", "CloneGradient", "MakeZeroGradNodes",
     "make_node", "NodeEntry",
     # errors

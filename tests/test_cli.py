@@ -425,8 +425,9 @@ def mxnext_register_ops(registry):
 def test_plugins_check_runs_conformance_suite(only_clitest):
     r = run("plugins", "check", "--conformance", "clitest", env=only_clitest)
     assert r.returncode == 0, r.stdout + r.stderr
-    # clitest_scale: all 5 checks; its backward op: no grad check; clitest_sum has no example
-    assert re.search(r"\b9 passed, 1 skipped\b", r.stdout)
+    # clitest_scale: all 6 checks; its backward op: no grad or dtypes check; clitest_sum has
+    # no example
+    assert re.search(r"\b10 passed, 1 skipped\b", r.stdout)
     bad = run("plugins", "check", "--conformance", "clitset", env=only_clitest)
     assert bad.returncode == 2 and "did you mean 'clitest'" in bad.stderr
 

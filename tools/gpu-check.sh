@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU machine's check (issue 25), offline, under 5 minutes: install the checkout with the
-# carried wheels, then the GPU tests, the device conformance kit on gpu(0), LeNet on gpu(0)
-# against cpu, and bench/gpu.py. Prints one PASS/FAIL line per step; the log goes to
+# carried wheels, then the GPU tests, the device conformance kit on gpu(0), every op of
+# ops-nn and ops-tensor on gpu(0) against cpu (tools/gpu_op_sweep.py, 75 s at most), LeNet on
+# gpu(0) against cpu, and bench/gpu.py. Prints one PASS/FAIL line per step; the log goes to
 # $OUT/gpu-check.log (or /tmp/gpu-check/).
 #
 # The machine has Python 3.12, cupy-cuda13x, numpy, pluggy, click, pytest and torch but no
@@ -57,10 +58,13 @@ PY
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null
 step install 90 install
 step devices 30 $PY -m mxnext_cli devices
-step gpu-tests 90 $PY -m pytest -q -p no:cacheprovider -rs plugins/device-cupy/tests \
-    plugins/device-testdev/tests
+# testdev's copies of the scripts' runs are left out: the steps below run them on the gpu
+step gpu-tests 90 $PY -m pytest -q -p no:cacheprovider -rs --tb=short --maxfail=3 \
+    plugins/device-cupy/tests plugins/device-testdev/tests \
+    --ignore=plugins/device-testdev/tests/test_gpu_scripts.py
 step conformance 60 conformance
+step op-sweep 100 $PY tools/gpu_op_sweep.py --ctx gpu --seconds 75
 step lenet 90 $PY tools/gpu_lenet.py --ctx gpu --n 2048 --epochs 2
-step bench 120 $PY bench/gpu.py
+step bench 100 $PY bench/gpu.py
 echo "gpu-check: $([ $FAILED -eq 0 ] && echo ALL PASS || echo SOME FAILED) in ${SECONDS}s"
 exit $FAILED

@@ -10,6 +10,8 @@ import numpy
 from mxnext.device.cpu import CpuDevice
 from opsdk.device import StreamRunContext
 
+from .arrays import XP, DeviceArray
+
 __all__ = ["TestDevice", "HostStream"]
 
 
@@ -53,10 +55,11 @@ class TestdevRunContext(StreamRunContext):
 
 
 class TestDevice(CpuDevice):
-    """The cpu device's memory and copies under another type, with streams, counted host
-    copies and two ids."""
+    """The cpu device's memory under another type, with streams, counted host copies, two
+    ids and arrays that keep a GPU library's host boundary (``arrays``)."""
 
     type = "testdev"
+    xp = XP
     kernels = ("testdev", "cpu")      # no kernels of its own: the generic numpy bodies
     inline_policy = "never"
     run_context = TestdevRunContext
@@ -72,14 +75,20 @@ class TestDevice(CpuDevice):
     def to_host(self, arr):
         with self._lock:
             self.to_host_calls += 1
-        return numpy.array(arr, copy=True)
+        return numpy.array(arr.view(numpy.ndarray), copy=True)
 
     def from_host(self, arr, device_id):
         with self._lock:
             self.from_host_calls += 1
-        return numpy.array(arr, copy=True)
+        return numpy.array(arr, copy=True).view(DeviceArray)
 
     to_numpy, from_numpy = to_host, from_host   # the names the frontends' copies call
+
+    def view(self, raw, dtype, shape, offset=0):
+        return super().view(raw, dtype, shape, offset).view(DeviceArray)
+
+    def fill(self, dst, value):
+        dst.fill(value)
 
     def stream(self, device_id):
         return _stream(device_id)
