@@ -10,6 +10,9 @@ Three ways to write an op, all compiling to the same registry ``OpDef``:
 and ``OperatorProperty``/``Operator`` with ``register_property`` (legacy).
 Use ``register_op`` to *define* an op and ``extend_op`` to *attach*
 attributes (such as ``FCompute<gpu>``) to an op another plugin defines.
+A plugin's ``mxnext_register_ops`` hook imports its op modules, or hands their
+names to ``register_op_modules``, which imports each at the first use of one
+of its ops.
 """
 
 from mxnext.base import MXNetError, ParamError, PluginError, ShapeError, TypeInferError
@@ -20,6 +23,7 @@ from mxnext.params import DType, Field, Param
 from mxnext.resource import ResourceRequest
 
 from ._builder import OpBuilder, extend_op, register_op
+from ._manifest import register_op_modules
 from .dtypes import FLOAT_DTYPES, FloatOnly
 from .grad import (CloneGradient, ElemwiseGradUseIn, ElemwiseGradUseInOut, ElemwiseGradUseNone,
                    ElemwiseGradUseOut, MakeZeroGradNodes)
@@ -32,8 +36,9 @@ __all__ = [
     # plugin hooks
     "hookimpl",
     # authoring styles
-    "register_op", "extend_op", "OpBuilder", "simple_op", "SimpleOp", "EnvArguments",
-    "NO_INPLACE", "INPLACE_IN_OUT", "INPLACE_OUT_IN", "INPLACE_LHS_OUT", "INPLACE_OUT_LHS",
+    "register_op", "extend_op", "register_op_modules", "OpBuilder", "simple_op", "SimpleOp",
+    "EnvArguments", "NO_INPLACE", "INPLACE_IN_OUT", "INPLACE_OUT_IN", "INPLACE_LHS_OUT",
+    "INPLACE_OUT_LHS",
     "OperatorProperty", "Operator", "register_property",
     # parameters and runtime
     "Param", "Field", "DType", "OpReqType", "OpContext", "ResourceRequest", "assign",

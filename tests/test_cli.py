@@ -179,7 +179,7 @@ def venv(tmp_path_factory):
     mxnext.write_text(f"#!{python}\nimport sys\nfrom {module} import {function}\n"
                       f"sys.exit({function}())\n")
     mxnext.chmod(0o755)
-    env = env_with(None)
+    env = {**env_with(None), "MXNEXT_CACHE_DIR": str(root / "cache")}  # plugins of tmp dirs
     return SimpleNamespace(python=str(python), env=env,
                            run=lambda *args, **kw: run(*args, exe=str(mxnext), env=env, **kw))
 

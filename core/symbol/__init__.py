@@ -43,7 +43,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    names = set(globals())
-    for d in _registry.list_ops():
-        names.update([d.name, *d.aliases])
-    return sorted(names)
+    return sorted(set(globals()) | set(_registry.names()))
