@@ -24,6 +24,7 @@ from pydantic import ConfigDict
 from . import _tape
 from . import engine as _engine
 from . import storage as _storage
+from ._fork import in_child
 from .base import MXNetError, ParamError, did_you_mean
 from .engine import FnProperty, OprHandle, Var, _events
 from .graph import Node, NodeEntry
@@ -260,6 +261,14 @@ class _Workers:
 
 
 _workers = _Workers()
+
+
+def _new_workers():
+    global _workers
+    _workers = _Workers()         # in a forked child: the threads counted idle are gone
+
+
+in_child(_new_workers)
 
 
 # -- registration ----------------------------------------------------------------------

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ._firstuse import fill as _fill
+from ._fork import in_child
 from .base import OpNotFound, ParamError, PluginError, did_you_mean
 
 __all__ = ["OpDef", "AttrEntry", "Argument", "Conflict", "Report", "USER", "op", "get", "define",
@@ -183,6 +184,14 @@ CORE_OPS_DISTRIBUTION = "mxnext-ops-tensor"
 """The distribution defining the ops the core runs itself (``require``). It is not a
 packaging dependency of mxnext (plugins depend on the core, never the reverse); ``make
 setup`` installs it, and without it the core says what is missing once plugins load."""
+
+
+def _new_lock():
+    global _lock
+    _lock = threading.RLock()     # in a forked child: a thread that held it is gone
+
+
+in_child(_new_lock)
 
 
 class _State(threading.local):
