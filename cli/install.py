@@ -109,7 +109,7 @@ def _distribution(name: str) -> str:
     plugin ``name``. Anything else (numpy, mxnext itself) is a usage error: pip removes it."""
     from importlib.metadata import entry_points
 
-    from mxnext._mxnet_names import suggest
+    from mxnext._runtime.mxnet_names import suggest
     plugins = {ep.name: ep.dist.name for ep in entry_points(group="mxnext") if ep.dist}
     dists = {_normal(d): d for d in plugins.values()}
     found = plugins.get(name) or dists.get(_normal(name))

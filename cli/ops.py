@@ -20,7 +20,7 @@ def ops():
 def _lookup(name: str):
     """The op named (or aliased) ``name``; a usage error with the closest matches if none."""
     from mxnext import registry
-    from mxnext._mxnet_names import suggest
+    from mxnext._runtime.mxnet_names import suggest
     from mxnext.base import OpNotFound
     try:
         return registry.get(name)
@@ -48,27 +48,53 @@ def _plugin_names():
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list instead of a table.")
 def list_ops(plugin, device, pattern, show_all, as_json):
     """Every registered public op: plugin, aliases, input/output counts, devices with compute."""
-    from mxnext import device as devices
     from mxnext import registry
-    from mxnext._mxnet_names import suggest
 
+    _check_plugin(plugin)
+    ops_ = registry.list_ops()
+    _check_device(device, ops_)
+    rows, hidden = _select(ops_, plugin, device, _grep(pattern), show_all)
+    if as_json:
+        emit_json(rows)
+        return
+    _print_ops(rows, hidden)
+
+
+def _check_plugin(plugin):
+    """A usage error unless ``--plugin`` is None or a known plugin."""
+    from mxnext._runtime.mxnet_names import suggest
     if plugin is not None and plugin not in (names := _plugin_names()):
         raise click.BadParameter(f"no plugin named {plugin!r}{suggest('plugin', plugin, names)}",
                                  param_hint="--plugin")
-    ops_ = registry.list_ops()
-    if device is not None:
-        offered = {t for t, dev in devices.available().items()  # not the test devices
-                   if not getattr(dev, "internal", False)}
-        known = offered | {d for op in ops_ for d in _opinfo.devices_of(op)}
-        if device not in known:
-            raise click.BadParameter(f"unknown device type {device!r}"
-                                     f"{suggest('device', device, known)}; known: "
-                                     f"{', '.join(sorted(known))}", param_hint="--device")
+
+
+def _check_device(device, ops_):
+    """A usage error unless ``--device`` is None, a device type on offer or one some op has
+    a compute function for."""
+    from mxnext import device as devices
+    from mxnext._runtime.mxnet_names import suggest
+    if device is None:
+        return
+    offered = {t for t, dev in devices.available().items()  # not the test devices
+               if not getattr(dev, "internal", False)}
+    known = offered | {d for op in ops_ for d in _opinfo.devices_of(op)}
+    if device not in known:
+        raise click.BadParameter(f"unknown device type {device!r}"
+                                 f"{suggest('device', device, known)}; known: "
+                                 f"{', '.join(sorted(known))}", param_hint="--device")
+
+
+def _grep(pattern):
+    """``--grep`` compiled (any case), or None."""
     try:
-        rx = re.compile(pattern, re.IGNORECASE) if pattern is not None else None
+        return re.compile(pattern, re.IGNORECASE) if pattern is not None else None
     except re.error as e:
         raise click.BadParameter(f"not a regular expression: {e}", param_hint="--grep") from None
 
+
+def _select(ops_, plugin, device, rx, show_all):
+    """The summaries of the ops that pass the filters, and how many internal ops passed
+    but are not shown."""
     rows, hidden = [], 0
     for op in ops_:
         if plugin is not None and op.provider != plugin and all(
@@ -82,10 +108,10 @@ def list_ops(plugin, device, pattern, show_all, as_json):
             hidden += 1
             continue
         rows.append(_opinfo.summary(op))
+    return rows, hidden
 
-    if as_json:
-        emit_json(rows)
-        return
+
+def _print_ops(rows, hidden):
     table(["NAME", "PLUGIN", "ALIASES", "IN", "OUT", "DEVICES"],
           [[r["name"], r["plugin"] or "-", ", ".join(r["aliases"]) or "-",
             _count(r["num_inputs"]), _count(r["num_outputs"]), ", ".join(r["devices"]) or "-"]

@@ -98,7 +98,7 @@ def check(conformance, as_json):
     failed = [p for p in h["plugins"] if p["status"] == "failed"]
     names = {p["name"] for p in h["plugins"] if p["status"] == "loaded"}
     if conformance is not None and conformance not in names:
-        from mxnext._mxnet_names import suggest
+        from mxnext._runtime.mxnet_names import suggest
         raise click.BadParameter(f"no loaded plugin named {conformance!r}"
                                  f"{suggest('plugin', conformance, names)}; loaded: "
                                  f"{', '.join(sorted(names))}", param_hint="--conformance")
@@ -121,10 +121,12 @@ def check(conformance, as_json):
 
 def _run_conformance(plugin: str, quiet: bool) -> bool:
     """Run the suite in a pytest subprocess (a clean process: the same plugins load there)."""
+    from mxnext._atomic_write import write_atomic
+
     with tempfile.TemporaryDirectory(prefix="mxnext-conformance-") as tmp:
         test = Path(tmp) / f"test_conformance_{plugin.replace('-', '_')}.py"
-        test.write_text("from opsdk.testing import conformance_tests\n\n"
-                        f"test_conformance = conformance_tests({plugin!r})\n")
+        write_atomic(test, "from opsdk.testing import conformance_tests\n\n"
+                           f"test_conformance = conformance_tests({plugin!r})\n")
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "--rootdir", tmp, str(test)]
         if not quiet:

@@ -1,21 +1,31 @@
 """mxnext: MXNet's architecture as a Python plugin ecosystem (``import mxnext as mx``).
 
 Importing it loads no plugin: the op registry and the device table load them at their
-first lookup (``mxnext._firstuse``).
+first lookup (``mxnext._runtime.firstuse``).
 """
 
-__version__ = "0.1.0"
+import os as _os
 
-from . import base, context, engine, device, storage, resource, random
-from . import graph, registry, params, opctx, hookspecs, plugins
+from . import _aliases, _builtins
+from ._runtime import __version__
+from ._runtime import base, context, engine, device, storage, resource
+from ._runtime import graph, registry, params, opctx, hookspecs, plugins
+from . import random
 from . import autograd, model, ndarray, operator, runtime, util
 from . import ndarray as nd
-from . import symbol, name, attribute, visualization, contrib
+from . import executor, symbol, name, attribute, visualization, contrib
 from . import symbol as sym, visualization as viz
 from .attribute import AttrScope
-from .base import MXNetError
-from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
+from ._runtime.base import MXNetError
+from ._runtime.context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .util import is_np_shape, np_shape, set_np_shape, use_np, use_np_shape
+
+_aliases.install()
+plugins.add_builtin(_builtins)
+nd.CachedOp = executor.cached_op.CachedOp      # MXNet's mx.nd.CachedOp; the executor sits above mx.nd
+if _os.environ.get("MXNET_PROFILER_AUTOSTART", "0") not in ("", "0"):
+    from . import profiler      # MXNet starts its profiler with the library
+    profiler._autostart()
 
 
 def __getattr__(name):

@@ -1,16 +1,8 @@
-"""The builtin plugin: the ``cpu``, ``cpu_pinned``, ``cpu_shared`` and ``null`` devices, the
-``local`` KVStore and the ``Custom`` op (Python operators, ``mx.operator``), registered
-through the same hooks as external plugins."""
+"""The frontends' part of the builtin plugin: the ``local`` KVStore and the ``Custom`` op
+(Python operators, ``mx.operator``), registered through the same hooks as external plugins
+(``mxnext/__init__.py`` adds this module to the builtin plugin)."""
 
-from .hookspecs import hookimpl
-
-
-@hookimpl
-def mxnext_register_devices(registry):
-    from .device.cpu import CpuDevice, CpuPinnedDevice, CpuSharedDevice
-    from .device.null import NullDevice
-    for dev in (CpuDevice(), CpuPinnedDevice(), CpuSharedDevice(), NullDevice()):
-        registry.register(dev)
+from ._runtime.hookspecs import hookimpl
 
 
 @hookimpl

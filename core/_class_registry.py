@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import warnings
 
-from .base import ParamError, did_you_mean
+from ._runtime.base import ParamError, did_you_mean
 
 
 def class_registry(kind: str, base: type, table: dict, api: str):

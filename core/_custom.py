@@ -21,14 +21,14 @@ from collections import deque
 import numpy as np
 from pydantic import ConfigDict
 
-from . import _tape
-from . import engine as _engine
-from . import storage as _storage
-from ._fork import in_child
-from .base import MXNetError, ParamError, did_you_mean
-from .engine import FnProperty, OprHandle, Var, _events
-from .graph import Node, NodeEntry
-from .params import Param, format_value
+from ._runtime import tape as _tape
+from ._runtime import engine as _engine
+from ._runtime import storage as _storage
+from ._runtime.base import MXNetError, ParamError, did_you_mean
+from ._runtime.engine import FnProperty, OprHandle, Var, _events
+from ._runtime.fork import in_child
+from ._runtime.graph import Node, NodeEntry
+from ._runtime.params import Param, format_value
 
 __all__ = ["CustomParam", "define"]
 

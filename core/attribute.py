@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import warnings
 
-from .base import _MXClassPropertyMetaClass, classproperty, with_metaclass
+from ._runtime.base import _MXClassPropertyMetaClass, classproperty, with_metaclass
 
 __all__ = ["AttrScope", "current"]
 

@@ -1,7 +1,7 @@
 """Imperative automatic differentiation (MXNet's ``mx.autograd``).
 
 While recording, the NDArray layer puts every op whose inputs have history on
-the tape (``mxnext._tape``); ``backward``/``grad`` (``ndarray/_backward.py``)
+the tape (``mxnext._runtime.tape``); ``backward``/``grad`` (``ndarray/_backward.py``)
 walk it in reverse through each op's ``FGradient`` rule. This module is the
 public face: recording scopes, variables, and ``Function`` for gradients
 written in Python.
@@ -9,9 +9,9 @@ written in Python.
 
 from __future__ import annotations
 
-from . import _tape
-from ._tape import FunctionOp as _FunctionOp
-from ._tape import state as _state
+from ._runtime import tape as _tape
+from ._runtime.tape import FunctionOp as _FunctionOp
+from ._runtime.tape import state as _state
 from .ndarray import NDArray
 from .ndarray._backward import backward, grad
 
@@ -87,7 +87,7 @@ def get_symbol(x):
     """The computation recorded into ``x`` as a Symbol. Recorded ops become op nodes named
     ``node_<k>``; marked variables become variables ``var<k>``, inputs without history
     ``null<k>`` (MXNet's names)."""
-    from .graph import IndexedGraph, Node, NodeEntry
+    from ._runtime.graph import IndexedGraph, Node, NodeEntry
     from .symbol import Symbol
     if not isinstance(x, NDArray):
         raise TypeError(f"get_symbol: expected an NDArray, got {type(x).__name__}")

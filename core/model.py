@@ -6,8 +6,8 @@ written atomically (a temporary file renamed into place)."""
 from __future__ import annotations
 
 from . import ndarray as nd
-from .base import MXNetError
-from .context import Context
+from ._runtime.base import MXNetError
+from ._runtime.context import Context
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_params"]
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from . import _custom, registry
-from .base import MXNetError
-from .params import mxnet_type
+from . import _custom
+from ._runtime import registry
+from ._runtime.base import MXNetError
+from ._runtime.params import mxnet_type
 from .util import is_np_array
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy
 
-from .base import ParamError
-from .context import Context
-from . import resource as _resource
+from ._runtime.base import ParamError
+from ._runtime.context import Context
+from ._runtime import resource as _resource
 
 __all__ = ["seed"]
 

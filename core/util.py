@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-import threading
+
+from ._runtime.base import is_np_shape, set_np_shape
 
 __all__ = ["makedirs", "get_gpu_count", "is_np_array", "is_np_shape", "set_np_shape",
            "np_shape", "use_np", "use_np_array", "use_np_shape", "getenv", "setenv"]
@@ -17,34 +18,13 @@ def makedirs(d: str) -> None:
 
 
 def get_gpu_count() -> int:
-    from .context import num_gpus
+    from ._runtime.context import num_gpus
     return num_gpus()
 
 
 def is_np_array() -> bool:
     """mxnext implements MXNet's legacy ``mx.nd`` semantics only (no ``mx.np`` mode)."""
     return False
-
-
-class _Semantics(threading.local):
-    np_shape = False
-
-
-_semantics = _Semantics()
-
-
-def is_np_shape() -> bool:
-    """Whether this thread uses MXNet's NumPy shape semantics (``np_shape``). In mxnext shapes
-    mean the same either way (0-d and zero-size arrays always work); what follows it is the
-    file format, as in MXNet: ``mx.nd.save`` writes V3 records then, and a file loads only in
-    the semantics it was saved in."""
-    return _semantics.np_shape
-
-
-def set_np_shape(active) -> bool:
-    """Turn NumPy shape semantics on or off for this thread; returns the previous state."""
-    prev, _semantics.np_shape = _semantics.np_shape, bool(active)
-    return prev
 
 
 class np_shape:

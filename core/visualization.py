@@ -112,6 +112,46 @@ def print_summary(symbol, shape=None, line_length=120, positions=(.44, .64, .74,
     print("_" * line_length)
 
 
+def _stride(attrs):
+    return "x".join(_dims(attrs["stride"])) if "stride" in attrs else "1"
+
+
+def _convolution(op, name, attrs):
+    kernel = "x".join(_dims(attrs["kernel"]))
+    return f"Convolution\n{kernel}/{_stride(attrs)}, {attrs['num_filter']}", 1
+
+
+def _activation(op, name, attrs):
+    kind = attrs.get("act_type", "Leaky") if op == "LeakyReLU" else attrs["act_type"]
+    return f"{op}\n{kind}", 2
+
+
+def _pooling(op, name, attrs):
+    kernel = "x".join(_dims(attrs["kernel"])) if "kernel" in attrs else "[]"
+    return f"Pooling\n{attrs['pool_type']}, {kernel}/{_stride(attrs)}", 4
+
+
+def _colored(color):
+    return lambda op, name, attrs: (name, color)
+
+
+_plain = _colored(7)
+# op -> (op, node name, attrs) -> (box label, index into _COLORS); ops not here: _plain
+_LOOKS = {
+    "Convolution": _convolution,
+    "FullyConnected": lambda op, name, attrs: (f"FullyConnected\n{attrs['num_hidden']}", 1),
+    "BatchNorm": _colored(3),
+    "Activation": _activation,
+    "LeakyReLU": _activation,
+    "Pooling": _pooling,
+    "Concat": _colored(5),
+    "Flatten": _colored(5),
+    "Reshape": _colored(5),
+    "Softmax": _colored(6),
+    "Custom": lambda op, name, attrs: (attrs["op_type"], 7),
+}
+
+
 def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None,
                  node_attrs=None, hide_weights=True):
     """A ``graphviz.Digraph`` of ``symbol``'s graph: an oval per input, a colored box per op
@@ -127,51 +167,48 @@ def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None
     shapes = _output_values(symbol, shape, "infer_shape") if shape is not None else None
     types = _output_values(symbol, dtype, "infer_type") if dtype is not None else None
     nodes = json.loads(symbol.tojson())["nodes"]
+    _warn_repeated_names(nodes)
+    style = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034",
+             "style": "filled"}
+    style.update(node_attrs or {})
+    dot = Digraph(name=title, format=save_format)
+    hidden = _draw_nodes(dot, nodes, style, hide_weights)
+    _draw_edges(dot, nodes, hidden, shapes, types)
+    return dot
+
+
+def _warn_repeated_names(nodes):
     names = [n["name"] for n in nodes]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         warnings.warn("There are multiple variables with the same name in your graph, this "
                       "may result in cyclic graph. Repeated names: " + ",".join(repeated),
-                      RuntimeWarning, stacklevel=2)
-    style = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034",
-             "style": "filled"}
-    style.update(node_attrs or {})
-    dot = Digraph(name=title, format=save_format)
+                      RuntimeWarning, stacklevel=3)
+
+
+def _draw_nodes(dot, nodes, style, hide_weights):
+    """A node per op and per input not named like a weight; the weights' names when
+    ``hide_weights`` (their edges are left out too)."""
     hidden = set()
     for node in nodes:
         op, name, attrs = node["op"], node["name"], node.get("attrs", {})
         look = dict(style)
-        label, color = name, 7
         if op == "null":
             if name.endswith(_WEIGHT_SUFFIXES):
                 if hide_weights:
                     hidden.add(name)
                 continue                  # not drawn; shown as a bare edge end otherwise
-            look["shape"], color = "oval", 0
-        elif op == "Convolution":
-            stride = "x".join(_dims(attrs["stride"])) if "stride" in attrs else "1"
-            label = (f"Convolution\n{'x'.join(_dims(attrs['kernel']))}/{stride}, "
-                     f"{attrs['num_filter']}")
-            color = 1
-        elif op == "FullyConnected":
-            label, color = f"FullyConnected\n{attrs['num_hidden']}", 1
-        elif op == "BatchNorm":
-            color = 3
-        elif op in ("Activation", "LeakyReLU"):
-            kind = attrs.get("act_type", "Leaky") if op == "LeakyReLU" else attrs["act_type"]
-            label, color = f"{op}\n{kind}", 2
-        elif op == "Pooling":
-            kernel = "x".join(_dims(attrs["kernel"])) if "kernel" in attrs else "[]"
-            stride = "x".join(_dims(attrs["stride"])) if "stride" in attrs else "1"
-            label, color = f"Pooling\n{attrs['pool_type']}, {kernel}/{stride}", 4
-        elif op in ("Concat", "Flatten", "Reshape"):
-            color = 5
-        elif op == "Softmax":
-            color = 6
-        elif op == "Custom":
-            label = attrs["op_type"]
+            look["shape"], label, color = "oval", name, 0
+        else:
+            label, color = _LOOKS.get(op, _plain)(op, name, attrs)
         look["fillcolor"] = _COLORS[color]
         dot.node(name=name, label=label, **look)
+    return hidden
+
+
+def _draw_edges(dot, nodes, hidden, shapes, types):
+    """An edge from each op to each of its inputs not hidden, labelled with the input's
+    shape (without the batch axis) and dtype where known."""
     for node in nodes:
         if node["op"] == "null":
             continue
@@ -192,4 +229,3 @@ def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None
                 label += f"({types[key].__name__})"
             dot.edge(tail_name=node["name"], head_name=src["name"], label=label,
                      dir="back", arrowtail="open")
-    return dot

@@ -20,6 +20,7 @@ from mxnext.params import DType, Field, Param
 from mxnext.resource import ResourceRequest
 
 from ._builder import OpBuilder, extend_op, register_op
+from .dtypes import FLOAT_DTYPES, FloatOnly
 from .grad import (CloneGradient, ElemwiseGradUseIn, ElemwiseGradUseInOut, ElemwiseGradUseNone,
                    ElemwiseGradUseOut, MakeZeroGradNodes)
 from .legacy import Operator, OperatorProperty, register_property
@@ -37,7 +38,8 @@ __all__ = [
     # parameters and runtime
     "Param", "Field", "DType", "OpReqType", "OpContext", "ResourceRequest", "assign",
     # shape, type and gradient rules
-    "ElemwiseShape", "ElemwiseType", "ElemwiseGradUseIn", "ElemwiseGradUseOut",
+    "ElemwiseShape", "ElemwiseType", "FloatOnly", "FLOAT_DTYPES", "ElemwiseGradUseIn",
+    "ElemwiseGradUseOut",
     "ElemwiseGradUseInOut", "ElemwiseGradUseNone", "CloneGradient", "MakeZeroGradNodes",
     "make_node", "NodeEntry",
     # errors

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from mxnext.base import ShapeError, TypeInferError
-from mxnext.executor import merge_dims, merge_dtype
+from mxnext._runtime.graph.infer import merge_dims, merge_dtype
 from mxnext.util import is_np_shape
 
 __all__ = ["ElemwiseShape", "ElemwiseType", "merge_out_shapes", "unknown_dim", "dim_known",

@@ -272,11 +272,12 @@ def test_ops_list_table_is_aligned_and_plain_when_piped(only_clitest):
     (["--device", "tpu"], "unknown device type 'tpu' (did you mean 'cpu'?); known: cpu, "
                           "cpu_pinned, cpu_shared\n"),
     (["--device", "gpu"], "unknown device type 'gpu'; 'gpu' is an MXNet 1.x device type "
-                          "provided by mxnext-device-cupy (planned, not yet released); known: cpu"),
+                          "provided by mxnext-device-cupy, which is installed but does not "
+                          "provide it here"),
     (["--grep", "(unclosed"], "not a regular expression"),
     (["--plugin", "clitset"], "did you mean 'clitest'"),
-    (["--plugin", "device-cupy"], "no plugin named 'device-cupy'; plugin 'device-cupy' comes "
-                                  "with mxnext-device-cupy (planned, not yet released)"),
+    (["--plugin", "kvstore-mpi"], "no plugin named 'kvstore-mpi'; plugin 'kvstore-mpi' comes "
+                                  "with mxnext-kvstore-mpi (planned, not yet released)"),
 ], ids=["tpu", "gpu", "grep", "plugin-typo", "plugin-planned"])
 def test_ops_list_bad_options_are_usage_errors(only_clitest, args, message):
     r = run("ops", "list", *args, env=only_clitest)
@@ -424,8 +425,9 @@ def mxnext_register_ops(registry):
 def test_plugins_check_runs_conformance_suite(only_clitest):
     r = run("plugins", "check", "--conformance", "clitest", env=only_clitest)
     assert r.returncode == 0, r.stdout + r.stderr
-    # clitest_scale: all 5 checks; its backward op: no grad check; clitest_sum has no example
-    assert re.search(r"\b9 passed, 1 skipped\b", r.stdout)
+    # clitest_scale: all 6 checks; its backward op: no grad or dtypes check; clitest_sum has
+    # no example
+    assert re.search(r"\b10 passed, 1 skipped\b", r.stdout)
     bad = run("plugins", "check", "--conformance", "clitset", env=only_clitest)
     assert bad.returncode == 2 and "did you mean 'clitest'" in bad.stderr
 

@@ -3,7 +3,7 @@ unused outputs, packing, and the switches that turn planning off."""
 
 import pytest
 
-from mxnext.executor._memory import plan_memory
+from mxnext._runtime.graph.memory import plan_memory
 from mxnext.graph import IndexedGraph, NodeEntry, make_node, variable
 
 

@@ -1,4 +1,4 @@
-"""Fork safety (mxnext._fork): a child forked while the parent computes, loads plugins or
+"""Fork safety (mxnext._runtime.fork): a child forked while the parent computes, loads plugins or
 runs custom ops starts with a quiet runtime and computes at once, as with MXNet.
 
 Every scenario runs in a fresh interpreter (the engine type, and a plugin load that has

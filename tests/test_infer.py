@@ -1,4 +1,4 @@
-"""Shape and dtype inference: the pass (mxnext.executor._infer) over an IndexedGraph, and
+"""Shape and dtype inference: the pass (mxnext._runtime.graph.infer) over an IndexedGraph, and
 Symbol.infer_shape / infer_type on top of it."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 
 import mxnext as mx
 from mxnext.base import MXNetError, ShapeError, TypeInferError
-from mxnext.executor import _infer
+from mxnext._runtime.graph import infer as _infer
 from mxnext.graph import IndexedGraph
 
 

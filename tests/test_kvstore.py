@@ -278,12 +278,10 @@ def test_optimizer_states_saved_by_one_store_continue_in_another(tmp_path):
 
 
 @pytest.mark.parametrize("name, text", [
-    ("device", "unknown KVStore type 'device'; 'device' is an MXNet 1.x KVStore type provided "
-               "by mxnext-device-cupy"),
     ("dist_sync", "unknown KVStore type 'dist_sync'; 'dist_sync' is an MXNet 1.x KVStore type "
                   "provided by mxnext-kvstore-mpi"),
     ("locl", "unknown KVStore type 'locl' (did you mean 'local'?); known KVStore types are: "
-             "local, "),
+             "device, local, "),
 ])
 def test_unknown_types_say_where_they_come_from(name, text):
     with pytest.raises(MXNetError) as err:
@@ -317,6 +315,67 @@ def test_mxnet_register_decorator_fills_the_same_table():
     finally:
         from mxnext.kvstore import base
         base._backends.pop("_testkvdecorated", None)
+
+
+
+# MXNet 1.9's KVStore methods, with arguments to call each.
+KVSTORE_CALLS = {
+    "init": (0, None), "push": (0, None), "pull": (0, None), "row_sparse_pull": (0, None),
+    "set_optimizer": (None,), "_set_updater": (None,), "set_gradient_compression": ({},),
+    "save_optimizer_states": ("f",), "load_optimizer_states": ("f",), "_barrier": (),
+    "_send_command_to_servers": (0, ""), "is_capable": ("optimizer",),
+}
+
+
+class _BareStore(mx.kvstore.KVStoreBase):
+    @property
+    def type(self):
+        return "bare"
+
+
+@pytest.mark.parametrize("method", sorted(KVSTORE_CALLS))
+def test_kvstore_base_declares_every_mxnet_method_and_names_the_missing_one(method):
+    with pytest.raises(NotImplementedError, match=rf"^KVStore type 'bare' \(_BareStore\) does "
+                                                  rf"not implement {method}\(\); a KVStoreBase "
+                                                  rf"subclass must override it$"):
+        getattr(_BareStore(), method)(*KVSTORE_CALLS[method])
+
+
+@pytest.mark.parametrize("prop", ["type", "rank", "num_workers"])
+def test_kvstore_base_properties_name_the_class_when_the_type_is_missing(prop):
+    with pytest.raises(NotImplementedError, match=rf"^KVStore type KVStoreBase does not "
+                                                  rf"implement {prop}\(\)"):
+        getattr(mx.kvstore.KVStoreBase(), prop)
+
+
+def test_kvstore_base_builds_pushpull_and_broadcast_from_init_push_and_pull():
+    class DictStore(_BareStore):
+        def __init__(self):
+            self.data, self.calls = {}, []
+
+        def init(self, key, value):
+            self.calls.append(("init", key))
+            self.data[key] = value.copy()
+
+        def push(self, key, value, priority=0):
+            self.calls.append(("push", key, priority))
+            self.data[key] += value
+
+        def pull(self, key, out=None, priority=0, ignore_sparse=True):
+            self.calls.append(("pull", key, priority))
+            out[:] = self.data[key]
+
+    kv = DictStore()
+    out = mx.nd.zeros(SHAPE)
+    kv.broadcast("w", full(2), out)
+    assert values([out]) == [[[2.0] * 3] * 2]
+    grad = full(3)
+    kv.pushpull("w", grad, priority=-1)                 # no out: the result goes back to value
+    assert values([grad]) == [[[5.0] * 3] * 2]
+    kv.pushpull("w", full(1), out=out)
+    assert values([out]) == [[[6.0] * 3] * 2]
+    assert kv.calls == [("init", "w"), ("pull", "w", 0), ("push", "w", -1), ("pull", "w", -1),
+                        ("push", "w", 0), ("pull", "w", 0)]
 
 
 # -- a KVStore type from a third-party plugin (a real distribution on sys.path) ----------------

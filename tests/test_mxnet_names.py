@@ -1,18 +1,23 @@
-"""mxnext._mxnet_names: MXNet 1.x names mxnext lacks say where they come from."""
+"""mxnext._runtime.mxnet_names: MXNet 1.x names mxnext lacks say where they come from."""
 
 import pytest
 
-from mxnext import _mxnet_names, registry
-from mxnext._mxnet_names import hint, suggest
+from mxnext._runtime import mxnet_names as _mxnet_names
+from mxnext import registry
+from mxnext._runtime.mxnet_names import hint, suggest
 
 
 def test_planned_distributions_are_named_never_offered_for_install():
-    assert hint("device", "gpu") == ("'gpu' is an MXNet 1.x device type provided by "
-                                     "mxnext-device-cupy (planned, not yet released)")
-    assert "KVStore type provided by mxnext-device-cupy" in hint("kvstore", "device")
     for kv in ("dist_sync", "dist_async", "dist_device_sync"):
         assert "KVStore type provided by mxnext-kvstore-mpi (planned" in hint("kvstore", kv)
-    assert "mxnext install" not in hint("device", "gpu")
+        assert "mxnext install" not in hint("kvstore", kv)
+
+
+def test_an_installed_distribution_is_named_with_its_status():
+    assert hint("device", "gpu") == ("'gpu' is an MXNet 1.x device type provided by "
+                                     "mxnext-device-cupy, which is installed but does not "
+                                     "provide it here (`mxnext plugins` shows its status)")
+    assert "KVStore type provided by mxnext-device-cupy" in hint("kvstore", "device")
 
 
 def test_every_mxnet_nn_op_is_in_the_table():
@@ -23,9 +28,9 @@ def test_every_mxnet_nn_op_is_in_the_table():
 
 def test_released_distribution_not_installed_says_how_to_install(monkeypatch):
     monkeypatch.setattr(_mxnet_names, "PLANNED", frozenset())
-    assert hint("device", "gpu") == (
-        "'gpu' is an MXNet 1.x device type provided by mxnext-device-cupy, which is not "
-        "installed: `mxnext install mxnext-device-cupy`")
+    assert hint("kvstore", "dist_sync") == (
+        "'dist_sync' is an MXNet 1.x KVStore type provided by mxnext-kvstore-mpi, which is not "
+        "installed: `mxnext install mxnext-kvstore-mpi`")
 
 
 def test_installed_distribution_that_lacks_the_name_says_so(tmp_path, monkeypatch):
@@ -45,8 +50,8 @@ def test_builtin_kvstore_comes_with_the_kvstore_feature():
 
 
 def test_plugin_names_of_planned_distributions():
-    assert hint("plugin", "device-cupy") == ("plugin 'device-cupy' comes with "
-                                             "mxnext-device-cupy (planned, not yet released)")
+    assert hint("plugin", "device-cupy").startswith("plugin 'device-cupy' comes with "
+                                                    "mxnext-device-cupy, which is installed")
     assert hint("plugin", "mxnext-kvstore-mpi").startswith("plugin 'mxnext-kvstore-mpi' comes "
                                                            "with mxnext-kvstore-mpi (planned")
     assert hint("plugin", "my-ops") is None

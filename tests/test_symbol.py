@@ -368,7 +368,7 @@ def test_namespaces():
     import mxnext.symbol.symbol as symbol_module
     assert symbol_module.Symbol is mx.sym.Symbol is mx.symbol.Symbol
     assert mx.sym.Symbol.__module__ == "mxnext.symbol.symbol"
-    assert isinstance(x, mx.executor._bind.BindMethods)
+    assert isinstance(x, mx.symbol._bind.BindMethods)
 
 
 def test_ops_registered_later_appear():

@@ -2,6 +2,7 @@
 MXNet files, and malformed input (MXNet's own files: test_symbol_mxnet.py)."""
 
 import json
+import re
 
 import pytest
 
@@ -147,3 +148,51 @@ def test_amp_casts_are_left_out_of_saved_json():
 def test_malformed_json(text, error, message):
     with pytest.raises(error, match=message):
         mx.sym.load_json(text)
+
+
+# Hand-written cycles: "a" reads "b", which is written after it and reads "a"; and a node that
+# is its own input. Loaded as they were, both inferred shapes and failed only at bind.
+LOOP = _doc([{"op": "null", "name": "data", "inputs": []},
+             {"op": "relu", "name": "a", "inputs": [[2, 0, 0]]},
+             {"op": "elemwise_add", "name": "b", "inputs": [[0, 0, 0], [1, 0, 0]]}],
+            [[2, 0, 0]], version=10901)
+SELF_LOOP = _doc([{"op": "null", "name": "data", "inputs": []},
+                  {"op": "elemwise_add", "name": "s", "inputs": [[0, 0, 0], [1, 0, 0]]}],
+                 [[1, 0, 0]], version=10901)
+CONTROL_LOOP = _doc([{"op": "null", "name": "data", "inputs": []},
+                     {"op": "relu", "name": "r", "inputs": [[0, 0, 0]], "control_deps": [2]},
+                     {"op": "relu", "name": "q", "inputs": [[1, 0, 0]]}],
+                    [[2, 0, 0]], version=10901)
+
+
+@pytest.mark.parametrize("text, message", [
+    (LOOP, "node 'a' (#1) depends on itself: 'a' reads 'b' reads 'a'"),
+    (SELF_LOOP, "node 's' (#1) depends on itself: 's' reads 's'"),
+    (CONTROL_LOOP, "node 'r' (#1) depends on itself: 'r' reads 'q' reads 'r'"),
+])
+def test_a_cyclic_graph_is_refused_at_load_naming_a_node_on_the_cycle(text, message, tmp_path):
+    with pytest.raises(MXNetError, match=rf"^symbol JSON: {re.escape(message)}; a symbol graph "
+                                         rf"must be acyclic$"):
+        mx.sym.load_json(text)
+    path = tmp_path / "loop-symbol.json"
+    path.write_text(text)
+    with pytest.raises(MXNetError, match=rf"^{re.escape(str(path))}: symbol JSON: "
+                                         rf"{re.escape(message)}"):
+        mx.sym.load(path)
+
+
+def test_inputs_written_after_their_reader_load_when_there_is_no_cycle():
+    net = mx.sym.load_json(_doc([{"op": "relu", "name": "r", "inputs": [[2, 0, 0]]},
+                                 {"op": "relu", "name": "q", "inputs": [[0, 0, 0]]},
+                                 {"op": "null", "name": "data", "inputs": []}],
+                                [[1, 0, 0]], version=10901))
+    assert net.list_arguments() == ["data"]
+    out = net.eval(mx.cpu(), data=mx.nd.array([-1.0, 2.0]))[0]
+    assert out.asnumpy().tolist() == [0.0, 2.0]
+
+
+def test_load_errors_name_the_file_and_keep_their_type(tmp_path):
+    path = tmp_path / "bad-symbol.json"
+    path.write_text(_doc([{"op": "NoSuchOp", "name": "n", "inputs": []}], [[0, 0, 0]]))
+    with pytest.raises(OpNotFound, match=rf"^{re.escape(str(path))}: Failed loading node 'n'"):
+        mx.sym.load(str(path))

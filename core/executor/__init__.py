@@ -1,7 +1,5 @@
-"""The graph executor (DESIGN.md §7): passes over a Symbol's graph (shape and type
-inference, gradient, memory plan) and the ``Executor`` that runs it as pre-built engine
-operators."""
+"""The graph executor (DESIGN.md §7): a ``Program`` (a Symbol's graph compiled by the
+passes of ``mxnext._runtime.graph``: inference, gradient, CSE, memory plan) and the
+``Executor`` that runs it on arrays as pre-built engine operators."""
 
-from ._infer import merge_dims, merge_dtype
-
-__all__ = ["merge_dims", "merge_dtype"]
+from . import cached_op

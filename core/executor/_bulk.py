@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import os
 
-from ..base import MXNetError
-from ..engine._events import SYMBOLIC
+from .._runtime.base import MXNetError
+from .._runtime.engine._events import SYMBOLIC
 
 __all__ = ["Segment", "limits", "max_nodes", "segments"]
 

@@ -16,13 +16,13 @@ from time import perf_counter
 
 import numpy as np
 
-from .. import device as _device
-from .. import engine as _engine
-from .. import storage as _storage
-from ..engine import Var
+from .._runtime import device as _device
+from .._runtime import engine as _engine
+from .._runtime import storage as _storage
+from .._runtime.engine import Var
 from ..ndarray._array import NDArray
 from ..ndarray._plan import CHEAP_BYTES, INLINE_SECONDS, TIMED_RUNS
-from ..opctx import BoundState, OpContext, call_compute
+from .._runtime.opctx import BoundState, OpContext, call_compute
 from . import _bulk
 
 __all__ = ["Instance"]
@@ -163,6 +163,8 @@ class Instance:
         small = sum(p.nbytes[e] for e in outs) <= CHEAP_BYTES
         run.cheap = small and not kernel.requested and not kernel.is_async
         run.bulkable = small and not kernel.is_async
+        if getattr(self._dev, "inline_policy", "timed") != "timed":   # a GPU: never inline
+            run.cheap, run.timed = False, TIMED_RUNS
         return run
 
     def _compute_of(self, nid, kernel):

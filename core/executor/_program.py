@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import device as _device
-from .. import resource as _resource
-from ..base import MXNetError
-from ..graph import IndexedGraph, NodeEntry, variable
-from ..opctx import OpReqType, is_async, kernel_of
-from . import _cse, _infer
-from ._gradient import gradient
-from ._memory import options_from_env, plan_memory
+from .._runtime import device as _device
+from .._runtime import resource as _resource
+from .._runtime.base import MXNetError
+from .._runtime.graph import IndexedGraph, NodeEntry, variable
+from .._runtime.opctx import OpReqType, is_async, kernel_of
+from .._runtime.graph import cse as _cse, infer as _infer
+from .._runtime.graph.gradient import gradient
+from .._runtime.graph.memory import options_from_env, plan_memory
 
-__all__ = ["Program"]
+__all__ = ["Program", "backward_graph", "forward_graph", "select_kernels"]
 
 _WRITE, _INPLACE, _ADD, _NULL = (OpReqType.WRITE_TO, OpReqType.WRITE_INPLACE,
                                  OpReqType.ADD_TO, OpReqType.NULL)
@@ -43,39 +43,23 @@ class Program:
                  fresh_outputs=False, grad_dtypes=None):
         self.ctx = ctx
         self.output_names = _output_names(outputs)
-        if _cse.enabled():
-            outputs = _cse.eliminate_common_expr(outputs)
+        outputs, forward = forward_graph(outputs)
         self.forward_outputs = outputs          # the forward graph as run (get_optimized_symbol)
-        forward = IndexedGraph(outputs)
         self.arg_names = [forward.nodes[i].name for i in forward.arg_ids]
         self.aux_names = [forward.nodes[i].name for i in forward.aux_ids]
         wrt = [forward.nodes[i] for i in forward.arg_ids
                if grad_req.get(forward.nodes[i].name, "null") != "null"]
-        heads = [NodeEntry(variable(f"_head_grad_{k}"), 0, 0) for k in range(len(outputs))]
-        grads = gradient(outputs, heads, wrt) if wrt else []
-        self.graph = g = IndexedGraph([*outputs, *grads])
+        g, self.head_grads = backward_graph(outputs, wrt)
+        self.graph = g
         self.num_forward = len(forward.nodes)
         self.num_outputs = len(outputs)
         self.inputs = {g.nodes[i].name: g.entry_id(i) for i in g.input_ids}
-        head_ids = {id(h.node): k for k, h in enumerate(heads)}
-        self.head_grads = [None] * len(outputs)
-        for i in g.input_ids:
-            k = head_ids.get(id(g.nodes[i]))
-            if k is not None:
-                self.head_grads[k] = g.entry_id(i)
         self._infer(shapes, dtypes, forward)
         self.grads = _grad_targets(g, wrt, grad_req, len(outputs), self.dtypes,
                                    grad_dtypes or {})
-        self.kernels = [None if node.op is None else _kernel(g, nid, ctx)
-                        for nid, node in enumerate(g.nodes)]
+        self.kernels = select_kernels(g, ctx)
         self.fresh_outputs = _fresh_outputs(g, len(outputs)) if fresh_outputs else set()
-        external = (set(self.inputs.values()) | self.fresh_outputs
-                    | {eid for eid, _, direct in self.grads.values() if direct})
-        keep = set(g.outputs[:len(outputs)]) | {eid for eid, _, direct in self.grads.values()
-                                                if not direct}
-        inplace, share = plan_options or options_from_env()
-        self.plan = plan_memory(g, self.nbytes, external, keep, self._inplace_claims,
-                                inplace, share)
+        self.plan = self._plan_memory(plan_options)
 
     # -- shapes and dtypes ---------------------------------------------------------------
     def _infer(self, shapes, dtypes, forward):
@@ -108,6 +92,18 @@ class Program:
         self.nbytes = [0 if s is None or t is None else int(np.prod(s, dtype=np.int64)) *
                        t.itemsize for s, t in zip(self.shapes, self.dtypes)]
 
+    # -- memory ---------------------------------------------------------------------------
+    def _plan_memory(self, plan_options):
+        """The memory plan: inputs, fresh outputs and direct gradients have arrays of their
+        own; the outputs and the other gradients live to the end."""
+        g, grads = self.graph, self.grads.values()
+        external = (set(self.inputs.values()) | self.fresh_outputs
+                    | {eid for eid, _, direct in grads if direct})
+        keep = set(g.outputs[:self.num_outputs]) | {eid for eid, _, direct in grads
+                                                    if not direct}
+        inplace, share = plan_options or options_from_env()
+        return plan_memory(g, self.nbytes, external, keep, self._inplace_claims, inplace, share)
+
     def _inplace_claims(self, nid):
         return self.kernels[nid].inplace
 
@@ -135,6 +131,37 @@ class Kernel:
 
     __slots__ = ("op", "params", "fcompute", "stateful", "create_state", "forward", "is_async",
                  "requested", "inplace", "mutate", "name")
+
+
+# -- the compile steps ---------------------------------------------------------------------
+def forward_graph(outputs):
+    """The forward graph as run: ``outputs`` with common expressions merged (unless
+    ``MXNET_ELIMINATE_COMMON_EXPR=0``), and its IndexedGraph."""
+    if _cse.enabled():
+        outputs = _cse.eliminate_common_expr(outputs)
+    return outputs, IndexedGraph(outputs)
+
+
+def backward_graph(outputs, wrt):
+    """The gradient pass: an IndexedGraph of ``outputs`` then the gradients of the variable
+    nodes ``wrt``, each output's head gradient a variable ``_head_grad_<k>``; and the entry
+    id of each head gradient (None where no gradient rule reads it)."""
+    heads = [NodeEntry(variable(f"_head_grad_{k}"), 0, 0) for k in range(len(outputs))]
+    grads = gradient(outputs, heads, wrt) if wrt else []
+    g = IndexedGraph([*outputs, *grads])
+    head_ids = {id(h.node): k for k, h in enumerate(heads)}
+    head_grads = [None] * len(outputs)
+    for i in g.input_ids:
+        k = head_ids.get(id(g.nodes[i]))
+        if k is not None:
+            head_grads[k] = g.entry_id(i)
+    return g, head_grads
+
+
+def select_kernels(g, ctx):
+    """Each node's ``Kernel`` on ``ctx`` (None for variables)."""
+    return [None if node.op is None else _kernel(g, nid, ctx)
+            for nid, node in enumerate(g.nodes)]
 
 
 def _kernel(g, nid, ctx):

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _tape
-from ..base import MXNetError
-from ..context import current_context
+from .._runtime import tape as _tape
+from .._runtime.base import MXNetError
+from .._runtime.context import current_context
 from ..ndarray._array import NDArray
 from ..ndarray._copies import filled, push_copy
 from ..ndarray._imperative import new_array

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import MXNetError
+from .._runtime.base import MXNetError, ShapeError
 from ..ndarray._array import NDArray
 from ..ndarray._copies import push_copy
 from ._instance import Instance
@@ -105,6 +105,10 @@ class Executor:
                                   (aux_params or {}, self.aux_dict, "auxiliary state")):
             for name, value in params.items():
                 if name in own:
+                    if tuple(value.shape) != own[name].shape:
+                        raise ShapeError(f"copy_params_from: {kind} {name!r} has shape "
+                                         f"{tuple(value.shape)}, the executor's is "
+                                         f"{own[name].shape}")
                     value.copyto(own[name])
                 elif not allow_extra_params:
                     raise MXNetError(f"copy_params_from: {name!r} is not an {kind} of the "
@@ -112,8 +116,7 @@ class Executor:
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
         """A new executor for new input shapes, sharing every array whose shape stays."""
-        from ._bind import reshaped
-        return reshaped(self, partial_shaping, allow_up_sizing, kwargs)
+        return self._symbol._reshaped(self, partial_shaping, allow_up_sizing, kwargs)
 
     def set_monitor_callback(self, callback, monitor_all=False):
         """Call ``callback(name, array)`` with every node's outputs (with ``monitor_all``,
@@ -152,8 +155,7 @@ class Executor:
     def get_optimized_symbol(self):
         """The forward graph as this executor runs it (after common subexpression
         elimination)."""
-        from ..symbol import Symbol
-        return Symbol(self._program.forward_outputs)
+        return type(self._symbol)(self._program.forward_outputs)
 
     def debug_str(self) -> str:
         """Every node with its inputs and the storage of its outputs, then the memory planned

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from ..base import MXNetError
-from ..params import Field, Param
+from .._runtime.base import MXNetError
+from .._runtime.params import Field, Param
 
 
 class BatchParam(Param):

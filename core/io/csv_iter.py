@@ -4,8 +4,8 @@ import os
 
 import numpy as np
 
-from ..base import MXNetError
-from ..params import Field, Param
+from .._runtime.base import MXNetError
+from .._runtime.params import Field, Param
 from .batch_loader import BatchLoader, BatchParam
 from .native import MXDataIter, PrefetcherParam, parse_params
 

@@ -4,8 +4,8 @@ import logging
 
 import numpy as np
 
-from ..base import MXNetError
-from ..params import Field, Param
+from .._runtime.base import MXNetError
+from .._runtime.params import Field, Param
 from .native import MXDataIter, PrefetcherParam, parse_params
 
 __all__ = ["MNISTIter"]

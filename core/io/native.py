@@ -7,9 +7,9 @@ hands it out first. The subclasses here are Python; they supply ``_before_first`
 ``_index``; False at the end).
 """
 
-from ..base import MXNetError
+from .._runtime.base import MXNetError
 from ..ndarray import array
-from ..params import DType, Field, Param
+from .._runtime.params import DType, Field, Param
 from .batch import DataBatch, DataDesc, DataIter
 
 __all__ = ["MXDataIter"]

@@ -2,7 +2,7 @@
 
 import threading
 
-from ..base import MXNetError
+from .._runtime.base import MXNetError
 from .batch import DataBatch, DataDesc, DataIter
 
 __all__ = ["ResizeIter", "PrefetchingIter"]

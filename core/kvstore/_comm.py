@@ -8,9 +8,9 @@ thread.
 
 from __future__ import annotations
 
-from .. import device as _device
-from .. import engine as _engine
-from ..base import MXNetError
+from .._runtime import device as _device
+from .._runtime import engine as _engine
+from .._runtime.base import MXNetError
 from ..ndarray._plan import CHEAP_BYTES
 
 __all__ = ["assign_sum"]

@@ -1,49 +1,18 @@
-"""The KVStore interface, the table of backends and ``create`` (``mx.kv.create``).
-
-Backends arrive through the plugin hook ``mxnext_register_kvstores(registry)``, where
-``registry`` is the ``mxnext.kvstore`` package: ``registry.register(name, factory)``. The
-builtin ``local`` store registers that way too (``mxnext._builtins``). MXNet's own way,
-the ``KVStoreBase.register`` class decorator, fills the same table.
+"""The KVStore interface and ``create`` (``mx.kv.create``) over the runtime's table of
+backends (``mxnext._runtime.kvstores``, filled through the plugin hook
+``mxnext_register_kvstores``; the builtin ``local`` store registers that way too).
+MXNet's own way, the ``KVStoreBase.register`` class decorator, fills the same table.
 """
 
 from __future__ import annotations
 
 import warnings
 
-from .._firstuse import fill as _fill
-from ..base import MXNetError
+from .._runtime.base import MXNetError
+from .._runtime.firstuse import fill as _fill
+from .._runtime.kvstores import _backends, _describe, available, register, unregister
 
 __all__ = ["KVStoreBase", "create", "register", "unregister", "available"]
-
-_backends: dict = {}
-
-
-def register(name: str, factory) -> None:
-    """Make ``create(name)`` return ``factory(name)``; ``name`` is matched lower-case.
-
-    Registering the same factory again is a no-op; another one under a taken name is an
-    error naming both.
-    """
-    if not isinstance(name, str) or not name:
-        raise MXNetError(f"kvstore.register: name must be a non-empty str, got {name!r}")
-    name = name.lower()
-    old = _backends.get(name)
-    if old is not None and old is not factory:
-        raise MXNetError(f"KVStore type {name!r} is already registered by {_describe(old)}; "
-                         f"cannot register {_describe(factory)}")
-    _backends[name] = factory
-
-
-def unregister(name: str) -> None:
-    """Forget KVStore type ``name`` (the plugin loader withdraws a failed plugin's types)."""
-    _backends.pop(name.lower(), None)
-
-
-def available() -> dict:
-    """``{name: factory}`` for every registered KVStore type (plugins load first)."""
-    _fill()
-    return dict(_backends)
-
 
 def create(name: str = "local") -> "KVStoreBase":
     """A new KVStore of type ``name`` (``local``; others come with plugins)."""
@@ -55,16 +24,11 @@ def create(name: str = "local") -> "KVStoreBase":
         _fill()
         factory = _backends.get(name)
         if factory is None:
-            from .._mxnet_names import suggest    # the error path only
+            from .._runtime.mxnet_names import suggest    # the error path only
             raise MXNetError(f"unknown KVStore type {name!r}"
                              f"{suggest('kvstore', name, _backends)}; known KVStore types "
                              f"are: {', '.join(sorted(_backends)) or '(none)'}")
     return factory(name)
-
-
-def _describe(factory) -> str:
-    target = getattr(factory, "klass", factory)
-    return f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', target)}"
 
 
 class _NoArgFactory:
@@ -78,47 +42,94 @@ class _NoArgFactory:
 
 
 class KVStoreBase:
-    """What every KVStore offers (MXNet 1.x's ``mx.kvstore.KVStoreBase``).
+    """What every KVStore offers: MXNet 1.9's KVStore methods.
 
-    Subclasses implement the data calls; ``type``, ``rank`` and ``num_workers`` describe
-    the store.
+    A subclass implements the data calls (``init``, ``push``, ``pull``), the updater and
+    optimizer calls it supports, and the ``type``, ``rank`` and ``num_workers`` properties;
+    ``pushpull`` and ``broadcast`` are built here from ``init``, ``push`` and ``pull``.
+    Whatever a subclass leaves out raises ``NotImplementedError`` naming its type and the
+    method.
     """
 
     OPTIMIZER = "optimizer"
 
-    def broadcast(self, key, value, out, priority=0):
-        """Store ``value`` under ``key`` (rank 0's) and copy it into ``out``."""
-        raise NotImplementedError
+    # -- data ---------------------------------------------------------------------------
+    def init(self, key, value):
+        """Store ``value`` under ``key`` (or each value under each key of a list)."""
+        raise _missing(self, "init")
+
+    def push(self, key, value, priority=0):
+        """Sum the values pushed for each key into the stored one (or hand the sum to the
+        updater)."""
+        raise _missing(self, "push")
+
+    def pull(self, key, out=None, priority=0, ignore_sparse=True):
+        """Copy the stored value of each key into ``out``."""
+        raise _missing(self, "pull")
 
     def pushpull(self, key, value, out=None, priority=0):
-        """Push ``value`` (summed), then pull the result into ``out`` (or ``value``)."""
-        raise NotImplementedError
+        """``push(key, value)``, then ``pull`` the result into ``out`` (or ``value``)."""
+        self.push(key, value, priority)
+        self.pull(key, value if out is None else out, priority)
 
+    def broadcast(self, key, value, out, priority=0):
+        """Store ``value`` under ``key`` (``init``), then copy it into ``out`` (``pull``)."""
+        self.init(key, value)
+        self.pull(key, out, priority)
+
+    def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
+        """Pull only the rows ``row_ids`` of each key's row_sparse value into ``out``."""
+        raise _missing(self, "row_sparse_pull")
+
+    # -- updater and optimizer ------------------------------------------------------------
     def set_optimizer(self, optimizer):
         """Run ``optimizer`` on the stored values at each push."""
-        raise NotImplementedError
+        raise _missing(self, "set_optimizer")
+
+    def _set_updater(self, updater):
+        """Call ``updater(key, summed_value, stored_value)`` at each push."""
+        raise _missing(self, "_set_updater")
+
+    def set_gradient_compression(self, compression_params):
+        """Compress pushed gradients as ``compression_params`` say (``{'type': '2bit'}``)."""
+        raise _missing(self, "set_gradient_compression")
+
+    def save_optimizer_states(self, fname, dump_optimizer=False):
+        """Write the updater's states (and with ``dump_optimizer`` the optimizer) to
+        ``fname``."""
+        raise _missing(self, "save_optimizer_states")
+
+    def load_optimizer_states(self, fname):
+        """Give the updater the states saved in ``fname``."""
+        raise _missing(self, "load_optimizer_states")
+
+    # -- workers ---------------------------------------------------------------------------
+    def _barrier(self):
+        """Wait until every worker has reached this call."""
+        raise _missing(self, "_barrier")
+
+    def _send_command_to_servers(self, head, body):
+        """Send a command (MXNet's ``kController``... codes) to every server."""
+        raise _missing(self, "_send_command_to_servers")
 
     def is_capable(self, capability):
         """Whether this store supports ``capability`` (``KVStoreBase.OPTIMIZER``)."""
-        raise NotImplementedError
-
-    def save_optimizer_states(self, fname, dump_optimizer=False):
-        raise NotImplementedError
-
-    def load_optimizer_states(self, fname):
-        raise NotImplementedError
+        raise _missing(self, "is_capable")
 
     @property
     def type(self):
-        raise NotImplementedError
+        """The store's type name (``'local'``)."""
+        raise _missing(self, "type")
 
     @property
     def rank(self):
-        raise NotImplementedError
+        """This worker's rank, in ``range(num_workers)``."""
+        raise _missing(self, "rank")
 
     @property
     def num_workers(self):
-        raise NotImplementedError
+        """How many workers share the store."""
+        raise _missing(self, "num_workers")
 
     @staticmethod
     def register(klass):
@@ -133,3 +144,15 @@ class KVStoreBase:
                           f"{_describe(klass)}", stacklevel=2)
         register(name, _NoArgFactory(klass))
         return klass
+
+
+def _missing(store, method: str) -> NotImplementedError:
+    """The error for a method ``store``'s class leaves to KVStoreBase."""
+    kind = type(store).__qualname__
+    if method != "type":
+        try:
+            kind = f"{store.type!r} ({kind})"
+        except NotImplementedError:
+            pass
+    return NotImplementedError(f"KVStore type {kind} does not implement {method}(); "
+                               f"a KVStoreBase subclass must override it")

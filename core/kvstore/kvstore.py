@@ -9,15 +9,13 @@ Everything is pushed to the engine: nothing here waits for data.
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import numpy as np
 
-from ..base import MXNetError
-from ..context import cpu
+from .._runtime.base import MXNetError
+from .._runtime.context import cpu
 from ..ndarray import NDArray
 from ..ndarray._imperative import new_array
+from ..optimizer._states_file import load_states_file, save_states_file
 from ._comm import assign_sum
 from .base import KVStoreBase
 
@@ -101,16 +99,6 @@ class KVStore(KVStoreBase):
             for o in outs:
                 assign_sum([stored], o, priority, "KVStore.pull", k)
 
-    def pushpull(self, key, value, out=None, priority=0) -> None:
-        """``push(key, value)`` then ``pull`` into ``out``, or back into ``value``."""
-        self.push(key, value, priority)
-        self.pull(key, value if out is None else out, priority)
-
-    def broadcast(self, key, value, out, priority=0) -> None:
-        """``init(key, value)`` then ``pull(key, out)``; a key is broadcast only once."""
-        self.init(key, value)
-        self.pull(key, out, priority)
-
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
         raise MXNetError("KVStore.row_sparse_pull: row_sparse arrays are not supported "
                          "(mxnext arrays are dense); use pull")
@@ -135,23 +123,13 @@ class KVStore(KVStoreBase):
 
     def save_optimizer_states(self, fname, dump_optimizer=False) -> None:
         """Write the updater's states (``get_states``) to ``fname`` (atomically)."""
-        data = self._states_updater("save_optimizer_states", "get_states").get_states(
-            dump_optimizer)
-        folder = os.path.dirname(os.path.abspath(fname))
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".kvstates-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, fname)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        save_states_file(self._states_updater("save_optimizer_states", "get_states"), fname,
+                         dump_optimizer)
 
     def load_optimizer_states(self, fname) -> None:
         """Give the updater the states saved in ``fname`` (``set_states``)."""
-        updater = self._states_updater("load_optimizer_states", "set_states")
-        with open(fname, "rb") as f:
-            updater.set_states(f.read())
+        load_states_file(self._states_updater("load_optimizer_states", "set_states"), fname,
+                         "KVStore.load_optimizer_states")
 
     def _states_updater(self, what, method):
         if self._updater is None:

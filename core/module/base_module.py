@@ -11,7 +11,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import ndarray as nd
-from ..context import Context
+from .._runtime.context import Context
 from ..initializer import Uniform
 from ..model import load_params_file
 from .errors import ModuleError

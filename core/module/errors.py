@@ -1,6 +1,6 @@
 """The error a Module raises when called out of order or with inputs it cannot take."""
 
-from ..base import MXNetError
+from .._runtime.base import MXNetError
 
 
 class ModuleError(MXNetError, AssertionError):

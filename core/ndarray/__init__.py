@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import sys as _sys
 
-from .. import registry as _registry
+from .._runtime import registry as _registry
 from . import _imperative, _internal, contrib, image, linalg, ndarray, op, random
 from ._imperative import invoke
 from .ndarray import *  # noqa: F401,F403  (MXNet's mx.nd is its ndarray module's names)
 from .ndarray import __all__ as _ndarray_all
-from .serialization import load, load_frombuffer, save
+from .utils import load, load_frombuffer, save
 
 __all__ = [*_ndarray_all, "invoke", "save", "load", "load_frombuffer"]
 
@@ -40,9 +40,6 @@ _registry.on_new_op(_forget)
 
 
 def __getattr__(name):
-    if name == "CachedOp":            # the executor sits above mx.nd
-        from ..executor.cached_op import CachedOp
-        return CachedOp
     return _imperative.op_attribute(_sys.modules[__name__], name)
 
 

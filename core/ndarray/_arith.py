@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from .. import registry
+from .._runtime import registry
 from ._imperative import from_host, invoke_name
 
 __all__ = ["Arithmetic", "functions"]

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _tape, registry
-from .. import device as _device
-from .. import engine as _engine
-from .._tape import state as _state
-from ..base import MXNetError
-from ..context import Context, as_context, current_context
+from .._runtime import tape as _tape, registry
+from .._runtime import device as _device
+from .._runtime import engine as _engine
+from .._runtime.tape import state as _state
+from .._runtime.base import MXNetError
+from .._runtime.context import Context, as_context, current_context
 from . import _backward, _imperative, serialization
 from ._arith import Arithmetic
 from ._copies import filled, push_copy

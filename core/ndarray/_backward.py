@@ -1,18 +1,18 @@
 """The imperative backward pass (MXNet's ``Imperative::Backward``), under ``mx.autograd``.
 
-Walks the graph the tape recorded (``mxnext._tape``) in reverse, runs each op's compiled
-``FGradient`` rule (``mxnext._recipe``, the same rules the symbolic executor uses)
+Walks the graph the tape recorded (``mxnext._runtime.tape``) in reverse, runs each op's compiled
+``FGradient`` rule (``mxnext._runtime.recipe``, the same rules the symbolic executor uses)
 through ``invoke``, and sums the parts; with ``create_graph`` those runs are recorded
 too, so gradients can be differentiated again.
 """
 
 from __future__ import annotations
 
-from .. import _recipe, registry
-from .._tape import FunctionOp
-from .._tape import state as _state
-from ..base import MXNetError
-from ..graph import entry
+from .._runtime import recipe as _recipe, registry
+from .._runtime.tape import FunctionOp
+from .._runtime.tape import state as _state
+from .._runtime.base import MXNetError
+from .._runtime.graph import entry
 from ._copies import filled, filled_like, push_add, push_copy
 from ._imperative import array_class, invoke_name, invoke_params
 

@@ -3,9 +3,9 @@ functions, autograd's gradient writes)."""
 
 from __future__ import annotations
 
-from .. import device as _device
-from ..base import MXNetError
-from ..engine import FnProperty
+from .._runtime import device as _device
+from .._runtime.base import MXNetError
+from .._runtime.engine import FnProperty
 from ._imperative import new_array, push
 
 __all__ = ["push_copy", "push_add", "push_fill", "filled", "filled_like"]

@@ -15,17 +15,17 @@ from __future__ import annotations
 from operator import attrgetter
 from time import perf_counter
 
-from .. import _recipe, _tape
-from .. import device as _device
-from .. import engine as _engine
-from .. import registry as _registry
-from .. import storage as _storage
-from .._tape import state as _state
-from ..base import MXNetError, ShapeError
-from ..context import current_context
-from ..engine import FnProperty, Var
-from ..opctx import BoundState, OpContext, OpReqType, call_compute
-from .._opfunc import make_op_function
+from .._runtime import recipe as _recipe, tape as _tape
+from .._runtime import device as _device
+from .._runtime import engine as _engine
+from .._runtime import registry as _registry
+from .._runtime import storage as _storage
+from .._runtime.tape import state as _state
+from .._runtime.base import MXNetError, ShapeError
+from .._runtime.context import current_context
+from .._runtime.engine import FnProperty, Var
+from .._runtime.opctx import BoundState, OpContext, OpReqType, call_compute
+from .._runtime.opfunc import make_op_function
 from ._plan import CHEAP_BYTES, make_plan
 
 __all__ = ["invoke", "invoke_params", "invoke_name", "op_function", "new_array", "from_host",
@@ -136,6 +136,7 @@ def _new_plan(opdef, params, inputs, ctx, key, out_specs=None):
 
 
 # -- a call --------------------------------------------------------------------------------
+# One piece on purpose: each helper call would add ~0.1 µs, ~1.5% of a 1-element op (~7 µs).
 def _run(plan, inputs, out, all_outputs=False, req=None, state=None):
     if out is None:
         outs, out_views, mutate = _new_outputs(plan, inputs)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _tape, registry
-from ..base import MXNetError, ShapeError
+from .._runtime import tape as _tape, registry
+from .._runtime.base import MXNetError, ShapeError
 from ._imperative import invoke_name, op_function
 
 __all__ = ["OpMethods", "split_v2"]

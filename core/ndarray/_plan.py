@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import device as _device
-from .. import resource as _resource
-from .. import storage as _storage
-from ..base import MXNetError, ShapeError, TypeInferError
-from ..context import as_context, current_context
-from ..opctx import OpReqType, is_async, kernel_of
+from .._runtime import device as _device
+from .._runtime import resource as _resource
+from .._runtime import storage as _storage
+from .._runtime.base import MXNetError, ShapeError, TypeInferError
+from .._runtime.context import as_context, current_context
+from .._runtime.opctx import OpReqType, is_async, kernel_of
 
 __all__ = ["Plan", "make_plan", "CHEAP_BYTES", "TIMED_RUNS", "INLINE_SECONDS"]
 
@@ -129,8 +129,9 @@ def _settle_memory(p):
     for o, i in p.alias:
         p.alloc[o] = i
     nbytes = sum(t.itemsize * _prod(s) for s, t in p.out_specs)
-    p.cheap = nbytes <= CHEAP_BYTES and not p.requested and not p.is_async
-    p.timing, p.timed, p.fastest = not p.is_async, 0, float("inf")
+    timed = getattr(_device.get(p.ctx.device_type), "inline_policy", "timed") == "timed"
+    p.cheap = timed and nbytes <= CHEAP_BYTES and not p.requested and not p.is_async
+    p.timing, p.timed, p.fastest = timed and not p.is_async, 0, float("inf")
 
 
 def _identity_pairs(opdef, params, inputs, out_specs):

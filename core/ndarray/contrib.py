@@ -9,8 +9,8 @@ import sys
 
 import numpy as np
 
-from .. import registry
-from ..context import current_context
+from .._runtime import registry
+from .._runtime.context import current_context
 from . import random
 from ._imperative import op_attribute
 

@@ -13,11 +13,11 @@ from builtins import slice as py_slice   # noqa: F401  (MXNet's name here; its t
 
 import numpy as np
 
-from .. import engine as _engine
-from .. import registry as _registry
-from .. import storage as _storage
-from ..base import MXNetError, ParamError, did_you_mean
-from ..context import Context, as_context, current_context
+from .._runtime import engine as _engine
+from .._runtime import registry as _registry
+from .._runtime import storage as _storage
+from .._runtime.base import MXNetError, ParamError, did_you_mean
+from .._runtime.context import Context, as_context, current_context
 from ..util import is_np_shape
 from ._arith import functions as _functions
 from ._array import NDArray, waitall
@@ -247,13 +247,31 @@ class _Capsule:
 
 
 def from_dlpack(dlpack) -> NDArray:
-    """An NDArray sharing memory with a DLPack capsule or DLPack-capable object (CPU)."""
+    """An NDArray sharing memory with a DLPack capsule (CPU) or DLPack-capable object (on
+    the host, or on a device whose plugin declares that DLPack device type)."""
     if type(dlpack).__name__ == "PyCapsule":
         dlpack = _Capsule(dlpack)
+    kind = dlpack.__dlpack_device__()[0] if hasattr(dlpack, "__dlpack_device__") else 1
+    if kind != 1:
+        return _from_device_dlpack(dlpack, kind)
     host = np.from_dlpack(dlpack)
     if not host.flags.writeable:
         return from_numpy(host, zero_copy=False)
     return from_numpy(host, zero_copy=True)
+
+
+def _from_device_dlpack(obj, kind) -> NDArray:
+    from .._runtime import device as _device
+    dev = next((d for d in _device.available().values() if getattr(d, "dlpack_type", 0) == kind),
+               None)
+    if dev is None:
+        raise MXNetError(f"from_dlpack: no device plugin holds arrays of DLPack device type "
+                         f"{kind} (the gpu one: mxnext-device-cupy)")
+    raw, device_id, shape, dtype = dev.borrow(obj)
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    borrowed = _storage.Handle(raw, nbytes, nbytes, Context(dev.type, device_id), None,
+                               _engine.get().new_var())
+    return NDArray._new(borrowed, 0, tuple(shape), np.dtype(dtype))
 
 
 def to_dlpack_for_read(data):

@@ -4,7 +4,7 @@ ops (the shape and dtype of an array), drawing from the device's RANDOM resource
 
 from __future__ import annotations
 
-from .._opfunc import _Null
+from .._runtime.opfunc import _Null
 from ._imperative import op_function
 from ._array import NDArray
 

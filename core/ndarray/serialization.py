@@ -29,25 +29,20 @@ from __future__ import annotations
 
 import os
 import struct
-import tempfile
 
 import numpy as np
 
-from ..base import MXNetError, ParamError
-from ..util import is_np_shape
+from .._atomic_write import write_atomic
+from .._runtime.base import DTYPE_TO_FLAG, FLAG_TO_DTYPE, MXNetError, ParamError, is_np_shape
 
 __all__ = ["NDArrayFormatError", "dumps", "loads", "dumps_record", "loads_record",
-           "save_arrays", "load_arrays", "save", "load", "load_frombuffer"]
+           "save_arrays", "load_arrays"]
 
 LIST_MAGIC = 0x112
 V1_MAGIC = 0xF993FAC8
 V2_MAGIC = 0xF993FAC9
 V3_MAGIC = 0xF993FACA
 
-# mshadow type flags MXNet 1.9 can save and load (8..11 exist in mshadow but 1.9 rejects them).
-FLAG_TO_DTYPE = {0: np.dtype("<f4"), 1: np.dtype("<f8"), 2: np.dtype("<f2"), 3: np.dtype("u1"),
-                 4: np.dtype("<i4"), 5: np.dtype("i1"), 6: np.dtype("<i8"), 7: np.dtype("?")}
-DTYPE_TO_FLAG = {dt.newbyteorder("="): flag for flag, dt in FLAG_TO_DTYPE.items()}
 BFLOAT16_FLAG = 12
 _STYPE_NAMES = {0: "default", 1: "row_sparse", 2: "csr"}
 _NUM_AUX = {0: 0, 1: 1, 2: 2}
@@ -315,85 +310,6 @@ def dumps(data) -> bytes:
     return _encode(names, values, [(1, 0)] * len(values), "save")
 
 
-def _fsync_dir(folder: str) -> None:
-    """Make the rename itself durable; best effort, as some platforms cannot sync a folder
-    (the file is already complete and in place by now)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_atomic(fname, payload: bytes) -> None:
-    """Write to a temp file beside ``fname``, fsync, then rename over it: all or nothing."""
-    path = os.fspath(fname)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        umask = os.umask(0o022)  # read it (there is no getter) and put it back
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp made it 0600; give what open() would
-        with os.fdopen(fd, "wb") as f:
-            fd = -1
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        _fsync_dir(folder)
-    except BaseException:
-        if fd != -1:
-            os.close(fd)
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
 def save_arrays(fname, data) -> None:
     """Atomically write a numpy array, or a list or dict of them, in MXNet's NDArray format."""
-    _write_atomic(fname, dumps(data))
-
-
-# ---------------------------------------------------------------------------- NDArray API
-
-def _ndarray_class():
-    from ._array import NDArray
-    return NDArray
-
-
-def save(fname, data) -> None:
-    """``mx.nd.save``: an NDArray, or a list or dict (str keys) of NDArrays, to ``fname``."""
-    names, values = _items(data, "save", _ndarray_class())
-    contexts = [(v.context.device_typeid or 1, v.context.device_id) for v in values]
-    payload = _encode(names, [v.asnumpy() for v in values], contexts, "save")
-    _write_atomic(fname, payload)
-
-
-def _to_ndarrays(loaded):
-    from .. import ndarray as nd
-
-    def conv(a):  # ``a`` is a fresh private copy: the NDArray may own its memory
-        return None if a is None else nd.from_numpy(a, zero_copy=True)
-
-    if isinstance(loaded, dict):
-        return {k: conv(v) for k, v in loaded.items()}
-    return [conv(v) for v in loaded]
-
-
-def load(fname):
-    """``mx.nd.load``: a list of NDArrays, or a dict if the file has names; arrays land on cpu(0)."""
-    return _to_ndarrays(load_arrays(fname))
-
-
-def load_frombuffer(buf):
-    """``mx.nd.load_frombuffer``: as :func:`load`, from the file's bytes."""
-    if not isinstance(buf, (bytes, bytearray, memoryview)):
-        raise ParamError(f"load_frombuffer: argument 'buf' expected bytes, got {type(buf).__name__}")
-    return _to_ndarrays(loads(buf))
+    write_atomic(fname, dumps(data))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..base import MXNetError, ParamError, did_you_mean
+from .._runtime.base import MXNetError, ParamError, did_you_mean
 from ._objects import Counter, Domain, Event, Frame, Marker, Task, current_scope, scope
 from ._record import API, IMPERATIVE, MEMORY, SYMBOLIC, _flag, profiler
 from ._stats import SORT_KEYS

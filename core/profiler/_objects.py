@@ -13,7 +13,7 @@ import contextvars
 import threading
 from time import perf_counter_ns
 
-from ..base import MXNetError, ParamError, did_you_mean
+from .._runtime.base import MXNetError, ParamError, did_you_mean
 from ._record import profiler
 
 __all__ = ["Domain", "Task", "Frame", "Event", "Counter", "Marker", "scope"]

@@ -4,7 +4,7 @@ symbol per step."""
 from __future__ import annotations
 
 from .. import symbol
-from ..base import MXNetError, ParamError
+from .._runtime.base import MXNetError, ParamError
 
 
 def time_axis(layout):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 
 from .. import ndarray, symbol
-from ..base import MXNetError
+from .._runtime.base import MXNetError
 from ._params import RNNParams
 from ._sequence import normalize_sequence
 

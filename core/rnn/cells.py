@@ -5,7 +5,7 @@ from __future__ import annotations
 from numbers import Number
 
 from .. import symbol
-from ..base import ParamError
+from .._runtime.base import ParamError
 from .. import initializer
 from ._sequence import normalize_sequence
 from .base_cell import BaseRNNCell

@@ -5,7 +5,7 @@ convolutions, so states are feature maps shaped as the i2h convolution's output.
 from __future__ import annotations
 
 from .. import symbol
-from ..base import ParamError
+from .._runtime.base import ParamError
 from .base_cell import BaseRNNCell
 
 __all__ = ["BaseConvRNNCell", "ConvRNNCell", "ConvLSTMCell", "ConvGRUCell"]

@@ -6,18 +6,15 @@ from __future__ import annotations
 import warnings
 
 from .. import ndarray, symbol
-from ..base import MXNetError, ParamError
+from .._runtime.base import ParamError
 from .. import initializer
 from ._sequence import normalize_sequence
-from .base_cell import BaseRNNCell, StepError, _get, _pop
+from ._packing import FusedLayout
+from .base_cell import BaseRNNCell, StepError
 from .cells import DropoutCell, GRUCell, LSTMCell, RNNCell
 from .stacks import BidirectionalCell, SequentialRNNCell
 
 __all__ = ["FusedRNNCell"]
-
-_GATES = {"rnn_relu": ("",), "rnn_tanh": ("",), "lstm": ("_i", "_f", "_c", "_o"),
-          "gru": ("_r", "_z", "_o")}
-
 
 class FusedRNNCell(BaseRNNCell):
     """``num_layers`` layers of ``mode`` (``'rnn_relu'``, ``'rnn_tanh'``, ``'lstm'``,
@@ -32,9 +29,6 @@ class FusedRNNCell(BaseRNNCell):
 
     def __init__(self, num_hidden, num_layers=1, mode="lstm", bidirectional=False,
                  dropout=0.0, get_next_state=False, forget_bias=1.0, prefix=None, params=None):
-        if mode not in _GATES:
-            raise ParamError(f"FusedRNNCell: mode must be one of {', '.join(_GATES)}, "
-                             f"got {mode!r}")
         super().__init__(prefix=f"{mode}_" if prefix is None else prefix, params=params)
         self._num_hidden = num_hidden
         self._num_layers = num_layers
@@ -43,9 +37,11 @@ class FusedRNNCell(BaseRNNCell):
         self._dropout = dropout
         self._get_next_state = get_next_state
         self._forget_bias = forget_bias
-        self._directions = ("l", "r") if bidirectional else ("l",)
         self._parameter = self._params.get("parameters", init=initializer.FusedRNN(
             None, num_hidden, num_layers, mode, self._bidirectional, forget_bias))
+        self._packing = FusedLayout(num_hidden, num_layers, mode, bidirectional, self._prefix,
+                                    self._parameter.name)
+        self._directions = self._packing.directions
 
     @property
     def state_info(self):
@@ -55,58 +51,13 @@ class FusedRNNCell(BaseRNNCell):
 
     @property
     def _gate_names(self):
-        return _GATES[self._mode]
-
-    def _layout(self, num_input):
-        """``(name, shape)`` of every array in the packed vector, in its order: all weights
-        (per layer, per direction: i2h gates then h2h gates), then all biases likewise."""
-        h, dirs = self._num_hidden, self._directions
-        entries = []
-        for kind in ("weight", "bias"):
-            for layer in range(self._num_layers):
-                width = num_input if layer == 0 else len(dirs) * h
-                for d in dirs:
-                    for group, cols in (("i2h", width), ("h2h", h)):
-                        for gate in self._gate_names:
-                            shape = (h, cols) if kind == "weight" else (h,)
-                            entries.append((f"{self._prefix}{d}{layer}_{group}{gate}_{kind}",
-                                            shape))
-        return entries
-
-    def _num_input(self, size):
-        """The input width a packed vector of ``size`` elements was made for."""
-        h, b, m = self._num_hidden, len(self._directions), len(self._gate_names)
-        per_input = b * m * h
-        rest = (self._num_layers - 1) * b * m * h * (b * h + h + 2) + per_input * (h + 2)
-        if size <= rest or (size - rest) % per_input:
-            raise MXNetError(
-                f"FusedRNNCell {self._prefix!r}: {self._parameter.name!r} has {size} elements, "
-                f"which fits no input width for {self._num_layers} {self._mode} layer(s) of "
-                f"{h}{' (bidirectional)' if b == 2 else ''}")
-        return (size - rest) // per_input
+        return self._packing.gates
 
     def unpack_weights(self, args):
-        args = dict(args)
-        packed = _pop(args, self._parameter.name, "unpack_weights")
-        offset = 0
-        for name, shape in self._layout(self._num_input(packed.size)):
-            n = shape[0] * (shape[1] if len(shape) == 2 else 1)
-            args[name] = packed[offset:offset + n].reshape(shape).copy()
-            offset += n
-        return args
+        return self._packing.unpack(args)
 
     def pack_weights(self, args):
-        args = dict(args)
-        first = _get(args, f"{self._prefix}l0_i2h{self._gate_names[0]}_weight", "pack_weights")
-        parts = []
-        for name, shape in self._layout(first.shape[1]):
-            part = _pop(args, name, "pack_weights")
-            if tuple(part.shape) != shape:
-                raise MXNetError(f"pack_weights: {name!r} has shape {tuple(part.shape)}, "
-                                 f"expected {shape}")
-            parts.append(part.reshape((-1,)))
-        args[self._parameter.name] = ndarray.concat(*parts, dim=0)
-        return args
+        return self._packing.pack(args)
 
     def __call__(self, inputs, states):
         raise StepError("FusedRNNCell cannot be stepped; use unroll, or unfuse() for a cell "

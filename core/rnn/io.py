@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..base import MXNetError
+from .._runtime.base import MXNetError
 
 __all__ = ["encode_sentences"]
 

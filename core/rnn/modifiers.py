@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .. import symbol
-from ..base import ParamError
+from .._runtime.base import ParamError
 from ._sequence import normalize_sequence
 from .base_cell import BaseRNNCell
 from .fused import FusedRNNCell

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys as _sys
 
-from .. import registry as _registry
+from .._runtime import registry as _registry
 from . import _create, _internal, contrib, image, linalg, op, random, symbol
 from .symbol import *  # noqa: F401,F403  (MXNet's mx.sym is its symbol module's names)
 from .symbol import __all__ as _symbol_all

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from numbers import Number
 
-from ..base import NotImplementedForSymbol, numeric_types
+from .._runtime.base import NotImplementedForSymbol, numeric_types
 from . import _create
 
 __all__ = ["Arithmetic", "binary"]

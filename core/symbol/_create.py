@@ -18,10 +18,10 @@ from __future__ import annotations
 import weakref
 
 from .. import attribute, name as _name
-from .. import registry as _registry
-from .._opfunc import SYMBOL, make_op_function
-from ..base import MXNetError
-from ..graph import Node, NodeEntry, variable
+from .._runtime import registry as _registry
+from .._runtime.opfunc import SYMBOL, make_op_function
+from .._runtime.base import MXNetError
+from .._runtime.graph import Node, NodeEntry, variable
 
 __all__ = ["HIDDEN_KEYS", "apply", "create", "make_variable", "node_dict", "spell",
            "set_node_attrs", "var_version", "clone", "compose", "update_versions", "op_function",

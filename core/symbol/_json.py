@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import json
 
-from .. import registry as _registry
-from ..base import MXNetError, OpNotFound
-from ..graph import IndexedGraph, Node, NodeEntry
+from .._runtime import registry as _registry
+from .._runtime.base import MXNetError, OpNotFound
+from .._runtime.graph import IndexedGraph, Node, NodeEntry
 from ..util import is_np_shape
 from . import _create
 
-__all__ = ["dumps", "loads", "without_amp_casts", "MXNET_VERSION"]
+__all__ = ["dumps", "load", "loads", "without_amp_casts", "MXNET_VERSION"]
 
 MXNET_VERSION = 10901
 """The version mxnext writes and reads as current: MXNet 1.9.1's JSON."""
@@ -133,6 +133,7 @@ def loads(text: str) -> list:
         if raw.get("subgraphs"):
             raise MXNetError(f"symbol JSON: node {node.name!r} ({raw['op']}) has subgraphs, "
                              f"which mxnext does not support")
+    _check_acyclic(nodes)
     for i in doc.get("arg_nodes", []):
         if nodes[_index(nodes, i, "arg_nodes")].op is not None:
             raise MXNetError(f"symbol JSON: arg_nodes lists node {i} "
@@ -144,9 +145,51 @@ def loads(text: str) -> list:
     return [_read_entry(nodes, e, "heads") for e in heads]
 
 
+def _check_acyclic(nodes) -> None:
+    """Refuse a graph whose inputs or control dependencies lead back to a node (MXNet writes
+    every node after them); every pass after loading assumes there is no such loop."""
+    number = {id(node): i for i, node in enumerate(nodes)}
+    done, on_path = set(), set()
+    for root in nodes:
+        if id(root) in done:
+            continue
+        path, todo = [root], [iter(_reads(root))]     # the nodes being visited, and what is
+        on_path.add(id(root))                         # left of each one's reads
+        while todo:
+            dep = next(todo[-1], None)
+            if dep is None:
+                on_path.discard(id(path[-1]))
+                done.add(id(path.pop()))
+                todo.pop()
+            elif id(dep) in on_path:
+                loop = path[[id(node) for node in path].index(id(dep)):] + [dep]
+                raise MXNetError(
+                    f"symbol JSON: node {dep.name!r} (#{number[id(dep)]}) depends on itself: "
+                    + " reads ".join(repr(node.name) for node in loop)
+                    + "; a symbol graph must be acyclic")
+            elif id(dep) not in done:
+                path.append(dep)
+                on_path.add(id(dep))
+                todo.append(iter(_reads(dep)))
+
+
+def _reads(node):
+    return [e.node for e in node.inputs] + list(node.control_deps)
+
+
+def load(fname) -> list:
+    """``loads`` of file ``fname``; an error names the file (its type kept)."""
+    with open(fname, encoding="utf-8") as f:
+        try:
+            return loads(f.read())
+        except MXNetError as exc:
+            exc.args = (f"{f.name}: {exc}", *exc.args[1:])
+            raise
+
+
 def _numpy_shape(text) -> str:
     """A legacy ``__shape__`` read under ``np_shape``: () is unknown, a 0 dimension is -1."""
-    from ..executor._infer import parse_shape
+    from .._runtime.graph.infer import parse_shape
     shape = parse_shape(text)
     if not shape:
         return "None"

@@ -54,9 +54,26 @@ class OpMethods:
 
     def split_v2(self, indices_or_sections, axis=0, squeeze_axis=False):
         """Same as ``mx.sym.split_v2(self, ...)``."""
-        from .symbol import split_v2
         return split_v2(self, indices_or_sections, axis, squeeze_axis)
 
 
 for _name in _FLUENT:
     setattr(OpMethods, _name, _method(_name))
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Split ``ary`` along ``axis`` into equal sections (an int: ``split``) or at the given
+    indices (a tuple: one ``slice_axis`` per piece, grouped)."""
+    if isinstance(indices_or_sections, int):
+        return _create.op_function("split")(data=ary, num_outputs=indices_or_sections,
+                                            axis=axis, squeeze_axis=squeeze_axis)
+    if not isinstance(indices_or_sections, tuple):
+        raise ValueError("split_v2: indices_or_sections must be an int or a tuple of ints")
+    cuts = list(indices_or_sections)
+    pieces = []
+    for begin, end in zip([0] + cuts, cuts + [None]):
+        piece = _create.op_function("slice_axis")(data=ary, axis=axis, begin=begin, end=end)
+        if squeeze_axis:
+            piece = _create.op_function("squeeze")(data=piece, axis=(axis,))
+        pieces.append(piece)
+    return type(ary)([e for p in pieces for e in p._outputs])     # Group(pieces)

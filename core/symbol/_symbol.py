@@ -16,10 +16,11 @@ import warnings
 
 import numpy as np
 
-from ..base import MXNetError, NotImplementedForSymbol
-from ..executor import _infer
-from ..executor._bind import BindMethods
-from ..graph import IndexedGraph, Node, NodeEntry
+from .._atomic_write import write_atomic
+from .._runtime.base import MXNetError, NotImplementedForSymbol
+from .._runtime.graph import infer as _infer
+from ._bind import BindMethods
+from .._runtime.graph import IndexedGraph, Node, NodeEntry
 from ..util import is_np_shape
 from . import _create, _json
 from ._arith import Arithmetic
@@ -285,10 +286,9 @@ class Symbol(Arithmetic, OpMethods, BindMethods):
 
     def save(self, fname, remove_amp_cast=True):
         """Write ``tojson()`` to ``fname`` (atomically)."""
-        from ..ndarray.serialization import _write_atomic
         if not isinstance(fname, (str, os.PathLike)):
             raise TypeError(f"Symbol.save: fname must be a path, got {type(fname).__name__}")
-        _write_atomic(fname, self.tojson(remove_amp_cast).encode("utf-8"))
+        write_atomic(fname, self.tojson(remove_amp_cast))
 
     def __getstate__(self):
         return {"handle": self.tojson()}
@@ -391,7 +391,7 @@ def _check_shape(key, value):
 
 
 def _check_dtype(key, value):
-    from ..ndarray.serialization import DTYPE_TO_FLAG
+    from .._runtime.base import DTYPE_TO_FLAG
     try:
         ok = np.dtype(value) in DTYPE_TO_FLAG
     except TypeError:

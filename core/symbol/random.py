@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from numbers import Number
 
-from .._opfunc import _Null
+from .._runtime.opfunc import _Null
 from ._create import op_attribute, op_function
 from ._symbol import Symbol
 

@@ -11,9 +11,10 @@ from numbers import Number
 import numpy as np
 
 from .. import attribute
-from ..graph import NodeEntry
+from .._runtime.graph import NodeEntry
 from . import _create, _json
 from ._arith import binary
+from ._methods import split_v2
 from ._symbol import Group, Symbol
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "fromjson", "pow",
@@ -29,7 +30,7 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
     inference when the caller gives none; ``lr_mult``, ``wd_mult``, ``init`` (an initializer
     or its string) and ``stype`` are kept for the optimizer and binding; ``attr`` and
     ``__key__``-style keywords add attributes."""
-    from ..ndarray.serialization import DTYPE_TO_FLAG
+    from .._runtime.base import DTYPE_TO_FLAG
     attrs = attribute.current().get(attr)
     if shape is not None:
         attrs["__shape__"] = str(shape)
@@ -70,8 +71,7 @@ def load(fname):
     """The symbol saved in MXNet JSON file ``fname`` (by ``Symbol.save`` or MXNet 1.x)."""
     if not isinstance(fname, (str, os.PathLike)):
         raise TypeError(f"load: fname must be a path, got {type(fname).__name__}")
-    with open(fname, encoding="utf-8") as f:
-        return Symbol(_json.loads(f.read()))
+    return Symbol(_json.load(fname))
 
 
 def load_json(json_str):
@@ -173,19 +173,3 @@ def histogram(a, bins=10, range=None, **kwargs):
     raise ValueError("histogram: bins must be an int or a Symbol of bin edges")
 
 
-def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
-    """Split ``ary`` along ``axis`` into equal sections (an int: ``split``) or at the given
-    indices (a tuple: one ``slice_axis`` per piece, grouped)."""
-    if isinstance(indices_or_sections, int):
-        return _call("split", data=ary, num_outputs=indices_or_sections, axis=axis,
-                         squeeze_axis=squeeze_axis)
-    if not isinstance(indices_or_sections, tuple):
-        raise ValueError("split_v2: indices_or_sections must be an int or a tuple of ints")
-    cuts = list(indices_or_sections)
-    pieces = []
-    for begin, end in zip([0] + cuts, cuts + [None]):
-        piece = _call("slice_axis", data=ary, axis=axis, begin=begin, end=end)
-        if squeeze_axis:
-            piece = _call("squeeze", data=piece, axis=(axis,))
-        pieces.append(piece)
-    return Group(pieces)

@@ -31,7 +31,7 @@ import numpy.testing as npt
 
 import mxnext as mx
 
-from ..context import Context, current_context
+from .._runtime.context import Context, current_context
 from ..ndarray import NDArray, array
 from ..symbol import Symbol
 from ..util import getenv, setenv, use_np

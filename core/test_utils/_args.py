@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import ParamError
+from .._runtime.base import ParamError
 
 _FLOATS = tuple(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 _REQS = ("write", "add", "null")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import ParamError
+from .._runtime.base import ParamError
 from ._args import central_differences, float_dtype, grad_reqs, node_reqs, per_output
 from ._compare import _np, assert_almost_equal
 from ._inputs import default_context

@@ -6,7 +6,7 @@ import contextlib
 
 import numpy as np
 
-from ..base import ParamError
+from .._runtime.base import ParamError
 from ._args import fill, grad_reqs, is_symbol
 from ._callable import call, output_names
 from ._compare import _np, assert_almost_equal
@@ -27,7 +27,7 @@ class _Setting:
     run on the same engine."""
 
     def __init__(self, spec, engines, op):
-        from .. import engine
+        from .._runtime import engine
         self.spec = spec
         self.ctx = spec.get("ctx") or default_context()
         name = spec.get("engine")
@@ -39,7 +39,7 @@ class _Setting:
         self._engine = engines.get(name)
 
     def engine(self):
-        from .. import engine
+        from .._runtime import engine
         return engine.use_engine(self._engine) if self._engine else contextlib.nullcontext()
 
 

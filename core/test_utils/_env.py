@@ -8,7 +8,7 @@ import os
 import platform
 import sys
 
-from ..base import ParamError
+from .._runtime.base import ParamError
 
 
 def _set_env(values: dict) -> None:

@@ -8,7 +8,7 @@ outputs "output0", "output1", .... ``aux_states`` are for Symbols only.
 
 from __future__ import annotations
 
-from ..base import ParamError
+from .._runtime.base import ParamError
 from . import _callable, _symbolic
 from ._args import dense_only, is_symbol
 from ._inputs import default_context

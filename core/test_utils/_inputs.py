@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import ParamError
-from ..context import Context, current_context
+from .._runtime.base import ParamError
+from .._runtime.context import Context, current_context
 from ._tolerance import default_dtype
 
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..base import ParamError
+from .._runtime.base import ParamError
 from ._compare import _np
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import ParamError
+from .._runtime.base import ParamError
 from ._args import (central_differences, fill, float_dtype, grad_reqs, node_reqs,
                     per_output)
 from ._callable import check_eps, compare_grad

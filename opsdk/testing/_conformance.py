@@ -8,11 +8,11 @@ import typing
 import numpy as np
 import pytest
 
-from mxnext.base import ParamError, ShapeError, TypeInferError
+from mxnext.base import MXNetError, ParamError, ShapeError, TypeInferError
 
 from ..shape import dim_known
-from ._checks import _close, check_numeric_gradient
-from ._examples import Example, make_inputs
+from ._checks import _as_list, _close, check_numeric_gradient
+from ._examples import TRUNCATES_KEY, Example, integer_inputs, make_inputs
 from ._harness import infer, op_def, parse, run_op
 
 __all__ = ["CHECKS", "inapplicable", "run_check"]
@@ -70,22 +70,39 @@ def check_infer(op_name, example):
     shapes, types = [a.shape for a in inputs], [a.dtype for a in inputs]
     in_s, out_s, in_t, out_t = infer(opdef, p, shapes, types)
     assert in_s == shapes and in_t == types, f"{opdef.name}: inference changed known inputs"
+    outs = _run_into_inferred(opdef, p, inputs, out_s, out_t)
+    if example.ref is not None:
+        _check_reference(opdef, example, inputs, outs, out_s, out_t)
+    again = infer(opdef, p, in_s, in_t, out_s, out_t)
+    assert again == (in_s, out_s, in_t, out_t), f"{opdef.name}: inference is not stable"
+    _check_backward_fill(opdef, p, shapes, types, out_s, out_t)
+    _check_rejects_conflict(opdef, p, shapes, out_s)
+
+
+def _run_into_inferred(opdef, p, inputs, out_s, out_t):
+    """The outputs computed into buffers of the inferred shapes and dtypes, which the
+    compute must fill whole."""
     outs = [np.zeros(s, t).view(_Watched) for s, t in zip(out_s, out_t)]
     _run(opdef, p, inputs, "write", outs)
     _check_written(opdef, outs)
-    outs = [np.asarray(o) for o in outs]
-    if example.ref is not None:
-        want = example.ref(*[a.copy() for a in inputs], **example.params)
-        want = list(want) if isinstance(want, (list, tuple)) else [want]
-        for k, w in enumerate(want):
-            w = np.asarray(w)
-            assert out_s[k] == w.shape, f"{opdef.name}: inferred shape {out_s[k]} != {w.shape}"
-            assert out_t[k] == w.dtype, f"{opdef.name}: inferred dtype {out_t[k]} != {w.dtype}"
-            _close(f"{opdef.name}: output {k} vs reference", outs[k], w, 1e-5, 1e-6)
-    again = infer(opdef, p, in_s, in_t, out_s, out_t)
-    assert again == (in_s, out_s, in_t, out_t), f"{opdef.name}: inference is not stable"
-    try:  # backward fill: whatever inputs the op deduces from outputs must be right
-        back_s, _ = opdef.get_attr("FInferShape")(p, [None] * len(inputs), list(out_s))
+    return [np.asarray(o) for o in outs]
+
+
+def _check_reference(opdef, example, inputs, outs, out_s, out_t):
+    """The inferred shapes and dtypes, and the outputs, are the reference's."""
+    want = example.ref(*[a.copy() for a in inputs], **example.params)
+    want = list(want) if isinstance(want, (list, tuple)) else [want]
+    for k, w in enumerate(want):
+        w = np.asarray(w)
+        assert out_s[k] == w.shape, f"{opdef.name}: inferred shape {out_s[k]} != {w.shape}"
+        assert out_t[k] == w.dtype, f"{opdef.name}: inferred dtype {out_t[k]} != {w.dtype}"
+        _close(f"{opdef.name}: output {k} vs reference", outs[k], w, 1e-5, 1e-6)
+
+
+def _check_backward_fill(opdef, p, shapes, types, out_s, out_t):
+    """Whatever input shapes and dtypes the op deduces from its outputs alone are right."""
+    try:
+        back_s, _ = opdef.get_attr("FInferShape")(p, [None] * len(shapes), list(out_s))
     except ShapeError:
         back_s = []
     for k, s in enumerate(back_s):   # a deduced shape may be partial (unknown dims)
@@ -93,12 +110,16 @@ def check_infer(op_name, example):
             not dim_known(a) or a == b for a, b in zip(s, shapes[k]))), \
             f"{opdef.name}: input {k} shape deduced as {s}, really {shapes[k]}"
     try:
-        back_t, _ = opdef.get_attr("FInferType")(p, [None] * len(inputs), list(out_t))
+        back_t, _ = opdef.get_attr("FInferType")(p, [None] * len(types), list(out_t))
     except TypeInferError:
         back_t = []
     for k, t in enumerate(back_t):
         assert t is None or np.dtype(t) == types[k], \
             f"{opdef.name}: input {k} dtype deduced as {t}, really {types[k]}"
+
+
+def _check_rejects_conflict(opdef, p, shapes, out_s):
+    """Output shapes given with one axis too many raise ``ShapeError``."""
     if out_s:
         bad = [s + (1,) for s in out_s]
         with pytest.raises(ShapeError):
@@ -193,8 +214,64 @@ def check_params(op_name, example):
                 opdef.parse_params({**example.params, name: bad})
 
 
+def _float_twin(opdef, p, ints, example):
+    """The integer inputs' values as float64 (as the example's own float dtype where the op
+    rejects float64): the inputs of the reference run."""
+    def cast(wide):
+        return [a.astype(np.float64 if wide else dt) if np.issubdtype(dt, np.floating) else a
+                for a, dt in zip(ints, example.dtype)]
+    xs = cast(True)
+    try:
+        infer(opdef, p, [a.shape for a in xs], [a.dtype for a in xs])
+    except MXNetError:      # an op taking narrower floats only
+        xs = cast(False)
+    return xs
+
+
+def check_dtypes(op_name, example):
+    """On int32 inputs (the example's floating ones made integer) the op either rejects them in
+    ``FInferType`` with a ``TypeInferError`` naming the op and the dtype, or computes what it
+    computes on the same values in float64, truncated to its integer output dtype. Outputs
+    left all zeros where the float64 ones are not (every value within (-1, 1)) are silently
+    wrong unless the op declares ``TRUNCATES_KEY``."""
+    opdef, p, _ = _setup(op_name, example)
+    ints = integer_inputs(example)
+    try:
+        infer(opdef, p, [a.shape for a in ints], [a.dtype for a in ints])
+    except TypeInferError as err:
+        assert opdef.name in str(err) and "int32" in str(err), \
+            f"{opdef.name}: the error rejecting int32 inputs must name the op and dtype: {err}"
+        return
+    try:
+        got = _run(opdef, p, ints)
+    except Exception as err:
+        raise AssertionError(f"{opdef.name}: FInferType accepts int32 inputs, then the compute "
+                             f"fails ({type(err).__name__}: {err}); reject them in FInferType "
+                             f"(opsdk.FloatOnly)") from err
+    n_vis = opdef.num_visible_outputs(p)
+    if example.int_ref is not None:
+        want = example.int_ref(*[a.copy() for a in ints], **example.params)
+        for k, (g, w) in enumerate(zip(got[:n_vis], _as_list(want))):
+            _close(f"{opdef.name}: output {k} on int32 inputs vs int_ref", g, w, 0, 0)
+        return
+    ref = _run(opdef, p, _float_twin(opdef, p, ints, example))
+    only_zeros = True
+    for k, (g, r) in enumerate(zip(got[:n_vis], ref[:n_vis])):
+        known = np.isfinite(r) if r.dtype.kind == "f" else np.ones(r.shape, bool)
+        with np.errstate(invalid="ignore"):     # C leaves casting inf or NaN undefined
+            want = r.astype(g.dtype)
+        _close(f"{opdef.name}: output {k} on int32 inputs vs float64 cast to {g.dtype}",
+               g[known], want[known], 1e-5, 1e-6)
+        only_zeros &= g.dtype.kind in "iub" and not g.any() and bool(r[known].any())
+    if only_zeros and not opdef.get_attr(TRUNCATES_KEY):
+        raise AssertionError(f"{opdef.name}: on int32 inputs every output is 0, float64 gives "
+                             f"fractions: the integer result says nothing. Reject integer "
+                             f"inputs in FInferType (opsdk.FloatOnly), or declare "
+                             f"{TRUNCATES_KEY} where truncating is the op's contract")
+
+
 CHECKS = {"infer": check_infer, "req": check_req, "inplace": check_inplace,
-          "grad": check_grad, "params": check_params}
+          "grad": check_grad, "params": check_params, "dtypes": check_dtypes}
 
 
 def _inplace_inapplicable(opdef, example):
@@ -220,7 +297,16 @@ def _grad_inapplicable(opdef, example):
     return None
 
 
-_APPLIES = {"inplace": _inplace_inapplicable, "grad": _grad_inapplicable}
+def _dtypes_inapplicable(opdef, example):
+    if opdef.get_attr("TIsBackward") or opdef.name.startswith("_backward"):
+        return "backward op: its dtypes follow its forward op's"
+    if integer_inputs(example) is None:
+        return "no floating input here can hold integers"
+    return None
+
+
+_APPLIES = {"inplace": _inplace_inapplicable, "grad": _grad_inapplicable,
+            "dtypes": _dtypes_inapplicable}
 
 
 def inapplicable(check, opdef, example) -> str | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import _conv_kernels as kern
+from . import _conv_parts as kern
 from ._layer_rules import compute_dtype
 
 class Variant:

@@ -1,0 +1,73 @@
+"""The numpy CPU device (the contract of ``opsdk.device``): raw buffers are numpy uint8
+arrays; work runs on the engine's threads with no stream."""
+
+from __future__ import annotations
+
+import numpy
+
+__all__ = ["CpuDevice", "CpuPinnedDevice", "CpuSharedDevice"]
+
+
+class CpuDevice:
+    type = "cpu"
+    xp = numpy
+    kernels = ("cpu",)
+    inline_policy = "timed"   # fast kernels run on the pushing thread (timed first)
+
+    def count(self) -> int:
+        return 1 << 30  # cpu(i) ids are logical: any non-negative id is valid
+
+    def alloc(self, nbytes: int, device_id: int):
+        return numpy.empty(nbytes, dtype=numpy.uint8)
+
+    def free(self, raw, device_id: int) -> None:
+        pass  # numpy memory is returned by reference counting
+
+    def view(self, raw, dtype, shape, offset: int = 0):
+        return numpy.ndarray(shape, dtype, raw, offset)
+
+    def to_host(self, arr):
+        return arr
+
+    def from_host(self, arr, device_id: int):
+        return numpy.array(arr, copy=True)
+
+    to_numpy, from_numpy = to_host, from_host   # the names the frontends' copies call
+
+    def copy(self, dst, src) -> None:
+        dst[...] = src
+
+    def fill(self, dst, value) -> None:
+        dst[...] = value
+
+    def stream(self, device_id: int):
+        return None               # host work completes when its function returns
+
+    def synchronize(self, device_id: int) -> None:
+        pass
+
+    def __repr__(self):
+        return "<device cpu (numpy)>"
+
+
+class CpuPinnedDevice(CpuDevice):
+    """MXNet's ``cpu_pinned``: host memory for fast GPU transfers. Without a GPU plugin it is
+    ordinary host memory, as in a CPU-only MXNet."""
+
+    type = "cpu_pinned"
+    kernels = ("cpu",)        # ops run their FCompute<cpu>
+
+    def __repr__(self):
+        return "<device cpu_pinned (numpy; ordinary host memory)>"
+
+
+class CpuSharedDevice(CpuDevice):
+    """MXNet's ``cpu_shared``: host memory MXNet can hand to other processes (its data
+    loaders). Arrays live here as on ``cpu``; handing them to another process is not
+    supported (yet)."""
+
+    type = "cpu_shared"
+    kernels = ("cpu",)
+
+    def __repr__(self):
+        return "<device cpu_shared (numpy; not shared across processes)>"

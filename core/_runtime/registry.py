@@ -1,0 +1,429 @@
+"""The operator registry: one ``OpDef`` per op, read by every frontend.
+
+Plugins fill it at its first lookup (``_firstuse``). Ops are get-or-create by name
+(``op``), so load order never matters: a GPU plugin may attach ``FCompute<gpu>``
+before or after ops-tensor defines the op.
+An op is *defined* once a provider claims it (``define``, which
+``opsdk.register_op`` calls); attributes on ops nobody defined are orphans.
+Every attribute entry remembers its provider and priority level; the higher
+``plevel`` wins, an equal level from two providers is a ``PluginError``.
+
+The hot path is plain dict reads: ``OpDef.get_attr`` is one ``dict.get``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from .firstuse import fill as _fill
+from .base import OpNotFound, ParamError, PluginError, did_you_mean
+from .fork import in_child
+
+__all__ = ["OpDef", "AttrEntry", "Argument", "Conflict", "Report", "USER", "op", "get", "define",
+           "add_alias", "list_ops", "providing", "current_provider", "on_new_op", "validate",
+           "withdraw", "provided_by", "claim_package", "require", "missing_required",
+           "CORE_OPS_DISTRIBUTION"]
+
+USER = "__main__"
+"""The provider of entries made outside any ``providing()`` block (user scripts)."""
+
+_PARAM_CACHE_MAX = 4096
+
+
+class AttrEntry(NamedTuple):
+    value: object
+    plevel: int
+    provider: str
+
+
+class Argument(NamedTuple):
+    name: str
+    type: str
+    description: str = ""
+
+
+class Conflict(NamedTuple):
+    op: str
+    key: str
+    plevel: int
+    first: str      # provider holding the entry
+    second: str     # provider that tried to set it at the same level
+
+
+class OpDef:
+    """One operator: name, aliases, description, parameter model, arguments, attributes."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.aliases: list[str] = []
+        self.description = ""
+        self.param_model = None
+        self.arguments: list[Argument] = []
+        self.attrs: dict[str, AttrEntry] = {}
+        self.provider: str | None = None
+        self.ignored: list[tuple[str, AttrEntry]] = []   # lower-plevel entries that lost
+        self._values: dict = {}
+        self._param_cache: dict = {}
+
+    # -- attributes --------------------------------------------------------------------
+    def set_attr(self, key: str, value, plevel: int = 10, provider: str | None = None) -> None:
+        """Set ``key`` for ``provider`` (default: the current one). A value with a
+        ``bind_op(name)`` method (opsdk's shape/type rules) is bound to this op first,
+        so its errors name the op at no cost per call."""
+        provider = provider or current_provider()
+        bind = getattr(value, "bind_op", None)
+        if bind is not None:
+            value = bind(self.name)
+        old = self.attrs.get(key)
+        entry = AttrEntry(value, plevel, provider)
+        if old is not None and plevel < old.plevel:
+            self.ignored.append((key, entry))
+            return
+        if old is not None and plevel == old.plevel and old.provider != provider:
+            _conflicts.append(Conflict(self.name, key, plevel, old.provider, provider))
+            raise PluginError(
+                f"Operator {self.name!r}: attribute {key!r} at plevel {plevel} is set by both "
+                f"plugin {old.provider!r} and plugin {provider!r}; one of them must use a "
+                f"higher plevel")
+        if old is not None and plevel > old.plevel:
+            self.ignored.append((key, old))
+        self.attrs[key] = entry
+        self._values[key] = value
+
+    def get_attr(self, key: str, default=None):
+        return self._values.get(key, default)
+
+    def has_attr(self, key: str) -> bool:
+        return key in self._values
+
+    def set_param_model(self, model) -> None:
+        self.param_model = model
+        self._param_cache.clear()
+
+    # -- parameters --------------------------------------------------------------------
+    def parse_params(self, kwargs):
+        """kwargs (MXNet strings accepted) -> the op's ``Param`` instance, cached per kwargs."""
+        try:
+            key = frozenset(kwargs.items())
+            hit = self._param_cache.get(key)
+        except TypeError:       # unhashable values (lists): parse without caching
+            key = hit = None
+        if hit is not None:
+            return hit
+        model = self.param_model
+        if model is None:
+            if kwargs:
+                raise ParamError(f"Operator {self.name!r} takes no parameters; got "
+                                 f"{', '.join(map(repr, kwargs))}")
+            return None
+        params = model.parse(kwargs, op=self.name)
+        if key is not None:
+            if len(self._param_cache) >= _PARAM_CACHE_MAX:
+                self._param_cache.clear()
+            self._param_cache[key] = params
+        return params
+
+    # -- arity and names (MXNet defaults when the attribute is absent) -----------------
+    def num_inputs(self, params) -> int:
+        v = self._values.get("FNumInputs")
+        if v is None:
+            var_key = self._values.get("key_var_num_args")
+            if var_key is not None and params is not None:
+                return int(getattr(params, var_key))
+            return len(self.arguments) if self.arguments else 1
+        return v(params) if callable(v) else v
+
+    def num_outputs(self, params) -> int:
+        v = self._values.get("FNumOutputs", 1)
+        return v(params) if callable(v) else v
+
+    def num_visible_outputs(self, params) -> int:
+        v = self._values.get("FNumVisibleOutputs")
+        if v is None:
+            return self.num_outputs(params)
+        return v(params) if callable(v) else v
+
+    def list_input_names(self, params) -> list[str]:
+        fn = self._values.get("FListInputNames")
+        if fn is not None:
+            return list(fn(params))
+        n = self.num_inputs(params)
+        names = [a.name for a in self.arguments]
+        var_args = "key_var_num_args" in self._values
+        if len(names) == n and not var_args:
+            return names
+        return ["data"] if n == 1 and not var_args else [f"arg{i}" for i in range(n)]
+
+    def list_output_names(self, params) -> list[str]:
+        fn = self._values.get("FListOutputNames")
+        if fn is not None:
+            return list(fn(params))
+        n = self.num_outputs(params)
+        return ["output"] if n == 1 else [f"output{i}" for i in range(n)]
+
+    def mutate_inputs(self, params) -> list[int]:
+        fn = self._values.get("FMutateInputs")
+        return list(fn(params)) if fn is not None else []
+
+    def __repr__(self):
+        return f"<OpDef {self.name} by {self.provider or 'nobody (orphan)'}>"
+
+
+# -- the tables ------------------------------------------------------------------------
+_ops: dict[str, OpDef] = {}
+_aliases: dict[str, str] = {}
+_conflicts: list[Conflict] = []
+_callbacks: list = []
+_packages: dict[str, str] = {}
+_required: dict[str, str] = {}    # op -> what in the core runs it
+_lock = threading.RLock()
+CORE_OPS_DISTRIBUTION = "mxnext-ops-tensor"
+"""The distribution defining the ops the core runs itself (``require``). It is not a
+packaging dependency of mxnext (plugins depend on the core, never the reverse); ``make
+setup`` installs it, and without it the core says what is missing once plugins load."""
+
+
+def _new_lock():
+    global _lock
+    _lock = threading.RLock()     # in a forked child: a thread that held it is gone
+
+
+in_child(_new_lock)
+
+
+class _State(threading.local):
+    provider = USER
+    pending: list | None = None   # new ops to announce when the providing() block ends
+
+
+_state = _State()
+
+
+def claim_package(package: str, plugin: str) -> None:
+    """Attribute to ``plugin`` the entries made outside ``providing()`` by code of top-level
+    ``package`` (an op module of the plugin imported before plugins loaded)."""
+    _packages[package.partition(".")[0]] = plugin
+
+
+def current_provider(module: str | None = None) -> str:
+    """The provider new entries are attributed to: the plugin being loaded (a
+    ``providing()`` block), else the plugin that claimed the package of ``module`` (the
+    registering code's module, when known), else ``USER``. Plugins load first: loading is
+    what claims packages."""
+    _fill()
+    provider = _state.provider
+    if provider == USER and module:
+        return _packages.get(module.partition(".")[0], USER)
+    return provider
+
+
+def op(name: str) -> OpDef:
+    """The OpDef for ``name`` or an alias of it, created (undefined) if new."""
+    _fill()
+    d = _ops.get(name)
+    if d is not None:
+        return d
+    with _lock:
+        real = _aliases.get(name)
+        if real is not None:
+            return _ops[real]
+        return _ops.setdefault(name, OpDef(name))
+
+
+def define(name: str, provider: str | None = None, module: str | None = None) -> OpDef:
+    """Claim ``name`` for ``provider`` (default: ``current_provider(module)``) and return
+    its OpDef."""
+    provider = provider or current_provider(module)
+    d = op(name)
+    if d.provider is None:
+        d.provider = provider
+        _announce(d)
+    elif d.provider != provider:
+        raise PluginError(f"Operator {d.name!r} is already defined by plugin {d.provider!r}; "
+                          f"plugin {provider!r} cannot define it again (use opsdk.extend_op to "
+                          f"add attributes to it)")
+    return d
+
+
+def add_alias(d: OpDef, alias: str) -> None:
+    """Make ``alias`` resolve to ``d``; attributes already set on an undefined op of that
+    name move over, so attaching by alias works in any load order."""
+    with _lock:
+        if alias == d.name or alias in d.aliases:
+            return
+        other = _ops.get(alias)
+        if other is not None:
+            if other.provider is not None:
+                raise PluginError(f"Operator {d.name!r}: alias {alias!r} is already the op "
+                                  f"defined by plugin {other.provider!r}")
+            del _ops[alias]
+            for key, e in other.attrs.items():
+                d.set_attr(key, e.value, e.plevel, e.provider)
+        owner = _aliases.get(alias)
+        if owner is not None and owner != d.name:
+            raise PluginError(f"Operator {d.name!r}: alias {alias!r} already names op {owner!r}")
+        _aliases[alias] = d.name
+        d.aliases.append(alias)
+
+
+def require(user: str, *names: str) -> None:
+    """Declare that ``user`` (e.g. "NDArray operators") runs ops ``names`` itself."""
+    for n in names:
+        _required.setdefault(n, user)
+
+
+def missing_required() -> dict[str, str]:
+    """``{op: its user}`` for declared core ops no loaded plugin defines."""
+    _fill()
+    return {n: u for n, u in _required.items() if (d := _ops.get(_aliases.get(n, n))) is None
+            or d.provider is None}
+
+
+def get(name: str) -> OpDef:
+    """The defined op ``name`` (or alias); ``OpNotFound`` with suggestions otherwise."""
+    _fill()
+    d = _ops.get(name)
+    if d is None:
+        real = _aliases.get(name)
+        d = _ops.get(real) if real is not None else None
+    if d is not None and d.provider is not None:
+        return d
+    if d is not None:
+        providers = sorted({e.provider for e in d.attrs.values()})
+        raise OpNotFound(f"Operator {name!r} is not defined: plugin(s) {', '.join(providers)} "
+                         f"attached attributes to it but no plugin defines it")
+    user = _required.get(name)
+    if user is not None:
+        raise OpNotFound(f"Operator {name!r}, which {user} run, is not registered: it comes "
+                         f"from {CORE_OPS_DISTRIBUTION}, which is not installed or not loaded "
+                         f"(see `mxnext plugins`; install it with `mxnext install "
+                         f"{CORE_OPS_DISTRIBUTION}`)")
+    from .mxnet_names import suggest    # the error path only
+    known = [n for n, o in _ops.items() if o.provider is not None] + list(_aliases)
+    raise OpNotFound(f"Operator {name!r} is not registered{suggest('op', name, known)}")
+
+
+def list_ops() -> list[OpDef]:
+    """Every defined op, sorted by name."""
+    _fill()
+    return sorted((d for d in _ops.values() if d.provider is not None), key=lambda d: d.name)
+
+
+def on_new_op(callback) -> None:
+    """Call ``callback(opdef)`` whenever an op gets defined from now on (ops defined
+    earlier are in ``list_ops()``).
+
+    Inside ``providing()`` (plugin loading) the call comes when the block ends,
+    so the op is complete; outside it comes at definition, before the builder
+    chain has set the rest, so frontends should read op fields lazily.
+    """
+    _callbacks.append(callback)
+
+
+def provided_by(provider: str) -> tuple[list[str], list[str]]:
+    """``(ops it defined, "op.key" attributes it set on ops others define)``, sorted."""
+    _fill()
+    ops, attrs = [], []
+    for d in list(_ops.values()):
+        if d.provider == provider:
+            ops.append(d.name)
+        else:
+            attrs.extend(f"{d.name}.{k}" for k, e in d.attrs.items() if e.provider == provider)
+    return sorted(ops), sorted(attrs)
+
+
+def _announce(d: OpDef) -> None:
+    if _state.pending is not None:
+        _state.pending.append(d)
+    else:
+        for cb in list(_callbacks):
+            cb(d)
+
+
+@contextlib.contextmanager
+def providing(plugin_name: str):
+    """Attribute every entry made inside the block to ``plugin_name``."""
+    old, old_pending = _state.provider, _state.pending
+    _state.provider, _state.pending = plugin_name, []
+    try:
+        yield
+    finally:
+        pending = _state.pending
+        _state.provider, _state.pending = old, old_pending
+        for d in pending:
+            if d.provider is not None:
+                _announce(d)
+
+
+def withdraw(provider: str) -> None:
+    """Remove everything ``provider`` registered (a plugin that failed half-way).
+
+    Its ops are undefined again (attributes others attached stay, as orphans);
+    its attributes on other ops go, and the best entry they had overridden returns.
+    """
+    with _lock:
+        for name, d in list(_ops.items()):
+            if d.provider == provider:
+                for alias in d.aliases:
+                    _aliases.pop(alias, None)
+                del _ops[name]
+                kept = {k: e for k, e in d.attrs.items() if e.provider != provider}
+                if kept:
+                    orphan = _ops[name] = OpDef(name)
+                    for key, e in kept.items():
+                        orphan.set_attr(key, e.value, e.plevel, e.provider)
+                continue
+            for key in [k for k, e in d.attrs.items() if e.provider == provider]:
+                del d.attrs[key]
+                del d._values[key]
+                lost = [e for k, e in d.ignored if k == key and e.provider != provider]
+                if lost:
+                    best = max(lost, key=lambda e: e.plevel)
+                    d.ignored.remove((key, best))
+                    d.attrs[key] = best
+                    d._values[key] = best.value
+            d.ignored = [(k, e) for k, e in d.ignored if e.provider != provider]
+
+
+# -- validation --------------------------------------------------------------------------
+@dataclass
+class Report:
+    """What ``validate()`` found after loading."""
+
+    orphans: list = field(default_factory=list)    # (op, [keys], [providers])
+    gaps: list = field(default_factory=list)       # (op, [missing keys])
+    conflicts: list = field(default_factory=list)  # Conflict
+    ignored: list = field(default_factory=list)    # (op, key, AttrEntry) lost to a higher plevel
+
+    @property
+    def ok(self) -> bool:
+        return not (self.orphans or self.conflicts)
+
+    def __str__(self):
+        lines = [f"orphan: {o} ({', '.join(k)}) from {', '.join(p)}" for o, k, p in self.orphans]
+        lines += [f"gap: {o} lacks {', '.join(m)}" for o, m in self.gaps]
+        lines += [f"conflict: {c.op}.{c.key} at plevel {c.plevel}: {c.first} vs {c.second}"
+                  for c in self.conflicts]
+        return "\n".join(lines) or "registry ok"
+
+
+def validate() -> Report:
+    """Orphans (attributes on ops nobody defined), gaps (defined ops without
+    ``FInferShape`` or any ``FCompute<dev>``), conflicts and ignored entries."""
+    _fill()
+    rep = Report(conflicts=list(_conflicts))
+    for d in sorted(_ops.values(), key=lambda d: d.name):
+        if d.provider is None:
+            rep.orphans.append((d.name, sorted(d.attrs),
+                                sorted({e.provider for e in d.attrs.values()})))
+            continue
+        missing = [] if "FInferShape" in d.attrs else ["FInferShape"]
+        if not any(k.startswith("FCompute<") for k in d.attrs):
+            missing.append("FCompute<dev>")
+        if missing:
+            rep.gaps.append((d.name, missing))
+        rep.ignored.extend((d.name, k, e) for k, e in d.ignored)
+    return rep

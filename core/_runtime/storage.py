@@ -1,0 +1,252 @@
+"""Pooled device memory (docs/internals.md "Storage", DESIGN.md §4).
+
+One pool per (device type, device id) wraps the device's raw ``alloc``/``free``.
+``MXNEXT_MEM_POOL_TYPE`` (or MXNet's ``MXNET_GPU_MEM_POOL_TYPE``) picks it:
+
+- ``Round`` (default): sizes round up to a power of two; above
+  2**``MXNEXT_MEM_POOL_ROUND_LINEAR_CUTOFF`` (default 24) to a multiple of it;
+- ``Naive``: blocks are kept and reused by exact size;
+- ``Unpooled``: every free goes straight back to the device.
+
+A freed block is handed out again, so it must not be freed while an engine
+function may still read it: ``free_async(h, var)`` returns it through
+``engine.push_delete`` after everything pushed on ``var``. A handle that is
+dropped without ``free`` returns its block by itself, through the engine when
+it carries the var guarding it (an NDArray's memory).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+
+from . import device as _device
+from . import engine as _engine
+from .base import MXNetError
+from .fork import in_child
+
+__all__ = ["Handle", "StorageManager", "alloc", "free", "free_async", "release_all", "stats",
+           "pool", "POOL_TYPES"]
+
+POOL_TYPES = ("Round", "Naive", "Unpooled")
+
+
+_exiting = []          # non-empty once the interpreter exits: memory then goes with the process
+atexit.register(_exiting.append, True)   # runs before the engine's exit hook (LIFO)
+
+
+class Handle:
+    """A block of device memory: ``raw`` buffer, requested ``nbytes``, pooled ``capacity``;
+    ``var``, the engine var guarding it, when an NDArray uses it (its chunk); ``base``, for
+    memory borrowed from another handle (an executor's arena), that handle."""
+
+    __slots__ = ("raw", "nbytes", "capacity", "ctx", "pool", "var", "base", "__weakref__")
+
+    def __init__(self, raw, nbytes, capacity, ctx, pool, var=None, base=None):
+        self.raw = raw
+        self.nbytes = nbytes
+        self.capacity = capacity
+        self.ctx = ctx
+        self.pool = pool          # None once freed, or for borrowed memory
+        self.var = var
+        self.base = base          # borrowed memory: the handle owning it, kept alive
+
+    def __del__(self):
+        pool = self.pool
+        if pool is not None and not _exiting:
+            raw, cap = self.raw, self.capacity
+            if self.var is None:
+                pool._put(raw, cap)
+            else:                 # after every function pushed on it
+                _engine.get().push_delete(lambda rctx: pool._put(raw, cap), self.ctx, self.var)
+
+    def __repr__(self):
+        state = "" if self.pool is not None else ", freed"
+        return f"<storage.Handle {self.nbytes}B of {self.capacity}B on {self.ctx}{state}>"
+
+
+def _env_pool_type():
+    name = (os.environ.get("MXNEXT_MEM_POOL_TYPE") or os.environ.get("MXNET_GPU_MEM_POOL_TYPE")
+            or "Round")
+    if name not in POOL_TYPES:
+        raise MXNetError(f"MXNEXT_MEM_POOL_TYPE: expected one of {', '.join(POOL_TYPES)}, "
+                         f"got {name!r}")
+    return name
+
+
+def _env_cutoff():
+    v = (os.environ.get("MXNEXT_MEM_POOL_ROUND_LINEAR_CUTOFF")
+         or os.environ.get("MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF") or "24")
+    return int(v)
+
+
+class _Pool:
+    """Free lists by capacity over one device id; all counters under one lock."""
+
+    def __init__(self, dev, ctx, pool_type, cutoff):
+        self.dev = dev
+        self.ctx = ctx
+        self.device_id = ctx.device_id
+        self.pool_type = pool_type
+        self.pooled_mode = pool_type != "Unpooled"
+        self.round = pool_type == "Round"
+        self.linear = 1 << cutoff
+        # re-entrant: a garbage-collected array may free its block from inside a pool call
+        self.lock = threading.RLock()
+        self.free_lists: dict[int, list] = {}
+        self.caps: dict[int, int] = {}        # nbytes -> size class, computed once
+        self.in_use = self.pooled = self.peak = 0
+        self.hits = self.misses = self.allocs = self.frees = 0
+
+    def size_class(self, nbytes):
+        if not self.round or nbytes <= 0:
+            return nbytes
+        if nbytes > self.linear:
+            return -(-nbytes // self.linear) * self.linear
+        return 1 << (nbytes - 1).bit_length()
+
+    def alloc(self, nbytes, var=None) -> Handle:
+        """A block of at least ``nbytes``: a pooled one of its size class, else a new one from
+        the device."""
+        cap = self.caps.get(nbytes)
+        if cap is None:
+            cap = self.caps[nbytes] = self.size_class(nbytes)
+        with self.lock:
+            lst = self.free_lists.get(cap)
+            if lst:
+                raw = lst.pop()
+                self.pooled -= cap
+                self.hits += 1
+            else:
+                raw = None
+                self.misses += 1
+            self.allocs += 1
+            self.in_use += cap
+            if self.in_use > self.peak:
+                self.peak = self.in_use
+        if raw is None:
+            try:
+                raw = self._raw_alloc(cap)
+            except BaseException:
+                with self.lock:
+                    self.in_use -= cap
+                    self.allocs -= 1
+                raise
+        return Handle(raw, nbytes, cap, self.ctx, self, var)
+
+    def free(self, h) -> None:
+        h.pool = None
+        self._put(h.raw, h.capacity)
+
+    def _raw_alloc(self, cap):
+        try:
+            return self.dev.alloc(cap, self.device_id)
+        except MemoryError:
+            self.release()             # give cached blocks back and try once more
+            try:
+                return self.dev.alloc(cap, self.device_id)
+            except MemoryError as exc:
+                raise MXNetError(f"storage.alloc: out of memory allocating {cap} bytes on "
+                                 f"{self.ctx} ({self.pool_type} pool: {self.in_use} bytes in "
+                                 f"use, peak {self.peak}; cached blocks were freed and the "
+                                 f"allocation retried once): {exc}") from exc
+
+    def _put(self, raw, cap):
+        """Return a buffer of size class ``cap`` to the pool (or the device, unpooled)."""
+        with self.lock:
+            self.in_use -= cap
+            self.frees += 1
+            if self.pooled_mode:
+                self.free_lists.setdefault(cap, []).append(raw)
+                self.pooled += cap
+                return
+        self.dev.free(raw, self.device_id)
+
+    def release(self):
+        with self.lock:
+            lists, self.free_lists = self.free_lists, {}
+            self.pooled = 0
+        for lst in lists.values():
+            for raw in lst:
+                self.dev.free(raw, self.device_id)
+
+    def stats(self):
+        with self.lock:
+            return {"in_use": self.in_use, "pooled": self.pooled, "peak": self.peak,
+                    "hits": self.hits, "misses": self.misses, "allocs": self.allocs,
+                    "frees": self.frees, "pool_type": self.pool_type}
+
+
+class StorageManager:
+    """Pools by context. ``pool_type=None`` reads the environment when a pool is created."""
+
+    def __init__(self, pool_type=None):
+        if pool_type is not None and pool_type not in POOL_TYPES:
+            raise MXNetError(f"StorageManager: pool_type expected one of "
+                             f"{', '.join(POOL_TYPES)}, got {pool_type!r}")
+        self.pool_type = pool_type
+        self._pools: dict = {}
+        self._lock = threading.Lock()
+
+    def _pool(self, ctx):
+        with self._lock:
+            pool = self._pools.get(ctx)
+            if pool is None:
+                dev = _device.get(ctx.device_type)
+                n = dev.count()
+                if not 0 <= ctx.device_id < n:
+                    raise MXNetError(f"storage.alloc: device id {ctx.device_id} of {ctx} out of "
+                                     f"range; {ctx.device_type} has {n} device(s)")
+                kind = self.pool_type or (dev.pool_type() if hasattr(dev, "pool_type")
+                                          else _env_pool_type())
+                pool = self._pools[ctx] = _Pool(dev, ctx, kind, _env_cutoff())
+            return pool
+
+    def alloc(self, nbytes: int, ctx, var=None) -> Handle:
+        """A block of at least ``nbytes`` bytes on ``ctx`` (guarded by engine ``var``, if any)."""
+        return self.pool(ctx).alloc(nbytes, var)
+
+    def pool(self, ctx):
+        """``ctx``'s pool (``alloc``/``free`` without the context lookup: the NDArray path)."""
+        return self._pools.get(ctx) or self._pool(ctx)
+
+    def free(self, h: Handle) -> None:
+        """Return ``h`` to its pool now; the caller guarantees nothing still reads it."""
+        pool = h.pool
+        if pool is None:
+            raise MXNetError(f"storage.free: {h!r} was already freed")
+        pool.free(h)
+
+    def free_async(self, h: Handle, var) -> None:
+        """Return ``h`` to its pool once every function pushed so far on ``var`` is done."""
+        _engine.get().push_delete(lambda rctx: self.free(h), h.ctx, var)
+
+    def release_all(self, ctx=None) -> None:
+        """Give pooled (free) blocks back to the device, for ``ctx`` or every context."""
+        with self._lock:
+            pools = [p for c, p in self._pools.items() if ctx is None or c == ctx]
+        for p in pools:
+            p.release()
+
+    def stats(self, ctx) -> dict:
+        """Counters of ``ctx``'s pool: bytes ``in_use``/``pooled``/``peak``, counts
+        ``hits``/``misses``/``allocs``/``frees``, and its ``pool_type``."""
+        return self._pool(ctx).stats()
+
+    def _new_locks(self) -> None:
+        """In a forked child: a thread holding a lock at the fork is gone (a first allocation
+        holds the manager's while plugins load)."""
+        self._lock = threading.Lock()
+        for p in self._pools.values():
+            p.lock = threading.RLock()
+
+
+_manager = StorageManager()
+in_child(_manager._new_locks)
+alloc = _manager.alloc
+pool = _manager.pool
+free = _manager.free
+free_async = _manager.free_async
+release_all = _manager.release_all
+stats = _manager.stats

@@ -1,0 +1,158 @@
+"""``Symbol``'s methods that make and run executors (``bind``, ``simple_bind``, ``eval``), and
+``Executor.reshape``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._runtime.base import MXNetError
+from .._runtime.context import Context
+from .._runtime.opctx import as_req
+from ..executor.executor import Executor
+from ..ndarray._array import NDArray
+from ..ndarray._copies import filled
+
+__all__ = ["BindMethods"]
+
+
+class BindMethods:
+    """Mixed into ``Symbol``: everything that turns a graph into an ``Executor``."""
+
+    __slots__ = ()
+
+    def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None,
+             group2ctx=None, shared_exec=None):
+        """An executor over the given arrays: ``args`` (a list in ``list_arguments()`` order,
+        or a dict by name), ``args_grad`` (the same, entries may be missing: no gradient),
+        ``grad_req`` ('write', 'add', 'null'; one for all, a list, or a dict by name),
+        ``aux_states`` (list or dict)."""
+        _check_ctx(ctx)
+        names, aux_names = self.list_arguments(), self.list_auxiliary_states()
+        args = _by_name("args", args, names, allow_missing=False)
+        grads = {} if args_grad is None else _by_name("args_grad", args_grad, names, True)
+        aux = _by_name("aux_states", aux_states or [], aux_names, allow_missing=False)
+        reqs = _grad_reqs(grad_req, names)
+        reqs = {n: (r if grads.get(n) is not None else "null") for n, r in reqs.items()}
+        return Executor(self, ctx, args, grads, reqs, aux, group2ctx, shared_exec)
+
+    def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,
+                    group2ctx=None, shared_arg_names=None, shared_exec=None,
+                    shared_buffer=None, **kwargs):
+        """An executor with new arrays (zeros) for every argument, gradient and auxiliary
+        state, their shapes inferred from ``kwargs`` (name=shape) and dtypes from
+        ``type_dict`` (float32 otherwise). Arrays of ``shared_exec`` with the same name,
+        shape and dtype are used instead of new ones."""
+        _check_ctx(ctx)
+        if stype_dict and any(s not in (None, "default") for s in stype_dict.values()):
+            raise MXNetError("simple_bind: only dense ('default') storage is supported")
+        # MXNet: keyword arguments that are not tuples are not shapes, and are ignored
+        kwargs = {k: v for k, v in kwargs.items() if isinstance(v, tuple)}
+        arg_shapes, _, aux_shapes = self.infer_shape(**kwargs)
+        if arg_shapes is None:
+            raise MXNetError(f"simple_bind: the given shapes {kwargs} do not determine every "
+                             f"argument's shape (see infer_shape_partial)")
+        if type_dict is None:            # MXNet: float32 for arguments without __dtype__
+            attrs = self.attr_dict()
+            type_dict = {n: np.float32 for n in self.list_arguments()
+                         if "__dtype__" not in attrs.get(n, {})}
+        arg_types, _, aux_types = self.infer_type(**type_dict)
+        names, aux_names = self.list_arguments(), self.list_auxiliary_states()
+        arg_types = arg_types or [np.float32] * len(names)
+        aux_types = aux_types or [np.float32] * len(aux_names)
+        reqs = _grad_reqs(grad_req, names)
+        shared = shared_exec
+
+        def make(name, shape, dtype, kind):
+            old = None if shared is None else getattr(shared, kind).get(name)
+            if old is not None and old.shape == tuple(shape) and old.dtype == np.dtype(dtype):
+                return old
+            return filled(tuple(shape), np.dtype(dtype), ctx, 0)
+        args = {n: make(n, s, t, "arg_dict") for n, s, t in zip(names, arg_shapes, arg_types)}
+        grads = {n: make(n, s, t, "grad_dict") for n, s, t in zip(names, arg_shapes, arg_types)
+                 if reqs[n] != "null"}
+        aux = {n: make(n, s, t, "aux_dict") for n, s, t in zip(aux_names, aux_shapes, aux_types)}
+        return Executor(self, ctx, args, grads, reqs, aux, group2ctx, shared_exec)
+
+    def eval(self, ctx=None, **kwargs):
+        """Bind to the given arrays (name=NDArray), run forward, return the outputs."""
+        ctx = ctx or Context("cpu", 0)
+        return self.bind(ctx, kwargs, grad_req="null").forward()
+
+    def _reshaped(self, executor, partial_shaping, allow_up_sizing, shapes):
+        """``Executor.reshape``, as MXNet's: an array whose shape changes (it must be named in
+        ``shapes`` unless ``partial_shaping``) is a view of its old memory when it is no larger,
+        else a new array (only with ``allow_up_sizing``); the new executor shares the old one's
+        planned memory."""
+        sym = self
+        arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
+        if arg_shapes is None:
+            raise MXNetError(f"Executor.reshape: the shapes {shapes} do not determine every "
+                             f"argument's shape")
+        names, aux_names = sym.list_arguments(), sym.list_auxiliary_states()
+
+        def take(old, name, shape, kind):
+            shape = tuple(shape)
+            if old.shape == shape:
+                return old
+            if name not in shapes and not partial_shaping:
+                raise MXNetError(f"Executor.reshape: the shape of {kind} {name!r} changes from "
+                                 f"{old.shape} to {shape}; name it or pass partial_shaping=True")
+            if int(np.prod(shape)) <= old.size:
+                return old._view(shape)
+            if not allow_up_sizing:
+                raise MXNetError(f"Executor.reshape: {kind} {name!r} grows from {old.shape} to "
+                                 f"{shape}; pass allow_up_sizing=True to allocate a new array")
+            return filled(shape, np.dtype(old.dtype), old.context, 0)
+        args = {n: take(executor.arg_dict[n], n, s, "argument") for n, s in zip(names, arg_shapes)}
+        grads = {n: take(executor.grad_dict[n], n, s, "gradient")
+                 for n, s in zip(names, arg_shapes) if executor.grad_dict.get(n) is not None}
+        aux = {n: take(executor.aux_dict[n], n, s, "auxiliary state")
+               for n, s in zip(aux_names, aux_shapes)}
+        return Executor(sym, executor._ctx, args, grads, executor._grad_req, aux,
+                        executor._group2ctx, shared_exec=executor)
+
+
+def _check_ctx(ctx):
+    if not isinstance(ctx, Context):
+        raise TypeError(f"bind: ctx must be a Context, got {type(ctx).__name__}")
+
+
+def _by_name(what, arrays, names, allow_missing):
+    if isinstance(arrays, (list, tuple)):
+        if len(arrays) != len(names):
+            raise ValueError(f"bind: {what} has {len(arrays)} arrays for {len(names)} names "
+                             f"({', '.join(names)})")
+        arrays = dict(zip(names, arrays))
+    elif not isinstance(arrays, dict):
+        raise TypeError(f"bind: {what} must be a list of NDArrays or a dict of str to NDArray, "
+                        f"got {type(arrays).__name__}")
+    out = {}
+    for n in names:
+        a = arrays.get(n)
+        if a is None:
+            if not allow_missing:
+                raise ValueError(f"bind: key {n!r} is missing in {what}")
+            continue
+        if not isinstance(a, NDArray):
+            raise TypeError(f"bind: {what}[{n!r}] must be an NDArray, got {type(a).__name__}")
+        out[n] = a
+    return out
+
+
+def _grad_reqs(grad_req, names):
+    if isinstance(grad_req, str):
+        reqs = dict.fromkeys(names, grad_req)
+    elif isinstance(grad_req, (list, tuple)):
+        if len(grad_req) != len(names):
+            raise ValueError(f"bind: grad_req has {len(grad_req)} entries for {len(names)} "
+                             f"arguments")
+        reqs = dict(zip(names, grad_req))
+    elif isinstance(grad_req, dict):
+        reqs = {n: grad_req.get(n, "null") for n in names}
+    else:
+        raise TypeError(f"bind: grad_req must be a str, list or dict, got {grad_req!r}")
+    for n, r in reqs.items():
+        as_req(r)                                  # unknown strings are an error
+        if r == "inplace":
+            reqs[n] = "write"
+    return reqs
