@@ -26,6 +26,7 @@ from ._runtime import engine as _engine
 from ._runtime import storage as _storage
 from ._runtime.base import MXNetError, ParamError, did_you_mean, is_np_shape
 from ._runtime.engine import FnProperty, OprHandle, Var, _events
+from ._runtime.fork import in_child
 from ._runtime.graph import Node, NodeEntry
 from ._runtime.params import Param, format_value
 
@@ -268,6 +269,14 @@ class _Workers:
 
 
 _workers = _Workers()
+
+
+def _new_workers():
+    global _workers
+    _workers = _Workers()         # in a forked child: the threads counted idle are gone
+
+
+in_child(_new_workers)
 
 
 # -- registration ----------------------------------------------------------------------

@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 from .firstuse import fill as _fill
 from .base import OpNotFound, ParamError, PluginError, did_you_mean
+from .fork import in_child
 
 __all__ = ["OpDef", "AttrEntry", "Argument", "Conflict", "Report", "USER", "op", "get", "define",
            "add_alias", "list_ops", "providing", "current_provider", "on_new_op", "validate",
@@ -194,6 +195,14 @@ CORE_OPS_DISTRIBUTION = "mxnext-ops-tensor"
 """The distribution defining the ops the core runs itself (``require``). It is not a
 packaging dependency of mxnext (plugins depend on the core, never the reverse); ``make
 setup`` installs it, and without it the core says what is missing once plugins load."""
+
+
+def _new_lock():
+    global _lock
+    _lock = threading.RLock()     # in a forked child: a thread that held it is gone
+
+
+in_child(_new_lock)
 
 
 class _State(threading.local):

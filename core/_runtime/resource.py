@@ -16,6 +16,7 @@ import numpy
 from . import device as _device
 from . import engine as _engine
 from . import storage as _storage
+from .fork import in_child
 
 __all__ = ["ResourceRequest", "Resource", "request"]
 
@@ -97,6 +98,14 @@ def request(ctx, req) -> Resource:
             if res is None:
                 res = _resources[key] = Resource(ctx, ResourceRequest(req))
     return res
+
+
+def _new_lock():
+    global _lock
+    _lock = threading.Lock()      # in a forked child: a thread that held it is gone
+
+
+in_child(_new_lock)
 
 
 def _seed_for(ctx):

@@ -24,6 +24,7 @@ import threading
 from . import device as _device
 from . import engine as _engine
 from .base import MXNetError
+from .fork import in_child
 
 __all__ = ["Handle", "StorageManager", "alloc", "free", "free_async", "release_all", "stats",
            "pool", "POOL_TYPES"]
@@ -233,8 +234,16 @@ class StorageManager:
         ``hits``/``misses``/``allocs``/``frees``, and its ``pool_type``."""
         return self._pool(ctx).stats()
 
+    def _new_locks(self) -> None:
+        """In a forked child: a thread holding a lock at the fork is gone (a first allocation
+        holds the manager's while plugins load)."""
+        self._lock = threading.Lock()
+        for p in self._pools.values():
+            p.lock = threading.RLock()
+
 
 _manager = StorageManager()
+in_child(_manager._new_locks)
 alloc = _manager.alloc
 pool = _manager.pool
 free = _manager.free

@@ -103,6 +103,8 @@ class FastPaths:
             return False
         held = () if fresh else mutate      # fresh vars: nobody else can wait on them yet
         with self._lock:
+            if self._forking is not None:
+                self._hold_for_fork()
             if not _free(const, held):
                 return False
             for v in const:
@@ -377,6 +379,25 @@ class FastPaths:
                 self._enqueue(b)
         for b in kept:
             b.pool.wake()
+
+    # -- fork ---------------------------------------------------------------------------
+    def _fork_prepare(self):
+        if self.fast_paths and not _tls.in_worker:
+            self._enter(get_ident())    # a kernel another thread runs solo ends first, and its
+            self._block()               # next waits for the lock; kept work goes to the
+        super()._fork_prepare()         # workers, so the drain sees it done
+
+    def _fork_parent(self):
+        if self.fast_paths and not _tls.in_worker:
+            self._blocked -= 1
+        super()._fork_parent()
+
+    def _fork_child(self):
+        super()._fork_child()
+        self._kept = {}
+        self._blocked = 0
+        self._solo = self._solo_done = None     # the child's one thread has it solo
+        self._solo_running = False
 
     # -- 6: deletes ---------------------------------------------------------------------
     def push_delete(self, fn, ctx, var):
