@@ -12,7 +12,9 @@ storage, resource and registry locks, the custom-op threads).
 
 from __future__ import annotations
 
+import importlib
 import os
+import sys
 
 from . import engine, firstuse
 
@@ -26,8 +28,28 @@ def in_child(fn) -> None:
         os.register_at_fork(after_in_child=fn)
 
 
+# modules the runtime imports at a first use on any thread (numpy loads ``numpy.random`` when
+# the first RNG is made): imported before a fork, so no thread is importing them across it
+_LAZY_IMPORTS = ("numpy.random",)
+
+
+def _finish_imports() -> None:
+    """Import what the runtime loads lazily, and wait for modules other threads are
+    importing: CPython makes only its global import lock again in a child, so a child forked
+    mid-import would wait for ever on that module's own lock."""
+    for name in _LAZY_IMPORTS:
+        importlib.import_module(name)
+    for name, module in list(sys.modules.items()):
+        if getattr(getattr(module, "__spec__", None), "_initializing", False):
+            try:
+                importlib.import_module(name)     # returns once the importing thread is done
+            except Exception:                     # noqa: BLE001  (that thread reports it)
+                pass
+
+
 def _before():
     firstuse.lock.acquire()
+    _finish_imports()
     engine._fork_prepare()
 
 
