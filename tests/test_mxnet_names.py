@@ -10,10 +10,19 @@ from mxnext._runtime.mxnet_names import hint, suggest
 def test_planned_distributions_are_named_never_offered_for_install():
     assert hint("device", "gpu") == ("'gpu' is an MXNet 1.x device type provided by "
                                      "mxnext-device-cupy (planned, not yet released)")
-    assert "KVStore type provided by mxnext-device-cupy" in hint("kvstore", "device")
-    for kv in ("dist_sync", "dist_async", "dist_device_sync"):
-        assert "KVStore type provided by mxnext-kvstore-mpi (planned" in hint("kvstore", kv)
+    assert "KVStore type provided by mxnext-device-cupy (planned" in hint("kvstore", "nccl")
     assert "mxnext install" not in hint("device", "gpu")
+
+
+def test_kvstore_types_say_where_they_come_from_or_why_not():
+    for kv in ("dist_sync", "dist_sync_device", "dist_device_sync"):
+        assert f"'{kv}' is an MXNet 1.x KVStore type provided by mxnext-kvstore-mpi" in hint(
+            "kvstore", kv)
+    assert hint("kvstore", "dist_async") == (
+        "'dist_async' is an MXNet 1.x KVStore type mxnext does not provide: asynchronous "
+        "updates need a parameter server, and mxnext-kvstore-mpi runs the synchronous types "
+        "(dist_sync, dist_sync_device) over MPI allreduce")
+    assert "builtin KVStore type" in hint("kvstore", "device")
 
 
 def test_every_mxnet_nn_op_is_in_the_table():
@@ -49,7 +58,7 @@ def test_plugin_names_of_planned_distributions():
     assert hint("plugin", "device-cupy") == ("plugin 'device-cupy' comes with "
                                              "mxnext-device-cupy (planned, not yet released)")
     assert hint("plugin", "mxnext-kvstore-mpi").startswith("plugin 'mxnext-kvstore-mpi' comes "
-                                                           "with mxnext-kvstore-mpi (planned")
+                                                           "with mxnext-kvstore-mpi, which ")
     assert hint("plugin", "my-ops") is None
 
 
