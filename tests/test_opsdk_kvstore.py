@@ -82,6 +82,27 @@ def test_engine_call_asynchronous_finishes_when_done_is_called_from_another_thre
         sdk.engine_call(fill, name="nothing")
 
 
+def test_engine_call_on_error_runs_instead_when_an_input_holds_an_error():
+    src, dst, skipped = mx.nd.zeros((2,)), mx.nd.zeros((2,)), mx.nd.zeros((2,))
+    engine.get().push_sync(lambda rctx: 1 / 0, src.context, (), (src._chunk.var,), name="boom")
+    seen = []
+
+    def on_error(exc, s, d, done):
+        seen.append(type(exc).__name__)
+        done(exc)
+
+    sdk.engine_call(lambda s, d, done: seen.append("fn"), (src,), (dst,), name="send",
+                    asynchronous=True, on_error=on_error)
+    sdk.engine_call(lambda s, d, done: seen.append("fn"), (src,), (skipped,), name="plain",
+                    asynchronous=True)
+    with pytest.raises(MXNetError, match="operator 'send' failed: ZeroDivisionError"):
+        dst.wait_to_read()
+    with pytest.raises(MXNetError, match="operator 'boom' failed: ZeroDivisionError"):
+        skipped.wait_to_read()                   # skipped: inherits the error as it was
+    assert seen == ["ZeroDivisionError"]
+    engine.get().wait_for_all()                  # each error was raised once
+
+
 def test_two_bit_quantize_matches_mxnets_layout_and_residuals():
     gc = sdk.GradientCompression({"type": "2bit", "threshold": "0.5"})
     assert gc.threshold == 0.5 and gc.compressed_size(17) == 2
@@ -178,18 +199,22 @@ class _DictBackend(sdk.KVStoreBase):
     def is_capable(self, capability):
         return False
 
-    def _pairs(self, key, value):
-        if isinstance(key, (list, tuple)):
-            return list(zip(key, value))
-        return [(key, value)]
+    def _pairs(self, key, value, known=True):
+        pairs = list(zip(key, value)) if isinstance(key, (list, tuple)) else [(key, value)]
+        for k, _ in pairs:
+            if known and k not in self._vals:
+                raise MXNetError(f"dictkv: key {k!r} is not initialized")
+        return pairs
 
     def init(self, key, value):
-        for k, v in self._pairs(key, value):
+        for k, v in self._pairs(key, value, known=False):
             self._vals[k] = v.asnumpy().copy()
 
     def push(self, key, value, priority=0):
         for k, vals in self._pairs(key, value):
             vals = vals if isinstance(vals, (list, tuple)) else [vals]
+            if any(v.shape != self._vals[k].shape for v in vals):
+                raise MXNetError(f"dictkv: key {k!r}: a value of another shape")
             sdk.engine_call(lambda *d, k=k: self._vals[k].__setitem__(Ellipsis, sum(d)), vals,
                             (), name=f"dictkv.push({k!r})", priority=priority)
 
@@ -214,3 +239,4 @@ def test_the_kit_runs_on_a_backend_written_against_opsdk_and_names_what_is_wrong
     assert "NotImplementedError: KVStore type 'dictkv' (_DictBackend) does not implement " \
            "_set_updater()" in failed["updater_order"]
     assert set(failed) < set(KVSTORE_CHECKS)
+    engine.get().wait_for_all()                  # and no engine function failed

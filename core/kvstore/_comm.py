@@ -13,13 +13,14 @@ import numpy as np
 from .._runtime import device as _device
 from .._runtime import engine as _engine
 from .._runtime.base import MXNetError
-from .._runtime.engine import FnProperty
+from .._runtime.engine import FnProperty, OprHandle
 from ..ndarray._plan import CHEAP_BYTES
 
 __all__ = ["engine_call", "assign_sum", "assign_sum_compressed"]
 
 
-def engine_call(fn, reads=(), writes=(), *, name, priority=0, asynchronous=False) -> None:
+def engine_call(fn, reads=(), writes=(), *, name, priority=0, asynchronous=False,
+                on_error=None) -> None:
     """Push ``fn(*data)`` to the engine, ``data`` being the device arrays (numpy on cpu) of
     ``reads`` then ``writes`` (NDArrays).
 
@@ -29,6 +30,10 @@ def engine_call(fn, reads=(), writes=(), *, name, priority=0, asynchronous=False
     called as ``fn(*data, done)`` and finishes when ``done()`` is called, from any thread
     (``done(exc)`` reports a failure), which lets it hand the work to another thread. An
     exception (or ``done(exc)``) lands on ``writes``: waiting on them raises it.
+
+    When an array holds the error of an earlier operation the call is skipped and ``writes``
+    inherit that error; an asynchronous call given ``on_error`` runs ``on_error(exc, *data,
+    done)`` instead (a collective its peers wait for can still tell them).
     """
     arrays = (*reads, *writes)
     if not writes and not reads:
@@ -39,8 +44,21 @@ def engine_call(fn, reads=(), writes=(), *, name, priority=0, asynchronous=False
     mutate = tuple(a._chunk.var for a in writes)
     eng = _engine.get()
     if asynchronous:                   # the ASYNC lane: started by a worker at once
-        eng.push_async(lambda rctx, done: fn(*data, done), ctx, const, mutate,
-                       prop=FnProperty.ASYNC, priority=priority, name=name)
+        if on_error is None:
+            eng.push_async(lambda rctx, done: fn(*data, done), ctx, const, mutate,
+                           prop=FnProperty.ASYNC, priority=priority, name=name)
+            return
+
+        def guarded(rctx, done):
+            box = next((v.error for v in (*const, *mutate)
+                        if v.error is not None and v.error.exc is not None), None)
+            if box is None:
+                fn(*data, done)
+            else:
+                on_error(box.exc, *data, done)
+
+        eng.push(OprHandle(guarded, True, const, mutate, FnProperty.ASYNC, name,
+                           skip_on_error=False), ctx, priority)
     else:
         cheap = sum(d.nbytes for d in data[len(reads):]) <= CHEAP_BYTES
         eng.push_sync(lambda rctx: fn(*data), ctx, const, mutate, priority=priority,

@@ -31,9 +31,12 @@ for step in range(4):
             raise RuntimeError("rank gives up")
         if mode == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
+    value = mx.nd.ones((1000,))
+    if mode == "poison" and kv.rank == bad and step == 2:   # the gradient failed to compute
+        mx.engine.get().push_sync(lambda rctx: 1 / 0, value.context, (), (value._chunk.var,))
     start = time.monotonic()
     try:
-        kv.pushpull(0, mx.nd.ones((1000,)), out=out)
+        kv.pushpull(0, value, out=out)
         out.wait_to_read()
         if step == 3:
             kv._barrier()
@@ -48,6 +51,8 @@ for step in range(4):
     ("hang", 3, "mpiexec", f"rank 1 did not reach collective #4 within {TIMEOUT} s"),
     ("raise", 2, "mpiexec", "rank 1 ended with an error before collective #4"),
     ("kill", 2, "launch", "rank 1 died before collective #4"),
+    ("poison", 2, "mpiexec", "rank 1 failed at collective #4: an array of dist_sync pushpull "
+                             "of key 0 holds an error (ZeroDivisionError"),
 ])
 def test_every_other_rank_names_the_rank_at_fault_and_the_job_ends(jobs, tmp_path, mode, n,
                                                                    launcher, cause):
@@ -93,6 +98,25 @@ def test_a_rank_that_never_starts_its_store_is_named(jobs, tmp_path):
     assert jobs.reports(tmp_path, 1)[0]["error"] == (
         "KVStore start-up failed: rank 1 did not create a dist KVStore within 3 s (rank 0 "
         "waited; set MXNEXT_KVSTORE_TIMEOUT to wait longer)")
+
+
+def test_one_worker_fails_at_once_after_a_push_of_an_array_holding_an_error(jobs):
+    code = """if True:
+        import mxnext as mx
+        kv = mx.kv.create("dist_sync")
+        kv.init(0, mx.nd.zeros((3,)))
+        g = mx.nd.ones((3,))
+        mx.engine.get().push_sync(lambda rctx: 1 / 0, g.context, (), (g._chunk.var,))
+        kv.push(0, g)
+        try:
+            kv._barrier()
+        except mx.MXNetError as exc:
+            print(exc)
+    """
+    proc = jobs.run([jobs.sys_executable, "-c", code], timeout=60)
+    assert ("KVStore dist_sync barrier failed: rank 0 failed at collective #2: an array of "
+            "dist_sync push of key 0 holds an error (ZeroDivisionError" in proc.stdout), \
+        proc.stdout + proc.stderr
 
 
 def test_a_bad_timeout_setting_is_named(jobs):

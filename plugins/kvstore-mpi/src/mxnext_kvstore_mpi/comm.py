@@ -35,6 +35,7 @@ __all__ = ["RankFault", "world", "timeout"]
 
 TIMEOUT_ENV = "MXNEXT_KVSTORE_TIMEOUT"
 _TAG = 0x6D78              # control messages on our own communicator
+_TEXT_TAG = _TAG + 1       # the text after a FAULT message
 _HELLO_TAG = 0x6D786E      # the one message ever sent on COMM_WORLD: at start-up
 _ARRIVE, _LEAVE, _FAULT = 1, 2, 3
 _MSG = 8                   # int64 words in a control message
@@ -98,15 +99,34 @@ def world() -> "World":
 
 
 class _Ticket:
-    """One collective: ``work(world, *data)`` once the engine has the data ready."""
+    """One collective: ``work(world, *data)`` once the engine has handed this rank's data
+    over (``give``); ``finish`` completes it, whichever of the two comes last."""
 
-    __slots__ = ("what", "work", "sig", "ready", "data", "done")
+    __slots__ = ("what", "work", "sig", "ready", "data", "done", "error", "result", "lock")
 
     def __init__(self, what, work, sig):
         self.what, self.work, self.sig = what, work, sig
         self.ready = threading.Event()
-        self.data = ()
-        self.done = None
+        self.lock = threading.Lock()
+        self.data, self.done, self.error, self.result = (), None, None, None
+
+    def give(self, data, done, error=None):
+        """The engine's side: the data is ready (``error``: an input holds one)."""
+        with self.lock:
+            failed = self.result
+            if failed is None:
+                self.data, self.done, self.error = data, done, error
+                self.ready.set()
+        if failed is not None:             # the collective failed before the data came
+            done(failed)
+
+    def finish(self, exc):
+        with self.lock:
+            done = self.done
+            if done is None:
+                self.result = exc
+        if done is not None:
+            done(exc)
 
 
 class World:
@@ -180,13 +200,9 @@ class World:
         from opsdk.kvstore import engine_call
         t = _Ticket(what, work, sig)
         self._queue.put(t)
-
-        def hand_over(*data):
-            t.data, t.done = data[:-1], data[-1]
-            t.ready.set()
-
-        engine_call(hand_over, reads, writes, name=f"dist {what}", priority=priority,
-                    asynchronous=True)
+        engine_call(lambda *data: t.give(data[:-1], data[-1]), reads, writes,
+                    name=f"dist {what}", priority=priority, asynchronous=True,
+                    on_error=lambda exc, *data: t.give(data[:-1], data[-1], exc))
 
     def run(self, what, work, sig):
         """Queue ``work(world)`` and wait for it (barriers, start-up broadcasts)."""
@@ -198,8 +214,7 @@ class World:
             result.append(exc)
             finished.set()
 
-        t.done = done
-        t.ready.set()
+        t.give((), done)
         self._queue.put(t)
         finished.wait()
         if result[0] is not None:
@@ -217,6 +232,11 @@ class World:
                 if self._fault is not None:
                     raise _failed(t.what, self._fault.cause, self._fault.ranks)
                 self._seq += 1
+                if t.error is not None:    # this rank's data is an error: tell the others
+                    self._fail(_FAILED, [self.rank], f"an array of {t.what} holds an error "
+                                                     f"({type(t.error).__name__}: {t.error})")
+                    t.finish(t.error)
+                    continue
                 self._arrive(t)
                 self._busy_since = time.monotonic()
                 try:
@@ -224,27 +244,20 @@ class World:
                 finally:
                     self._busy_since = None
             except RankFault as exc:
-                self._finish(t, exc)
+                t.finish(exc)
             except Exception as exc:        # an MPI error or ranks out of step: no way on
                 self._fail(_FAILED, [self.rank], f"{type(exc).__name__}: {exc}")
-                self._finish(t, _failed(t.what, self._fault.cause, self._fault.ranks))
+                t.finish(_failed(t.what, self._fault.cause, self._fault.ranks))
             else:
-                self._finish(t, None)
+                t.finish(None)
 
     def _fail(self, reason, ranks, detail=None):
         """Record a fault seen here and tell the other ranks."""
-        cause = _cause(reason, ranks, self._seq, self.timeout, waiting=self.rank)
-        if detail:
-            cause += f": {detail}"
-        self._fault = _failed("", cause, ranks)
-        self._tell(_FAULT, self._seq, reason, *ranks[:_MSG - 3])
-
-    @staticmethod
-    def _finish(t, exc):
-        if t.done is not None:
-            t.done(exc)
-        else:                              # skipped by the engine (an input held an error)
-            t.ready.set()
+        cause = _cause(reason, ranks, self._seq, self.timeout,
+                       waiting=None if list(ranks) == [self.rank] else self.rank)
+        self._fault = _failed("", f"{cause}: {detail}" if detail else cause, ranks)
+        text = (detail or "").encode()
+        self._tell(_FAULT, self._seq, reason, len(text), *ranks[:_MSG - 4], text=text)
 
     def _wait_ready(self, t) -> bool:
         """Wait for this rank's own data, listening for faults of the others meanwhile;
@@ -298,7 +311,8 @@ class World:
                 raise _failed(t.what, self._fault.cause, self._fault.ranks)
 
     # -- control messages -------------------------------------------------------------------
-    def _tell(self, kind, *words):
+    def _tell(self, kind, *words, text=b""):
+        """Send a control message (and ``text`` after it) to every rank still there."""
         msg = np.full(_MSG, -1, np.int64)
         msg[0] = kind
         msg[1:1 + len(words)] = words
@@ -307,6 +321,8 @@ class World:
             for r in range(self.size):
                 if r != self.rank and r not in self._left:
                     self._sends.append(self.comm.Isend(msg, dest=r, tag=_TAG))
+                    if text:
+                        self._sends.append(self.comm.Isend(text, dest=r, tag=_TEXT_TAG))
 
     def _drain(self):
         """Read every control message that has come in."""
@@ -322,11 +338,17 @@ class World:
                 self._sigs[src][int(buf[1])] = int(buf[2])
             elif kind == _LEAVE:
                 self._left[src] = int(buf[1])
-            elif kind == _FAULT and self._fault is None:
-                seq, reason = int(buf[1]), int(buf[2])
-                ranks = [int(r) for r in buf[3:] if r >= 0]
-                self._fault = _failed("", _cause(reason, ranks, seq, self.timeout,
-                                                seen_by=src), ranks)
+            elif kind == _FAULT:
+                seq, reason, size = int(buf[1]), int(buf[2]), int(buf[3])
+                ranks = [int(r) for r in buf[4:] if r >= 0]
+                text = bytearray(size)
+                if size:
+                    self.comm.Recv(text, source=src, tag=_TEXT_TAG)
+                if self._fault is None:
+                    cause = _cause(reason, ranks, seq, self.timeout,
+                                   seen_by=None if ranks == [src] else src)
+                    detail = text.decode(errors="replace")
+                    self._fault = _failed("", f"{cause}: {detail}" if detail else cause, ranks)
 
     def _alive(self, r) -> bool:
         """Whether rank ``r``'s process still runs (known only for ranks on this host)."""

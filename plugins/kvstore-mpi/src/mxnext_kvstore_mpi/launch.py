@@ -3,8 +3,9 @@ workers of the dist KVStores, for users of MXNet's ``tools/launch.py``.
 
 ``local`` starts the N workers on this machine with the ``mpiexec`` of this Python
 environment (the ``mpich`` wheel's), told to keep the other ranks running when one dies
-(``-disable-auto-cleanup``) so that each of them reports which rank it lost before the job
-ends. ``mpi`` hands the job to the ``mpiexec`` on ``PATH`` (a cluster's MPI), with a
+(``-disable-auto-cleanup``), each under ``mxnext_kvstore_mpi.rank`` (so that one killed by a
+signal does not end the job at once either): every other rank reports which rank it lost
+before the job ends. ``mpi`` hands the job to the ``mpiexec`` on ``PATH`` (a cluster's MPI), with a
 hostfile and further ``mpiexec`` options if given.
 """
 
@@ -36,6 +37,8 @@ def command(num_workers, launcher, script, args, hostfile=None, mpi_args="") -> 
     """The command line that runs ``script args`` as ``num_workers`` workers."""
     if launcher == "local":
         head = [_local_mpiexec(), "-disable-auto-cleanup", "-n", str(num_workers)]
+        if sys.platform.startswith("linux"):
+            head += [sys.executable, "-m", "mxnext_kvstore_mpi.rank"]
     else:
         mpiexec = shutil.which("mpiexec")
         if mpiexec is None:

@@ -122,7 +122,7 @@ class _Dist:
 
     def _barrier(self) -> None:
         """Wait until every worker has reached its barrier (and issued what came before)."""
-        self._world.run("barrier", lambda w: w.comm.Barrier(), _sig("barrier"))
+        self._world.run(f"{self.type} barrier", lambda w: w.comm.Barrier(), _sig("barrier"))
 
     # -- helpers ---------------------------------------------------------------------------
     def _local_sum(self, key, vals, stored, priority):
