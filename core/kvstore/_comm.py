@@ -28,8 +28,8 @@ def engine_call(fn, reads=(), writes=(), *, name, priority=0, asynchronous=False
     ``writes``, is done; whatever is pushed later on ``writes`` waits for it. ``fn`` runs on
     an engine thread of the first write's (else read's) context. With ``asynchronous`` it is
     called as ``fn(*data, done)`` and finishes when ``done()`` is called, from any thread
-    (``done(exc)`` reports a failure), which lets it hand the work to another thread. An
-    exception (or ``done(exc)``) lands on ``writes``: waiting on them raises it.
+    (``done(exc)`` reports a failure): it must return at once, handing the work to another
+    thread. An exception (or ``done(exc)``) lands on ``writes``: waiting on them raises it.
 
     When an array holds the error of an earlier operation the call is skipped and ``writes``
     inherit that error; an asynchronous call given ``on_error`` runs ``on_error(exc, *data,
@@ -43,10 +43,10 @@ def engine_call(fn, reads=(), writes=(), *, name, priority=0, asynchronous=False
     const = tuple(a._chunk.var for a in reads)
     mutate = tuple(a._chunk.var for a in writes)
     eng = _engine.get()
-    if asynchronous:                   # the ASYNC lane: started by a worker at once
-        if on_error is None:
+    if asynchronous:     # it only hands work over: run it on this thread when its arrays are
+        if on_error is None:       # free, else on a worker of the ASYNC lane once they are
             eng.push_async(lambda rctx, done: fn(*data, done), ctx, const, mutate,
-                           prop=FnProperty.ASYNC, priority=priority, name=name)
+                           prop=FnProperty.ASYNC, priority=priority, name=name, cheap=True)
             return
 
         def guarded(rctx, done):
@@ -58,7 +58,7 @@ def engine_call(fn, reads=(), writes=(), *, name, priority=0, asynchronous=False
                 on_error(box.exc, *data, done)
 
         eng.push(OprHandle(guarded, True, const, mutate, FnProperty.ASYNC, name,
-                           skip_on_error=False), ctx, priority)
+                           skip_on_error=False, cheap=True), ctx, priority)
     else:
         cheap = sum(d.nbytes for d in data[len(reads):]) <= CHEAP_BYTES
         eng.push_sync(lambda rctx: fn(*data), ctx, const, mutate, priority=priority,
