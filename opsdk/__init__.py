@@ -10,6 +10,7 @@ Three ways to write an op, all compiling to the same registry ``OpDef``:
 and ``OperatorProperty``/``Operator`` with ``register_property`` (legacy).
 Use ``register_op`` to *define* an op and ``extend_op`` to *attach*
 attributes (such as ``FCompute<gpu>``) to an op another plugin defines.
+KVStore backends use ``opsdk.kvstore`` (and ``opsdk.testing.kvstore``).
 """
 
 from mxnext.base import MXNetError, ParamError, PluginError, ShapeError, TypeInferError

@@ -25,7 +25,8 @@ Three starting points, each keeping MXNet 1.9's whole method set (``init``, ``pu
   values by overriding ``_merge(key, vals, dst, priority)`` (push ``dst = sum(vals)``) and
   ``_merged(key, vals, stored, priority) -> (summed, stored)`` (the sum handed to the
   updater); ``_group(what, key, value)`` and ``_stored(what, key)`` check MXNet's key/value
-  forms and name the call and key in errors.
+  forms and name the call and key in errors; ``_updater`` is the updater (or None) and
+  ``_merge_bufs`` a dict for the subclass's buffers.
 - ``DeviceKVStore``: the builtin ``device`` store (each key summed on one of its values'
   devices, 2-bit compression).
 

@@ -21,9 +21,10 @@ kv = mx.kv.create("dist_sync")
 report = {"rank": kv.rank, "pid": os.getpid()}
 path = f"{folder}/rank-{kv.rank}.json"
 open(path, "w").write(json.dumps(report))
-kv.init(0, mx.nd.zeros((1000,)))
+kv.init(0, mx.nd.zeros((1000,)))         # collective #1; the steps are #2 to #5
 out = mx.nd.zeros((1000,))
 for step in range(4):
+    value = mx.nd.ones((1000,))
     if kv.rank == bad and step == 2:
         if mode == "hang":
             time.sleep(300)
@@ -31,15 +32,16 @@ for step in range(4):
             raise RuntimeError("rank gives up")
         if mode == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
-    value = mx.nd.ones((1000,))
-    if mode == "poison" and kv.rank == bad and step == 2:   # the gradient failed to compute
-        mx.engine.get().push_sync(lambda rctx: 1 / 0, value.context, (), (value._chunk.var,))
+        if mode == "poison":             # the gradient failed to compute
+            mx.engine.get().push_sync(lambda rctx: 1 / 0, value.context, (),
+                                      (value._chunk.var,))
     start = time.monotonic()
     try:
-        kv.pushpull(0, value, out=out)
-        out.wait_to_read()
-        if step == 3:
+        if step == 2 and mode != "poison":
             kv._barrier()
+        else:
+            kv.pushpull(0, value, out=out)
+            out.wait_to_read()
     except mx.MXNetError as exc:
         report.update(error=str(exc), seconds=time.monotonic() - start, step=step)
         open(path, "w").write(json.dumps(report))
@@ -48,9 +50,10 @@ for step in range(4):
 
 
 @pytest.mark.parametrize("mode, n, launcher, cause", [
-    ("hang", 3, "mpiexec", f"rank 1 did not reach collective #4 within {TIMEOUT} s"),
-    ("raise", 2, "mpiexec", "rank 1 ended with an error before collective #4"),
-    ("kill", 2, "launch", "rank 1 died before collective #4"),
+    ("hang", 3, "mpiexec", f"KVStore dist_sync barrier failed: rank 1 did not reach "
+                           f"collective #4 within {TIMEOUT} s"),
+    ("raise", 2, "mpiexec", "barrier failed: rank 1 ended with an error before collective #4"),
+    ("kill", 2, "launch", "barrier failed: rank 1 died before collective #4"),
     ("poison", 2, "mpiexec", "rank 1 failed at collective #4: an array of dist_sync pushpull "
                              "of key 0 holds an error (ZeroDivisionError"),
 ])

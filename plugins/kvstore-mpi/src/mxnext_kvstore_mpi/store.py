@@ -56,7 +56,7 @@ class _Dist:
 
     def __repr__(self):
         return (f"<{type(self).__name__} type={self.type!r} rank={self.rank}/"
-                f"{self.num_workers} keys={len(self._store)}>")
+                f"{self.num_workers}>")
 
     @property
     def rank(self) -> int:
@@ -77,7 +77,7 @@ class _Dist:
         """Store each value, rank 0's for every worker."""
         super().init(key, value)
         keys = list(self._group("init", key, value))
-        arrays = [self._store[k] for k in keys]
+        arrays = [self._stored("init", k) for k in keys]
         self._submit("init", keys, arrays, _bcast_work(len(arrays)), (), arrays, 0)
 
     def push(self, key, value, priority=0) -> None:
@@ -92,7 +92,7 @@ class _Dist:
         self._allreduce("push", jobs, priority)
         if self._updater is not None:
             for k, _, dst in jobs:
-                self._updater(k, dst, self._store[k])
+                self._updater(k, dst, self._stored("push", k))
 
     def pushpull(self, key, value, out=None, priority=0) -> None:
         """``push`` then ``pull``; without an updater the sum goes across the workers
@@ -110,7 +110,7 @@ class _Dist:
             stored = self._stored("pushpull", k)
             src, stored = self._local_sum(k, vals, stored, priority)
             first = outs[k][0]
-            direct = (first.shape == stored.shape and first._dtype == stored._dtype
+            direct = (first.shape == stored.shape and first.dtype == stored.dtype
                       and first.context.device_type == "cpu")
             dst = first if direct else stored
             jobs.append((k, src, dst))
@@ -132,12 +132,12 @@ class _Dist:
                 raise MXNetError(f"KVStore.push: key {key!r}: expected arrays of shape "
                                  f"{stored.shape}, got one of shape {v.shape}")
         src, stored = self._merged(key, vals, stored, priority)
-        if src._dtype != stored._dtype or src.context.device_type != "cpu":
+        if src.dtype != stored.dtype or src.context.device_type != "cpu":
             buf = self._merge_bufs.get(("cast", key))
             if buf is None:
                 from mxnext import nd
                 buf = self._merge_bufs[("cast", key)] = nd.empty(stored.shape, stored.context,
-                                                                 stored._dtype)
+                                                                 stored.dtype)
             self._merge_copy(key, src, buf, priority)
             src = buf
         return src, stored
@@ -149,7 +149,7 @@ class _Dist:
         buf = self._recv.get(key)
         if buf is None or buf.context != stored.context:
             from mxnext import nd
-            buf = self._recv[key] = nd.empty(stored.shape, stored.context, stored._dtype)
+            buf = self._recv[key] = nd.empty(stored.shape, stored.context, stored.dtype)
         return buf
 
     def _allreduce(self, what, jobs, priority):
@@ -164,7 +164,7 @@ class _Dist:
                 self._submit(what, [k], [src, dst], _compressed_work(gc, self._residual, k),
                              (src,), (dst,), priority)
             elif dst.size <= FUSE_BOUND and len(jobs) > 1:
-                if fused and (size + dst.size > _FUSED_MAX or fused[0][2]._dtype != dst._dtype):
+                if fused and (size + dst.size > _FUSED_MAX or fused[0][2].dtype != dst.dtype):
                     self._submit_fused(what, fused, priority)
                     fused, size = [], 0
                 fused.append(job)
@@ -183,7 +183,7 @@ class _Dist:
     def _submit(self, what, keys, arrays, work, reads, writes, priority):
         desc = (f"{what} of key {keys[0]!r}" if len(keys) == 1
                 else f"{what} of {len(keys)} keys {keys[0]!r}..{keys[-1]!r}")
-        sig = _sig(what, keys, [(a.shape, a._dtype.str) for a in arrays])
+        sig = _sig(what, keys, [(a.shape, np.dtype(a.dtype).str) for a in arrays])
         self._world.submit(f"{self.type} {desc}", work, sig, reads, writes, priority)
 
 
