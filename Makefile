@@ -14,7 +14,7 @@ $(PY):
 
 $(STAMP): $(PY) $(PROJECTS)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test]" $(foreach p,$(PLUGINS),-e "./$(p)[test]")
+	$(PY) -m pip install -q -e ".[test,examples]" $(foreach p,$(PLUGINS),-e "./$(p)[test]")
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -24,7 +24,7 @@ test: setup
 	$(PY) -m pytest -q -n auto --dist worksteal tests $(foreach p,$(PLUGINS),$(p)/tests)
 
 demo: setup
-	$(PY) examples/train_mlp.py
+	$(PY) examples/train_lenet_digits.py
 
 bench: setup
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) bench/engine.py

@@ -15,7 +15,8 @@ _COMPUTE = "FCompute<"
 
 
 def devices_of(opdef) -> list[str]:
-    """Device types with a compute function for ``opdef`` (from its ``FCompute<dev>`` keys)."""
+    """Device types with a compute function for ``opdef`` (an ``OpDef`` or ``OpInfo``: from
+    its ``FCompute<dev>`` keys)."""
     return sorted(k[len(_COMPUTE):-1] for k in opdef.attrs if k.startswith(_COMPUTE))
 
 
@@ -37,26 +38,26 @@ def _call(fn, params):
         return None
 
 
-def summary(opdef) -> dict:
-    ok, params = default_params(opdef)
-    variadic = not ok and opdef.get_attr("key_var_num_args") is not None
+def summary(info) -> dict:
+    """``ops list``'s row of a ``registry.OpInfo`` (counts are None where they read a
+    parameter without default, shown as "var")."""
     return {
-        "name": opdef.name,
-        "plugin": opdef.provider,
-        "aliases": sorted(opdef.aliases),
-        # without defaults, counts that read a parameter fail (-> None, shown as "var")
-        "num_inputs": None if variadic else _call(opdef.num_inputs, params),
-        "num_outputs": _call(opdef.num_outputs, params),
-        "devices": devices_of(opdef),
+        "name": info.name,
+        "plugin": info.provider,
+        "aliases": sorted(info.aliases),
+        "num_inputs": info.num_inputs,
+        "num_outputs": info.num_outputs,
+        "devices": devices_of(info),
     }
 
 
 def details(opdef, functions: dict) -> dict:
     """Everything ``ops show`` prints; ``functions`` maps a frontend (``FRONTENDS``) to the
     op's generated function there, whose real signature is the call form shown."""
+    from mxnext import registry
     ok, params = default_params(opdef)
     var_arg = opdef.get_attr("key_var_num_args")
-    out = summary(opdef)
+    out = summary(registry.OpInfo.of(opdef))
     out.update({
         "description": opdef.description or "",
         "inputs": [{"name": a.name, "type": a.type, "description": a.description}

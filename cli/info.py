@@ -32,6 +32,7 @@ def collect() -> dict:
     reports = plugins.report()
     return {
         "versions": {name: _version(name) for name in _PACKAGES},
+        "mxnet_api": mxnext.__mxnet_version__,
         "python": sys.version.split()[0],
         "executable": sys.executable,
         "platform": platform.platform(),
@@ -55,6 +56,7 @@ def info(as_json):
         return
     v = d["versions"]
     lines = [("mxnext", f"{v['mxnext']} at {d['mxnext_location']}"),
+             ("MXNet API", d["mxnet_api"]),
              ("Python", f"{d['python']} ({d['executable']})"),
              ("platform", d["platform"])]
     lines += [(name, v[name] or "not installed") for name in _PACKAGES[1:]]

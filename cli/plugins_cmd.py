@@ -15,7 +15,8 @@ __all__ = ["plugins", "health"]
 
 
 def health() -> dict:
-    """Every plugin with its contributions, plus the registry's conflicts, orphans and gaps."""
+    """Every plugin with its contributions, plus the registry's conflicts, orphans, gaps and
+    op modules that failed to import at first use."""
     from mxnext import plugins as plugin_manager
     from mxnext import registry
     rep = registry.validate()
@@ -30,6 +31,7 @@ def health() -> dict:
         "orphans": [{"op": op, "keys": keys, "providers": providers}
                     for op, keys, providers in rep.orphans],
         "gaps": [{"op": op, "missing": missing} for op, missing in rep.gaps],
+        "failed_modules": [{"module": m, "error": e} for m, e in rep.failed],
     }
 
 
@@ -71,6 +73,11 @@ def _print_problems(h, verbose) -> None:
                        f"({p['status']}): {p['error']}")
             if verbose and p["traceback"]:
                 click.echo("    " + p["traceback"].rstrip().replace("\n", "\n    "))
+    if h["failed_modules"]:
+        click.echo("")
+        heading("Op modules that failed to import")
+        for f in h["failed_modules"]:
+            click.echo(f"  {f['module']}: {f['error']}")
     if h["conflicts"]:
         click.echo("")
         heading("Conflicts (two plugins set one attribute at the same plevel)")
@@ -92,8 +99,8 @@ def _print_problems(h, verbose) -> None:
               help="Also run opsdk's conformance suite over every op plugin NAME defines.")
 @click.option("--json", "as_json", is_flag=True, help="Print the health report as JSON.")
 def check(conformance, as_json):
-    """Exit 1 if any plugin failed to load, any attribute conflict exists, or the
-    conformance suite fails."""
+    """Exit 1 if any plugin (or op module) failed to load, any attribute conflict exists,
+    or the conformance suite fails."""
     h = health()
     failed = [p for p in h["plugins"] if p["status"] == "failed"]
     names = {p["name"] for p in h["plugins"] if p["status"] == "loaded"}
@@ -107,11 +114,12 @@ def check(conformance, as_json):
     else:
         _print_plugins(h["plugins"])
         _print_problems(h, verbose=True)
-    ok = not failed and not h["conflicts"]
+    ok = not failed and not h["conflicts"] and not h["failed_modules"]
     if not as_json:
         click.echo("")
         click.echo(click.style("plugins ok", fg="green") if ok else click.style(
             f"plugin check failed: {len(failed)} failed plugin(s), "
+            f"{len(h['failed_modules'])} failed op module(s), "
             f"{len(h['conflicts'])} conflict(s)", fg="red"))
     if conformance is not None:
         ok = _run_conformance(conformance, quiet=as_json) and ok
@@ -121,10 +129,12 @@ def check(conformance, as_json):
 
 def _run_conformance(plugin: str, quiet: bool) -> bool:
     """Run the suite in a pytest subprocess (a clean process: the same plugins load there)."""
+    from mxnext._atomic_write import write_atomic
+
     with tempfile.TemporaryDirectory(prefix="mxnext-conformance-") as tmp:
         test = Path(tmp) / f"test_conformance_{plugin.replace('-', '_')}.py"
-        test.write_text("from opsdk.testing import conformance_tests\n\n"
-                        f"test_conformance = conformance_tests({plugin!r})\n")
+        write_atomic(test, "from opsdk.testing import conformance_tests\n\n"
+                           f"test_conformance = conformance_tests({plugin!r})\n")
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "--rootdir", tmp, str(test)]
         if not quiet:

@@ -63,9 +63,11 @@ def _write_all(files: dict[Path, str]) -> None:
         raise click.ClickException(
             "refusing to overwrite existing files (nothing was written):\n"
             + "\n".join(f"  {p}" for p in existing))
+    from mxnext._atomic_write import write_atomic
+
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        write_atomic(path, text)
         click.echo(f"  created {path}")
 
 

@@ -6,11 +6,15 @@ first lookup (``mxnext._runtime.firstuse``).
 
 import os as _os
 
-from . import _aliases, _builtins
+from . import _aliases, _builtins, _missing
 from ._runtime import __version__
+# the MXNet release whose Python API mxnext follows; what the ``mxnet`` import alias
+# (mxnext.mxnet_alias) reports as its __version__
+__mxnet_version__ = "1.9.1"
 from ._runtime import base, context, engine, device, storage, resource
 from ._runtime import graph, registry, params, opctx, hookspecs, plugins
 from . import random
+from . import random as rnd
 from . import autograd, model, ndarray, operator, runtime, util
 from . import ndarray as nd
 from . import executor, symbol, name, attribute, visualization, contrib
@@ -21,6 +25,7 @@ from ._runtime.context import Context, cpu, cpu_pinned, current_context, gpu, nu
 from .util import is_np_shape, np_shape, set_np_shape, use_np, use_np_shape
 
 _aliases.install()
+_missing.install()
 plugins.add_builtin(_builtins)
 nd.CachedOp = executor.cached_op.CachedOp      # MXNet's mx.nd.CachedOp; the executor sits above mx.nd
 if _os.environ.get("MXNET_PROFILER_AUTOSTART", "0") not in ("", "0"):
@@ -35,10 +40,12 @@ def __getattr__(name):
     # mx.kvstore (alias mx.kv) when a program first shares values between devices
     # mx.optimizer (alias mx.opt) and mx.lr_scheduler when a program first trains
     # mx.io and mx.recordio when a program first reads data; mx.module (alias mx.mod)
+    # and mx.callback when a program first trains with Module.fit
     if name in ("test_utils", "rnn", "initializer", "init", "kvstore", "kv", "metric",
                 "optimizer", "opt", "lr_scheduler", "io", "recordio", "profiler",
-                "module", "mod"):
+                "module", "mod", "callback"):
         import importlib
         alias = {"init": "initializer", "kv": "kvstore", "opt": "optimizer", "mod": "module"}
         return importlib.import_module(f".{alias.get(name, name)}", __name__)
+    _missing.check(__name__, name)
     raise AttributeError(f"module 'mxnext' has no attribute {name!r}")

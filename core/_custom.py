@@ -24,8 +24,9 @@ from pydantic import ConfigDict
 from ._runtime import tape as _tape
 from ._runtime import engine as _engine
 from ._runtime import storage as _storage
-from ._runtime.base import MXNetError, ParamError, did_you_mean
+from ._runtime.base import MXNetError, ParamError, did_you_mean, is_np_shape
 from ._runtime.engine import FnProperty, OprHandle, Var, _events
+from ._runtime.fork import in_child
 from ._runtime.graph import Node, NodeEntry
 from ._runtime.params import Param, format_value
 
@@ -90,10 +91,18 @@ def layout(params) -> _Layout:
 def _infer_shape(params, ins, outs):
     lay = layout(params)
     n_in = len(lay.args)
-    if any(s is None for s in ins[:n_in]):
-        return ins, outs                     # the operator's rule needs its inputs' shapes
-    res = _three(lay.prop.infer_shape([list(s) for s in ins[:n_in]]), "infer_shape", lay)
-    i, o, a = ([None if s is None else tuple(int(d) for d in s) for s in part] for part in res)
+    # as MXNet, an unknown input shape is handed over as [] (a custom loss infers its
+    # label's shape from the data's); a rule that cannot do without it waits for it
+    try:
+        res = lay.prop.infer_shape([[] if s is None else list(s) for s in ins[:n_in]])
+    except Exception:
+        if all(s is not None for s in ins[:n_in]):
+            raise
+        return ins, outs
+    res = _three(res, "infer_shape", lay)
+    scalar_ok = is_np_shape()            # legacy shapes: () is unknown too
+    i, o, a = ([tuple(int(d) for d in s) if s is not None and (len(s) or scalar_ok) else None
+                for s in part] for part in res)
     return i + a, o
 
 
@@ -260,6 +269,14 @@ class _Workers:
 
 
 _workers = _Workers()
+
+
+def _new_workers():
+    global _workers
+    _workers = _Workers()         # in a forked child: the threads counted idle are gone
+
+
+in_child(_new_workers)
 
 
 # -- registration ----------------------------------------------------------------------

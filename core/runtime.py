@@ -51,10 +51,10 @@ def _blas() -> str:
 
 
 def _enabled() -> dict:
-    from ._runtime import device
+    from ._runtime import context
     cpu, blas = _cpu_features(), _blas()
     on = {
-        "CUDA": "gpu" in device.available(),
+        "CUDA": context.num_gpus() > 0,       # a gpu plugin with a usable CUDA device
         "CPU_SSE": cpu.get("SSE", False), "CPU_SSE2": cpu.get("SSE2", False),
         "CPU_SSE3": cpu.get("SSE3", False), "CPU_SSE4_1": cpu.get("SSE41", False),
         "CPU_SSE4_2": cpu.get("SSE42", False), "CPU_AVX": cpu.get("AVX", False),

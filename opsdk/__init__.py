@@ -10,7 +10,9 @@ Three ways to write an op, all compiling to the same registry ``OpDef``:
 and ``OperatorProperty``/``Operator`` with ``register_property`` (legacy).
 Use ``register_op`` to *define* an op and ``extend_op`` to *attach*
 attributes (such as ``FCompute<gpu>``) to an op another plugin defines.
-KVStore backends use ``opsdk.kvstore`` (and ``opsdk.testing.kvstore``).
+A plugin's ``mxnext_register_ops`` hook imports its op modules, or hands their
+names to ``register_op_modules``, which imports each at the first use of one
+of its ops. KVStore backends use ``opsdk.kvstore`` (and ``opsdk.testing.kvstore``).
 """
 
 from mxnext.base import MXNetError, ParamError, PluginError, ShapeError, TypeInferError
@@ -21,6 +23,8 @@ from mxnext.params import DType, Field, Param
 from mxnext.resource import ResourceRequest
 
 from ._builder import OpBuilder, extend_op, register_op
+from ._manifest import register_op_modules
+from .dtypes import FLOAT_DTYPES, FloatOnly
 from .grad import (CloneGradient, ElemwiseGradUseIn, ElemwiseGradUseInOut, ElemwiseGradUseNone,
                    ElemwiseGradUseOut, MakeZeroGradNodes)
 from .legacy import Operator, OperatorProperty, register_property
@@ -32,13 +36,15 @@ __all__ = [
     # plugin hooks
     "hookimpl",
     # authoring styles
-    "register_op", "extend_op", "OpBuilder", "simple_op", "SimpleOp", "EnvArguments",
-    "NO_INPLACE", "INPLACE_IN_OUT", "INPLACE_OUT_IN", "INPLACE_LHS_OUT", "INPLACE_OUT_LHS",
+    "register_op", "extend_op", "register_op_modules", "OpBuilder", "simple_op", "SimpleOp",
+    "EnvArguments", "NO_INPLACE", "INPLACE_IN_OUT", "INPLACE_OUT_IN", "INPLACE_LHS_OUT",
+    "INPLACE_OUT_LHS",
     "OperatorProperty", "Operator", "register_property",
     # parameters and runtime
     "Param", "Field", "DType", "OpReqType", "OpContext", "ResourceRequest", "assign",
     # shape, type and gradient rules
-    "ElemwiseShape", "ElemwiseType", "ElemwiseGradUseIn", "ElemwiseGradUseOut",
+    "ElemwiseShape", "ElemwiseType", "FloatOnly", "FLOAT_DTYPES", "ElemwiseGradUseIn",
+    "ElemwiseGradUseOut",
     "ElemwiseGradUseInOut", "ElemwiseGradUseNone", "CloneGradient", "MakeZeroGradNodes",
     "make_node", "NodeEntry",
     # errors

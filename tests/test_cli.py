@@ -179,7 +179,7 @@ def venv(tmp_path_factory):
     mxnext.write_text(f"#!{python}\nimport sys\nfrom {module} import {function}\n"
                       f"sys.exit({function}())\n")
     mxnext.chmod(0o755)
-    env = env_with(None)
+    env = {**env_with(None), "MXNEXT_CACHE_DIR": str(root / "cache")}  # plugins of tmp dirs
     return SimpleNamespace(python=str(python), env=env,
                            run=lambda *args, **kw: run(*args, exe=str(mxnext), env=env, **kw))
 
@@ -218,12 +218,14 @@ def test_info_json_reports_versions_engine_devices_plugins(only_clitest):
     for pkg in ("mxnext", "numpy", "pydantic", "pluggy", "click"):
         assert d["versions"][pkg] == md.version(pkg)
     assert d["python"] == ".".join(map(str, sys.version_info[:3]))
+    assert d["mxnet_api"] == "1.9.1"
     assert d["engine"] in ("NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice")
     assert "cpu" in d["devices"]
     assert d["plugins"]["loaded"] == 2 and d["plugins"]["failed"] == 0
     text = run("info", env={**os.environ, "MXNEXT_ENGINE_TYPE": "NaiveEngine"})
     assert text.returncode == 0
     assert re.search(r"^engine:\s+NaiveEngine$", text.stdout, re.M)
+    assert re.search(r"^MXNet API:\s+1\.9\.1$", text.stdout, re.M)
     assert re.search(r"^MXNEXT_ENGINE_TYPE:\s+NaiveEngine$", text.stdout, re.M)
 
 
@@ -272,12 +274,11 @@ def test_ops_list_table_is_aligned_and_plain_when_piped(only_clitest):
     (["--device", "tpu"], "unknown device type 'tpu' (did you mean 'cpu'?); known: cpu, "
                           "cpu_pinned, cpu_shared\n"),
     (["--device", "gpu"], "unknown device type 'gpu'; 'gpu' is an MXNet 1.x device type "
-                          "provided by mxnext-device-cupy (planned, not yet released); known: cpu"),
+                          "provided by mxnext-device-cupy, which is installed but does not "
+                          "provide it here"),
     (["--grep", "(unclosed"], "not a regular expression"),
     (["--plugin", "clitset"], "did you mean 'clitest'"),
-    (["--plugin", "device-cupy"], "no plugin named 'device-cupy'; plugin 'device-cupy' comes "
-                                  "with mxnext-device-cupy (planned, not yet released)"),
-], ids=["tpu", "gpu", "grep", "plugin-typo", "plugin-planned"])
+], ids=["tpu", "gpu", "grep", "plugin-typo"])
 def test_ops_list_bad_options_are_usage_errors(only_clitest, args, message):
     r = run("ops", "list", *args, env=only_clitest)
     assert r.returncode == 2
@@ -424,8 +425,9 @@ def mxnext_register_ops(registry):
 def test_plugins_check_runs_conformance_suite(only_clitest):
     r = run("plugins", "check", "--conformance", "clitest", env=only_clitest)
     assert r.returncode == 0, r.stdout + r.stderr
-    # clitest_scale: all 5 checks; its backward op: no grad check; clitest_sum has no example
-    assert re.search(r"\b9 passed, 1 skipped\b", r.stdout)
+    # clitest_scale: all 6 checks; its backward op: no grad or dtypes check; clitest_sum has
+    # no example
+    assert re.search(r"\b10 passed, 1 skipped\b", r.stdout)
     bad = run("plugins", "check", "--conformance", "clitset", env=only_clitest)
     assert bad.returncode == 2 and "did you mean 'clitest'" in bad.stderr
 

@@ -28,7 +28,7 @@ THREADED = {"ThreadedEngine": ThreadedEngine,
                                                                fast_paths=False)}
 FAST = {k: v for k, v in THREADED.items() if not k.endswith("-plain")}
 ENGINES = {"NaiveEngine": NaiveEngine, **THREADED}
-CTXS = [mx.cpu(0), mx.cpu(1), mx.gpu(0)]
+CTXS = [mx.cpu(0), mx.cpu(1), mx.cpu_pinned(0)]   # three device pools
 PROPS = list(FnProperty)
 WAIT = 20  # seconds a barrier/event may wait before the test fails instead of hanging
 

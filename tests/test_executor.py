@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mxnext as mx
-from mxnext.base import MXNetError
+from mxnext.base import MXNetError, ShapeError
 
 FIX = Path(__file__).parent / "fixtures" / "mxnet-1.9.1"
 
@@ -238,6 +238,9 @@ def test_eval_reshape_copy_params_and_dicts():
     with pytest.raises(MXNetError, match="nope"):
         other.copy_params_from({"nope": mx.nd.ones((1,))})
     other.copy_params_from({"nope": mx.nd.ones((1,))}, allow_extra_params=True)
+    with pytest.raises(ShapeError, match=r"copy_params_from: argument 'fc1_weight' has shape "
+                                         r"\(20, 16\), the executor's is \(16, 20\)"):
+        other.copy_params_from({"fc1_weight": mx.nd.ones((20, 16))})
 
 
 def test_monitor_sees_every_output():

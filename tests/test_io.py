@@ -104,6 +104,19 @@ def test_inputs_lists_dicts_names_and_layout():
         mx.io.NDArrayIter("not data")
 
 
+def test_ndarray_iter_refuses_lengths_that_differ_and_empty_batches():
+    with pytest.raises(ValueError, match=r"same number of examples \(first axis\), got "
+                                         r"\{'data': 10, 'softmax_label': 7\}"):
+        mx.io.NDArrayIter(DATA, np.zeros(7), batch_size=2)
+    with pytest.raises(ValueError, match=r"\{'a': 10, 'b': 9\}"):
+        mx.io.NDArrayIter({"a": DATA, "b": DATA[:9]}, batch_size=2)
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match=f"batch_size must be a positive integer, got "
+                                             f"{bad!r}"):
+            mx.io.NDArrayIter(DATA, DATA, batch_size=bad)
+    assert mx.io.NDArrayIter(DATA, DATA, batch_size=np.int64(4)).next().data[0].shape[0] == 4
+
+
 def test_shuffle_keeps_pairs_and_follows_numpy_seed():
     data = np.arange(20, dtype=np.float32).reshape(10, 2)
     label = np.arange(10, dtype=np.float32)
@@ -368,3 +381,86 @@ def test_invalid_recordio_file(tmp_path):
     path.write_bytes(b"\x01\x02\x03\x04\x05\x06\x07\x08")
     with pytest.raises(MXNetError, match="invalid RecordIO"):
         mx.recordio.MXRecordIO(str(path), "r").read()
+
+
+def _written(tmp_path, records):
+    idx, rec = str(tmp_path / "a.idx"), str(tmp_path / "a.rec")
+    writer = mx.recordio.MXIndexedRecordIO(idx, rec, "w")
+    for i, r in enumerate(records):
+        writer.write_idx(i, r)
+    writer.close()
+    return idx, rec
+
+
+def test_damaged_recordio_files_name_the_file_and_offset(tmp_path):
+    idx, rec = _written(tmp_path, [b"a" * 10, b"b" * 7, b"xyzw" + MAGIC + b"ab"])
+    data = open(rec, "rb").read()          # records at offsets 0, 20 and 36 (split at 48)
+    cases = {30: r"at offset 20: the file ends inside a record of 7 bytes \(2 present\)",
+             23: r"at offset 20: the file ends inside a record header \(3 of its 8 bytes",
+             48: r"at offset 48: a split record continues with the end of the file"}
+    for cut, message in cases.items():
+        with open(rec, "wb") as f:
+            f.write(data[:cut])
+        reader = mx.recordio.MXRecordIO(rec, "r")
+        assert reader.read() == b"a" * 10
+        if cut == 48:
+            assert reader.read() == b"b" * 7
+        with pytest.raises(MXNetError, match=f"invalid RecordIO file '{rec}' {message}"):
+            reader.read()
+        reader.close()
+    with open(rec, "wb") as f:
+        f.write(data[:20] + b"\x00" * 4 + data[24:])
+    with pytest.raises(MXNetError, match=f"'{rec}' at offset 20: expected the magic 0xced7230a, "
+                                         f"found 0x00000000"):
+        mx.recordio.MXIndexedRecordIO(idx, rec, "r").read_idx(1)
+    with open(rec, "wb") as f:
+        f.write(data[:20])
+    with pytest.raises(MXNetError, match=f"invalid index '{idx}' line 2 \\('1\\\\t20'\\): "
+                                         f"offset 20 is outside '{rec}' \\(20 bytes\\)"):
+        mx.recordio.MXIndexedRecordIO(idx, rec, "r")
+
+
+@pytest.mark.parametrize("lines, message", [
+    ("0\t0\njunk\n", r"line 2 \('junk'\): expected key<TAB>offset"),
+    ("0\t0\nx\t20\n", r"line 2 \('x\\t20'\): the key is not a valid int"),
+    ("0\tzero\n", r"line 1 \('0\\tzero'\): the offset is not an integer"),
+    ("0\t-4\n", r"line 1 \('0\\t-4'\): offset -4 is outside"),
+])
+def test_malformed_index_lines_are_errors_not_skipped(tmp_path, lines, message):
+    idx, rec = _written(tmp_path, [b"a" * 10, b"b" * 7])
+    with open(idx, "w") as f:
+        f.write(lines)
+    with pytest.raises(MXNetError, match=f"invalid index '{idx}' " + message):
+        mx.recordio.MXIndexedRecordIO(idx, rec, "r")
+
+
+def test_index_lookups_and_closed_files_fail_clearly(tmp_path):
+    idx, rec = _written(tmp_path, [b"a", b"b"])
+    with open(idx, "a") as f:
+        f.write("\n")                                   # a blank line holds no entry
+    reader = mx.recordio.MXIndexedRecordIO(idx, rec, "r")
+    assert reader.keys == [0, 1]
+    with pytest.raises(KeyError, match=f"key 7 is not in the index '{idx}' \\(2 keys\\)"):
+        reader.read_idx(7)
+    reader.close()
+    with pytest.raises(MXNetError, match=f"MXRecordIO.read: '{rec}' is closed"):
+        reader.read()
+    with pytest.raises(MXNetError, match="unpack: a record holds at least the 24-byte IRHeader, "
+                                         "got 3 bytes"):
+        mx.recordio.unpack(b"abc")
+    short = mx.recordio.pack((0, [1.0, 2.0], 0, 0), b"")[:-4]
+    with pytest.raises(MXNetError, match="IRHeader says 2 float32 labels follow, but only 4"):
+        mx.recordio.unpack(short)
+
+
+def test_a_recordio_file_appears_whole_at_close(tmp_path):
+    idx, rec = _written(tmp_path, [b"old"])
+    writer = mx.recordio.MXIndexedRecordIO(idx, rec, "w")
+    writer.write_idx(0, b"new record")
+    # while it is written the old pair stays readable, the new records in a hidden temp file
+    assert mx.recordio.MXIndexedRecordIO(idx, rec, "r").read_idx(0) == b"old"
+    names = sorted(os.listdir(tmp_path))
+    assert names[2:] == ["a.idx", "a.rec"] and all(n.endswith(".tmp") for n in names[:2])
+    writer.close()
+    assert sorted(os.listdir(tmp_path)) == ["a.idx", "a.rec"]
+    assert mx.recordio.MXIndexedRecordIO(idx, rec, "r").read_idx(0) == b"new record"

@@ -249,6 +249,16 @@ def test_shape_errors_name_metric_and_shapes():
     with pytest.raises(ShapeError, match=r"perplexity: labels of shape \(3,\) do not fit "
                                          r"predictions of shape \(2, 2\)"):
         mx.metric.create("perplexity", -1).update([nd([0, 1, 1])], [nd([[1, 0], [0, 1]])])
+    for name in ("mae", "mse", "rmse"):
+        with pytest.raises(ShapeError, match=name + r": labels of shape \(3, 1\) do not match "
+                                                    r"predictions of shape \(2, 2\)"):
+            mx.metric.create(name).update([nd([0, 1, 1])], [nd([[1, 0], [0, 1]])])
+        with pytest.raises(ShapeError, match=r"labels of shape \(1, 1\) do not match "
+                                             r"predictions of shape \(3, 1\)"):
+            mx.metric.create(name).update([nd([0])], [nd([1, 2, 3])])   # would broadcast
+    m = mx.metric.create("mse")
+    m.update([nd([1, 2])], [nd([[1, 1], [2, 4]])])     # a label per row: broadcasts as MXNet
+    assert m.get()[1] == pytest.approx(4 / 4)
     err = pytest.raises(ValueError, mx.metric.check_label_shapes, [1], [1, 2])
     assert isinstance(err.value, MXNetError)
     with pytest.raises(ParamError, match="mse: expected an NDArray or numpy array, got list"):

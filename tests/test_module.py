@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import mxnext as mx
-from mxnext.base import ParamError
+from mxnext.base import ParamError, ShapeError
 from mxnext.module import ModuleError
 from mxnext.module.executor_group import split_input_slice
 
@@ -282,6 +282,38 @@ def test_argument_errors():
     mod.set_params(with_extra, {}, allow_missing=True, allow_extra=True)
     with pytest.raises(ModuleError, match="merge_multi_context"):
         mod.get_states()
+
+
+def test_batch_sizes_that_differ_fail_at_bind_and_forward():
+    mod = mx.mod.Module(mlp())
+    with pytest.raises(ModuleError, match=r"bind: all data and labels must have the same batch "
+                                          r"size; 'softmax_label' has shape \(7,\) \(batch size "
+                                          r"7\), 'data' has shape \(4, 10\) \(batch size 4\)"):
+        mod.bind([("data", (4, 10))], [("softmax_label", (7,))])
+    assert not mod.binded
+    mod.bind([("data", (4, 10))], [("softmax_label", (4,))])
+    mod.init_params()
+    x, y = separable(7)
+    with pytest.raises(ModuleError, match=r"forward: label 'softmax_label' has shape \(7,\) "
+                                          r"\(batch size 7\); the data batch size is 4"):
+        mod.forward(mx.io.DataBatch([mx.nd.array(x[:4])], [mx.nd.array(y)]))
+    with pytest.raises(ModuleError, match="bind: all data and labels must have the same batch"):
+        mod.forward(mx.io.DataBatch([mx.nd.array(x[:5])], [mx.nd.array(y)]))   # a rebind
+    mod.forward(mx.io.DataBatch([mx.nd.array(x[:4])], [mx.nd.array(y[:4])]))   # still bound
+    assert mod.get_outputs()[0].shape == (4, 2)
+
+
+@pytest.mark.parametrize("call", ["init_params", "set_params", "set_params_allow_missing"])
+def test_a_parameter_of_the_wrong_shape_is_named(call):
+    mod = mx.mod.Module(mlp())
+    mod.bind([("data", (4, 10))], [("softmax_label", (4,))])
+    params = dict(start_params(), fc2_weight=mx.nd.zeros((16, 2)))
+    with pytest.raises(ShapeError, match=r"'fc2_weight' has shape \(16, 2\), the (symbol "
+                                         r"needs|executor's is) \(2, 16\)"):
+        if call == "init_params":
+            mod.init_params(arg_params=params)
+        else:
+            mod.set_params(params, {}, allow_missing=call.endswith("missing"))
 
 
 def sym_gen(seq_len):

@@ -140,6 +140,55 @@ def test_custom_without_top_grad_needs_no_head_gradient():
     np.testing.assert_allclose(ex.grad_dict["l"].asnumpy(), b.asnumpy())
 
 
+@mx.operator.register("test_softmax_loss")
+class SoftmaxLossProp(mx.operator.CustomOpProp):
+    """MXNet's example custom softmax: the label's shape comes from the data's."""
+
+    seen = []
+
+    def __init__(self):
+        super().__init__(need_top_grad=False)
+
+    def list_arguments(self):
+        return ["data", "label"]
+
+    def infer_shape(self, in_shape):
+        SoftmaxLossProp.seen.append([list(s) for s in in_shape])
+        return [in_shape[0], (in_shape[0][0],)], [in_shape[0]], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return SoftmaxLoss()
+
+
+class SoftmaxLoss(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        x = in_data[0].asnumpy()
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        self.assign(out_data[0], req[0], mx.nd.array(e / e.sum(axis=1, keepdims=True)))
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        y = out_data[0].asnumpy()
+        y[np.arange(len(y)), in_data[1].asnumpy().astype(int)] -= 1
+        self.assign(in_grad[0], req[0], mx.nd.array(y))
+
+
+def test_custom_loss_infers_its_label_shape_from_the_data():
+    SoftmaxLossProp.seen.clear()
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4, name="fc")
+    net = mx.sym.Custom(fc, name="softmax", op_type="test_softmax_loss")
+    ex = net.simple_bind(mx.cpu(), data=(5, 3))
+    assert SoftmaxLossProp.seen[0] == [[5, 4], []]      # the unknown label comes as []
+    assert ex.arg_dict["softmax_label"].shape == (5,)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(60, 3)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.float32) + 2 * (x[:, 1] > 0)
+    mod = mx.mod.Module(net, context=mx.cpu())
+    mod.fit(mx.io.NDArrayIter(x, y, batch_size=10), num_epoch=30,
+            optimizer_params={"learning_rate": 0.5})
+    pred = mod.predict(mx.io.NDArrayIter(x, batch_size=10)).asnumpy().argmax(axis=1)
+    assert (pred == y).mean() > 0.9
+
+
 @mx.operator.register("test_gated")
 class GatedProp(mx.operator.CustomOpProp):
     def __init__(self, gate):

@@ -13,9 +13,9 @@ from mxnext.engine import RunContext
 from mxnext.graph import NodeEntry, make_node, variable
 from opsdk import (INPLACE_OUT_IN, NO_INPLACE, CloneGradient, ElemwiseGradUseIn,
                    ElemwiseGradUseInOut, ElemwiseGradUseNone, ElemwiseGradUseOut, ElemwiseShape,
-                   ElemwiseType, Field, MakeZeroGradNodes, Operator, OperatorProperty, OpContext,
-                   OpReqType, Param, ParamError, ShapeError, TypeInferError, assign, extend_op,
-                   register_op, register_property, simple_op)
+                   ElemwiseType, Field, FloatOnly, MakeZeroGradNodes, Operator, OperatorProperty,
+                   OpContext, OpReqType, Param, ParamError, ShapeError, TypeInferError, assign,
+                   extend_op, register_op, register_property, simple_op)
 
 REQS = [OpReqType.WRITE_TO, OpReqType.WRITE_INPLACE, OpReqType.ADD_TO, OpReqType.NULL]
 
@@ -418,6 +418,29 @@ def test_shape_rules_name_each_op_they_are_registered_on():
             registry.get(name).get_attr("FInferShape")(None, [(1,), (2,)], [None])
     with pytest.raises(ShapeError, match="expected 2 input"):
         registry.get("_t_rule_a").get_attr("FInferShape")(None, [(1,)], [None])
+
+
+def test_float_only_rejects_other_dtypes_naming_op_input_and_accepted():
+    with registry.providing("test-rules"):
+        (register_op("_t_rule_floats").set_num_inputs(2)
+         .set_attr("FListInputNames", lambda p: ["data", "index"])
+         .set_attr("FInferType", FloatOnly(ElemwiseType(2, 1))))
+        (register_op("_t_rule_index_int").set_num_inputs(2)
+         .set_attr("FInferType", FloatOnly(lambda p, i, o: (i, [i[0]]), inputs=(0,),
+                                           accepted=["float32", "float64"])))
+    infer = registry.get("_t_rule_floats").get_attr("FInferType")
+    f32, i32 = np.dtype(np.float32), np.dtype(np.int32)
+    assert infer(None, [f32, None], [None]) == ([f32, f32], [f32])
+    with pytest.raises(TypeInferError, match="Operator '_t_rule_floats': input 'index' has dtype "
+                                             "int32, expected float16, float32 or float64"):
+        infer(None, [None, i32], [None])
+    with pytest.raises(TypeInferError, match="input 'data' has dtype int32"):
+        infer(None, [None, None], [i32])       # an input filled from the output is checked too
+    other = registry.get("_t_rule_index_int").get_attr("FInferType")
+    assert other(None, [f32, i32], [None]) == ([f32, i32], [f32])   # only input 0 is checked
+    with pytest.raises(TypeInferError, match="'_t_rule_index_int': input 'arg0' has dtype float16, "
+                                             "expected float32 or float64$"):
+        other(None, [np.dtype(np.float16), i32], [None])
 
 
 class PlainProp(OperatorProperty):

@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 
 from mxnext import registry
-from mxnext.base import MXNetError, ParamError
-from opsdk import (ElemwiseShape, ElemwiseType, Field, NodeEntry, Param, assign, make_node,
-                   register_op)
-from opsdk.testing import (check_backward, check_forward, check_numeric_gradient,
+from mxnext.base import MXNetError, ParamError, TypeInferError
+from opsdk import (ElemwiseShape, ElemwiseType, Field, FloatOnly, NodeEntry, Param, assign,
+                   make_node, register_op)
+from opsdk.testing import (TRUNCATES_KEY, check_backward, check_forward, check_numeric_gradient,
                            conformance_tests, eval_gradients, examples_for, make_inputs,
                            run_check, run_op)
 from opsdk.testing._conformance import inapplicable
-from opsdk.testing._examples import parse_example
+from opsdk.testing._examples import integer_inputs, parse_example
 
 pytest_plugins = ["pytester"]
 
@@ -61,6 +61,27 @@ def _rows_shape(params, in_shapes, out_shapes):
     return in_shapes, [in_shapes[0][1:] if in_shapes[0] is not None else None]
 
 
+def _zeros_for_integers(ctx, inputs, req, outputs, params):
+    x = inputs[0]
+    assign(outputs[0], req[0], x * params.factor if x.dtype.kind == "f" else 0 * x)
+
+
+def _softsign(ctx, inputs, req, outputs, params):   # on integers: float math truncated to 0
+    assign(outputs[0], req[0], inputs[0] / (1 + np.abs(inputs[0])))
+
+
+def _floats_only_in_compute(ctx, inputs, req, outputs, params):
+    if inputs[0].dtype.kind != "f":
+        raise MXNetError("this kernel takes floating point data only")
+    _scale(ctx, inputs, req, outputs, params)
+
+
+def _vague_type(params, ins, outs):
+    if any(t is not None and np.dtype(t).kind != "f" for t in ins):
+        raise TypeInferError("unsupported input")
+    return ElemwiseType(1, 1)(params, ins, outs)
+
+
 with registry.providing(PROVIDER):
     _define("_t_scale", _scale, _scale_grad, inplace=lambda p: [(0, 0)])
     _define("_t_wrong_grad", _scale, lambda node, og: [og[0]])
@@ -73,6 +94,19 @@ with registry.providing(PROVIDER):
     _define("_t_rows_claim", _sum_rows, shape=_rows_shape, inplace=lambda p: [(0, 0)])
     _define("_t_grad_unchecked", _scale, _scale_grad, TExamples=[{"grad": False}])
     _define("_backward_t_scale", _scale, _scale_grad)
+    _define("_t_int_zeros", _zeros_for_integers)
+    _define("_t_softsign", _softsign)
+    _define("_t_softsign_declared", _softsign, **{TRUNCATES_KEY: True})
+    _define("_t_float_only", _floats_only_in_compute, FInferType=FloatOnly(ElemwiseType(1, 1)))
+    _define("_t_fails_late", _floats_only_in_compute)
+    _define("_t_vague_reject", _floats_only_in_compute, FInferType=_vague_type)
+    _define("_t_int_ref", _scale, TExamples=[
+        {"params": {"factor": 2.5}, "domain": (-9, 9),
+         "int_ref": lambda x, factor: np.trunc(x * factor)},
+        {"params": {"factor": 2.5}, "domain": (-9, 9), "int_ref": lambda x, factor: x * 2}])
+    _define("_t_no_integers", _scale, TExamples=[
+        {"domain": (0.2, 0.8)}, {"inputs": [np.array([0.5, 1.0], np.float32)]},
+        {"inputs": [(3,)], "dtype": "int32"}])
 
 
 def test_run_op_honours_every_req():
@@ -122,7 +156,7 @@ def _check(op, check):
     run_check(op, ex, check)
 
 
-@pytest.mark.parametrize("check", ["infer", "req", "inplace", "grad", "params"])
+@pytest.mark.parametrize("check", ["infer", "req", "inplace", "grad", "params", "dtypes"])
 def test_good_op_passes_every_check(check):
     _check("_t_scale", check)
 
@@ -132,10 +166,48 @@ def test_good_op_passes_every_check(check):
     ("_t_ignores_req", "req", "req=null"),
     ("_t_unsafe_inplace", "inplace", "in-place input 0"),
     ("_t_bad_shape", "infer", "compute produced shape"),
+    ("_t_int_zeros", "dtypes", "output 0 on int32 inputs vs float64 cast to int32"),
+    ("_t_softsign", "dtypes", "every output is 0, float64 gives fractions"),
+    ("_t_fails_late", "dtypes", "FInferType accepts int32 inputs, then the compute fails"),
+    ("_t_vague_reject", "dtypes", "must name the op and dtype: unsupported input"),
 ])
 def test_broken_ops_are_caught(op, check, error):
     with pytest.raises(AssertionError, match=error):
         _check(op, check)
+
+
+def _examples_of(op):
+    return examples_for(registry.get(op))[0]
+
+
+@pytest.mark.parametrize("op", ["_t_float_only", "_t_softsign_declared"])
+def test_integer_inputs_rejected_in_type_inference_or_declared_truncating_pass(op):
+    _check(op, "dtypes")
+
+
+def test_int_ref_replaces_the_float64_reference():
+    good, bad = _examples_of("_t_int_ref")
+    run_check("_t_int_ref", good, "dtypes")
+    with pytest.raises(AssertionError, match="output 0 on int32 inputs vs int_ref"):
+        run_check("_t_int_ref", bad, "dtypes")
+
+
+def test_integer_inputs_come_from_the_floating_domains():
+    ex = parse_example({"inputs": [(50,), (4,), np.array([2.0, -1.0], np.float32)],
+                        "dtype": ["float32", "int64", "float32"],
+                        "domain": [(-1.5, 2), (0, 4), (-1, 1)]})
+    x, i, fixed = integer_inputs(ex)
+    assert x.dtype == np.int32 and set(x.tolist()) == {-1, 0, 1, 2}
+    np.testing.assert_array_equal(i, make_inputs(ex)[1])      # integer inputs stay as drawn
+    assert fixed.dtype == np.int32 and fixed.tolist() == [2, -1]
+
+
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_dtypes_check_needs_a_floating_input_that_can_hold_integers(k):
+    ex = _examples_of("_t_no_integers")[k]
+    assert integer_inputs(ex) is None
+    assert "no floating input here can hold integers" in inapplicable(
+        "dtypes", registry.get("_t_no_integers"), ex)
 
 
 def test_missing_conflict_error_is_caught():
@@ -170,15 +242,15 @@ def test_conformance_cases_are_generated_only_where_the_check_applies():
         op, _, check = case_id.rpartition("-")
         checks.setdefault(op, set()).add(check)
     assert checks == {
-        "_t_scale-0": {"infer", "req", "inplace", "grad", "params"},
-        "_t_ignores_req-0": {"infer", "req", "params"},        # no claims, no FGradient
-        "_t_wrong_grad-0": {"infer", "req", "grad", "params"},
-        "_t_rows_claim-0": {"infer", "req", "params"},         # its claim never fits (2,3)->(3,)
-        "_t_grad_unchecked-0": {"infer", "req", "params"},     # the example checks no gradient
-        "_backward_t_scale-0": {"infer", "req", "params"},
+        "_t_scale-0": {"infer", "req", "inplace", "grad", "params", "dtypes"},
+        "_t_ignores_req-0": {"infer", "req", "params", "dtypes"},   # no claims, no FGradient
+        "_t_wrong_grad-0": {"infer", "req", "grad", "params", "dtypes"},
+        "_t_rows_claim-0": {"infer", "req", "params", "dtypes"},    # claim never fits (2,3)->(3,)
+        "_t_grad_unchecked-0": {"infer", "req", "params", "dtypes"},  # example checks no grad
+        "_backward_t_scale-0": {"infer", "req", "params"},          # dtypes follow the forward
     }
     assert not any(m.name == "skip" for p in cases.values() for m in p.marks)
-    assert set(_case_ids(ops=["_t_scale"], skip_checks=["grad", "req"])) == {
+    assert set(_case_ids(ops=["_t_scale"], skip_checks=["grad", "req", "dtypes"])) == {
         "_t_scale-0-infer", "_t_scale-0-inplace", "_t_scale-0-params"}
     with pytest.raises(LookupError, match="defines no ops"):
         conformance_tests("no-such-plugin")
@@ -190,6 +262,7 @@ def test_conformance_cases_are_generated_only_where_the_check_applies():
     ("_t_ignores_req", "grad", "no FGradient"),
     ("_t_grad_unchecked", "grad", "example checks no gradient"),
     ("_backward_t_scale", "grad", "backward op"),
+    ("_backward_t_scale", "dtypes", "backward op"),
 ])
 def test_an_inapplicable_check_says_why_and_run_check_skips_it(op, check, reason):
     (ex,), _ = examples_for(registry.get(op))
@@ -233,5 +306,5 @@ def test_pytest_plugin_runs_a_suite(pytester):
         test_demo = conformance_tests("demo")
     """)
     result = pytester.runpytest_subprocess("-q", "-rs", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3, skipped=1)  # no in-place claim, no FGradient: no case
+    result.assert_outcomes(passed=4, skipped=1)  # no in-place claim, no FGradient: no case
     result.stdout.fnmatch_lines(["SKIPPED*1 op(s) have no example*_demo_sum (variadic inputs*"])

@@ -460,14 +460,52 @@ def test_errors_name_what_is_wrong():
         mx.rnn.RNNCell(2, prefix="r_").unpack_weights({})
 
 
-def test_bucket_sentence_iter_says_mx_io_is_missing():
-    assert not hasattr(mx.rnn, "BucketSentenceIter")
-    with pytest.raises(MXNetError, match="mxnext has no mx.io yet"):
-        mx.rnn.BucketSentenceIter
-    with pytest.raises(AttributeError, match="mx.io"):
-        mx.rnn.io.BucketSentenceIter
-    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
-        mx.rnn.nothing
+def test_bucket_sentence_iter_pads_shifts_and_buckets():
+    sentences = [[1, 2], [3, 4], [5, 6, 7], [8, 9, 10], [1, 2, 3, 4, 5, 6]]
+    it = mx.rnn.BucketSentenceIter(sentences, batch_size=2, invalid_label=0)
+    assert it.buckets == [2, 3] and it.default_bucket_key == 3      # 6 is too long: dropped
+    assert it.provide_data[0].shape == (2, 3) and it.provide_label[0].name == "softmax_label"
+    batches = {b.bucket_key: b for b in it}
+    assert sorted(batches) == [2, 3]
+    data, label = batches[3].data[0].asnumpy(), batches[3].label[0].asnumpy()
+    assert sorted(map(tuple, data)) == [(5, 6, 7), (8, 9, 10)]
+    np.testing.assert_array_equal(label[:, :2], data[:, 1:])
+    assert (label[:, 2] == 0).all()
+    assert batches[3].provide_data[0].shape == (2, 3)
+    it.reset()
+    assert len(list(it)) == 2
+    tn = mx.rnn.BucketSentenceIter([[1, 2, 3, 4]] * 3, batch_size=3, buckets=[5], layout="TN")
+    batch = next(tn)
+    assert batch.data[0].shape == (5, 3) and tn.provide_data[0].shape == (5, 3)
+    assert batch.data[0].asnumpy()[:, 0].tolist() == [1, 2, 3, 4, -1]
+    with pytest.raises(ValueError, match="layout must be 'NT'"):
+        mx.rnn.BucketSentenceIter(sentences, 2, layout="NTC")
+    with pytest.raises(MXNetError, match="no sentence fits the buckets"):
+        mx.rnn.BucketSentenceIter([[1, 2, 3]], 2, buckets=[2])
+
+
+def test_bucketing_module_trains_a_language_model_from_bucket_sentence_iter():
+    """MXNet's example/rnn/bucketing recipe: a repeating sequence is learnt."""
+    mx.random.seed(1)
+    np.random.seed(1)
+    rows = [[(s + t) % 5 + 1 for t in range(n)] for s in range(5) for n in (4, 6) * 4]
+    it = mx.rnn.BucketSentenceIter(rows, batch_size=8, invalid_label=0)
+
+    def sym_gen(length):
+        embed = mx.sym.Embedding(mx.sym.var("data"), input_dim=6, output_dim=8, name="embed")
+        outputs, _ = mx.rnn.LSTMCell(16, prefix="lstm_").unroll(length, embed,
+                                                               merge_outputs=True)
+        pred = mx.sym.FullyConnected(mx.sym.reshape(outputs, shape=(-1, 16)), num_hidden=6,
+                                     name="pred")
+        label = mx.sym.reshape(mx.sym.var("softmax_label"), shape=(-1,))
+        return (mx.sym.SoftmaxOutput(pred, label, ignore_label=0, use_ignore=True,
+                                     name="softmax"), ("data",), ("softmax_label",))
+
+    mod = mx.mod.BucketingModule(sym_gen, default_bucket_key=it.default_bucket_key)
+    mod.fit(it, num_epoch=15, optimizer="adam", optimizer_params={"learning_rate": 0.05},
+            eval_metric=mx.metric.Perplexity(ignore_label=0))
+    score = dict(mod.score(it, mx.metric.Perplexity(ignore_label=0)))
+    assert score["perplexity"] < 1.5
 
 
 def test_encode_sentences():

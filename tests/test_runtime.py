@@ -10,7 +10,7 @@ def test_features_cover_mxnets_names_and_report_what_is_here():
     features = mx.runtime.Features()
     assert list(features)[:2] == ["CUDA", "CUDNN"] and "INT64_TENSOR_SIZE" in features
     assert features.is_enabled("int64_tensor_size") and features.is_enabled("LAPACK")
-    assert not features.is_enabled("CUDA")            # no GPU device plugin here
+    assert not features.is_enabled("CUDA")            # no usable CUDA device here
     assert not features.is_enabled("MKLDNN")
     blas = str(np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"]).lower()
     assert features.is_enabled("BLAS_OPEN") == ("openblas" in blas)

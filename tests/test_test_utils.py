@@ -31,7 +31,8 @@ def _message(fn, *args, **kwargs) -> str:
 # ---------------------------------------------------------------- the star import
 
 # MXNet 1.9's test_utils namespace minus what mxnext leaves out (sparse, gluon, mx.np,
-# data download, runtime features, scipy.stats and requests); see docs/user-guide.md.
+# get_mnist_pkl, get_bz2_data, download_model, runtime features, scipy.stats and requests);
+# see docs/user-guide.md.
 MXNET_NAMES = """
 Context OrderedDict almost_equal array assert_allclose assert_almost_equal
 assert_almost_equal_ignore_nan assert_almost_equal_with_err assert_exception assign_each
@@ -39,9 +40,9 @@ assign_each2 bz2 checkShapes check_consistency check_numeric_gradient check_symb
 check_symbolic_forward chi_square_check collapse_sum_like compare_ndarray_tuple compare_optimizer
 contextmanager
 create_2d_tensor create_vector current_context default_atols default_context default_dtype
-default_numeric_eps default_rtols discard_stderr effective_dtype environment errno
-gen_buckets_probs_with_ppf get_atol get_etol get_identity_mat get_identity_mat_batch get_rtol
-get_tolerance get_tols getenv gzip is_aarch64_run is_cd_run json list_gpus locationError logging
+default_numeric_eps default_rtols discard_stderr download effective_dtype environment errno
+gen_buckets_probs_with_ppf get_atol get_cifar10 get_etol get_identity_mat get_identity_mat_batch
+get_mnist get_mnist_iterator get_mnist_ubyte get_rtol get_tolerance get_tols get_zip_data getenv gzip is_aarch64_run is_cd_run json list_gpus locationError logging
 mean_check mx new_matrix_with_real_eigvals_2d new_matrix_with_real_eigvals_nd
 new_orthonormal_matrix_2d new_sym_matrix_with_real_eigvals_2d new_sym_matrix_with_real_eigvals_nd
 np np_reduce npt numbers numeric_grad os platform rand_coord_2d rand_ndarray rand_shape_2d

@@ -13,6 +13,7 @@ import threading
 __all__ = ["defer", "fill", "lock"]
 
 _pending: list = []
+_running: list = []           # what is being run: lookups on other threads wait for it
 lock = threading.RLock()      # re-entrant: plugins register ops while they load
 
 
@@ -23,7 +24,12 @@ def defer(fn) -> None:
 
 def fill() -> None:
     """Run what was deferred (once; another thread's lookup waits for it to finish)."""
-    if _pending:
+    if _pending or _running:
         with lock:
             while _pending:
-                _pending.pop(0)()
+                fn = _pending.pop(0)
+                _running.append(fn)
+                try:
+                    fn()
+                finally:
+                    _running.pop()

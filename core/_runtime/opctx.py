@@ -111,17 +111,38 @@ class BoundState:
         self.fn(self.state, ctx, inputs, req, outputs)
 
 
-def kernel_of(op, kind, where=""):
-    """``(FCompute, FStatefulCompute, FCreateOpState)`` of ``op`` for device kind ``kind``
-    (one of the first two is set); a stateful op's forward has ``FCreateOpState``, its
-    backward shares the forward's state. ``where`` names the caller in the error."""
-    fcompute = op.get_attr(f"FCompute<{kind}>")
-    stateful = op.get_attr(f"FStatefulCompute<{kind}>")
-    if fcompute is None and stateful is None:
+def kernel_of(op, kinds, where=""):
+    """``(FCompute, FStatefulCompute, FCreateOpState)`` of ``op`` for a device running kernels
+    of ``kinds`` (a device's ``kernels``: its own kind first, then kinds whose ``ctx.xp``
+    bodies serve it too; one of the first two is set); a stateful op's forward has
+    ``FCreateOpState``, its backward shares the forward's state. ``where`` names the caller
+    in the error."""
+    kinds = (kinds,) if isinstance(kinds, str) else kinds
+    for kind in kinds:
+        fcompute = op.get_attr(f"FCompute<{kind}>")
+        stateful = op.get_attr(f"FStatefulCompute<{kind}>")
+        if fcompute is not None or stateful is not None:
+            break
+    else:
         have = sorted({k.split("<")[1][:-1] for k in op.attrs if "Compute<" in k})
-        raise MXNetError(f"Operator {op.name!r}{where} has no FCompute<{kind}> kernel; "
+        raise MXNetError(f"Operator {op.name!r}{where} has no FCompute<{kinds[0]}> kernel; "
                          f"kernels exist for: {', '.join(have) or 'no device'}")
+    if kind != kinds[0] and fcompute is not None:
+        fcompute = _generic(fcompute, op.name, kinds[0], kind, where)
     return fcompute, stateful, op.get_attr("FCreateOpState") if stateful is not None else None
+
+
+def _generic(fcompute, name, device, kind, where):
+    """``fcompute`` of another kind run on ``device``: a body that calls numpy on the device's
+    arrays (cupy refuses implicit host copies with TypeError) fails naming op and device."""
+    def generic(ctx, inputs, req, outputs, params):
+        try:
+            fcompute(ctx, inputs, req, outputs, params)
+        except TypeError as exc:
+            raise MXNetError(f"Operator {name!r}{where} has no FCompute<{device}> kernel and its "
+                             f"FCompute<{kind}> body does not run on {device} arrays: "
+                             f"{exc}") from exc
+    return generic
 
 
 def is_async(op, params) -> bool:

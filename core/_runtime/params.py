@@ -155,7 +155,7 @@ def _describe_allowed(info) -> str:
 class Param(BaseModel):
     """Base of every operator parameter model (frozen, hashable, extra fields forbidden)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs):

@@ -7,6 +7,9 @@ An op is *defined* once a provider claims it (``define``, which
 ``opsdk.register_op`` calls); attributes on ops nobody defined are orphans.
 Every attribute entry remembers its provider and priority level; the higher
 ``plevel`` wins, an equal level from two providers is a ``PluginError``.
+A plugin may leave its op modules unimported (``defer_modules``): ``get`` imports the
+ones that set entries on the op asked for, ``catalog`` describes every op without them,
+and what iterates all ops (``list_ops``, ``validate``) imports them all.
 
 The hot path is plain dict reads: ``OpDef.get_attr`` is one ``dict.get``.
 """
@@ -14,17 +17,20 @@ The hot path is plain dict reads: ``OpDef.get_attr`` is one ``dict.get``.
 from __future__ import annotations
 
 import contextlib
+import importlib
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .firstuse import fill as _fill
 from .base import OpNotFound, ParamError, PluginError, did_you_mean
+from .fork import in_child
 
 __all__ = ["OpDef", "AttrEntry", "Argument", "Conflict", "Report", "USER", "op", "get", "define",
            "add_alias", "list_ops", "providing", "current_provider", "on_new_op", "validate",
            "withdraw", "provided_by", "claim_package", "require", "missing_required",
-           "CORE_OPS_DISTRIBUTION"]
+           "CORE_OPS_DISTRIBUTION", "OpInfo", "defer_modules", "recording", "catalog", "names"]
 
 USER = "__main__"
 """The provider of entries made outside any ``providing()`` block (user scripts)."""
@@ -178,16 +184,31 @@ _conflicts: list[Conflict] = []
 _callbacks: list = []
 _packages: dict[str, str] = {}
 _required: dict[str, str] = {}    # op -> what in the core runs it
+_deferred: dict[str, str] = {}    # op module not imported yet -> the plugin it registers for
+_lazy: dict[str, list[str]] = {}  # op name or alias -> deferred modules setting entries on it
+_deferred_owner: dict[str, str] = {}    # name or alias of a deferred op -> its definer
+_described: list[tuple[str, object]] = []   # (plugin, describe() of its deferred modules)
+_failed: dict[str, str] = {}                # deferred op module -> why it did not import
 _lock = threading.RLock()
+_import_lock = threading.RLock()    # deferred imports (not _lock: imports take module locks)
 CORE_OPS_DISTRIBUTION = "mxnext-ops-tensor"
 """The distribution defining the ops the core runs itself (``require``). It is not a
 packaging dependency of mxnext (plugins depend on the core, never the reverse); ``make
 setup`` installs it, and without it the core says what is missing once plugins load."""
 
 
+def _new_lock():
+    global _lock
+    _lock = threading.RLock()     # in a forked child: a thread that held it is gone
+
+
+in_child(_new_lock)
+
+
 class _State(threading.local):
     provider = USER
     pending: list | None = None   # new ops to announce when the providing() block ends
+    touched: set | None = None    # op names entries are set on, inside recording()
 
 
 _state = _State()
@@ -215,13 +236,13 @@ def op(name: str) -> OpDef:
     """The OpDef for ``name`` or an alias of it, created (undefined) if new."""
     _fill()
     d = _ops.get(name)
-    if d is not None:
-        return d
-    with _lock:
-        real = _aliases.get(name)
-        if real is not None:
-            return _ops[real]
-        return _ops.setdefault(name, OpDef(name))
+    if d is None:
+        with _lock:
+            real = _aliases.get(name)
+            d = _ops[real] if real is not None else _ops.setdefault(name, OpDef(name))
+    if _state.touched is not None:
+        _state.touched.update((name, d.name))
+    return d
 
 
 def define(name: str, provider: str | None = None, module: str | None = None) -> OpDef:
@@ -229,14 +250,19 @@ def define(name: str, provider: str | None = None, module: str | None = None) ->
     its OpDef."""
     provider = provider or current_provider(module)
     d = op(name)
+    owner = d.provider or _deferred_owner.get(d.name, provider)  # deferred: not imported yet
+    if owner != provider:
+        raise _defined_twice(d.name, owner, provider)
     if d.provider is None:
         d.provider = provider
         _announce(d)
-    elif d.provider != provider:
-        raise PluginError(f"Operator {d.name!r} is already defined by plugin {d.provider!r}; "
-                          f"plugin {provider!r} cannot define it again (use opsdk.extend_op to "
-                          f"add attributes to it)")
     return d
+
+
+def _defined_twice(name: str, owner: str, provider: str) -> PluginError:
+    return PluginError(f"Operator {name!r} is already defined by plugin {owner!r}; plugin "
+                       f"{provider!r} cannot define it again (use opsdk.extend_op to add "
+                       f"attributes to it)")
 
 
 def add_alias(d: OpDef, alias: str) -> None:
@@ -258,6 +284,8 @@ def add_alias(d: OpDef, alias: str) -> None:
             raise PluginError(f"Operator {d.name!r}: alias {alias!r} already names op {owner!r}")
         _aliases[alias] = d.name
         d.aliases.append(alias)
+    if _state.touched is not None:
+        _state.touched.add(alias)
 
 
 def require(user: str, *names: str) -> None:
@@ -269,13 +297,15 @@ def require(user: str, *names: str) -> None:
 def missing_required() -> dict[str, str]:
     """``{op: its user}`` for declared core ops no loaded plugin defines."""
     _fill()
-    return {n: u for n, u in _required.items() if (d := _ops.get(_aliases.get(n, n))) is None
-            or d.provider is None}
+    return {n: u for n, u in _required.items() if n not in _deferred_owner and (
+            (d := _ops.get(_aliases.get(n, n))) is None or d.provider is None)}
 
 
 def get(name: str) -> OpDef:
     """The defined op ``name`` (or alias); ``OpNotFound`` with suggestions otherwise."""
     _fill()
+    if name in _lazy:
+        _import_for(name)
     d = _ops.get(name)
     if d is None:
         real = _aliases.get(name)
@@ -293,13 +323,14 @@ def get(name: str) -> OpDef:
                          f"(see `mxnext plugins`; install it with `mxnext install "
                          f"{CORE_OPS_DISTRIBUTION}`)")
     from .mxnet_names import suggest    # the error path only
-    known = [n for n, o in _ops.items() if o.provider is not None] + list(_aliases)
-    raise OpNotFound(f"Operator {name!r} is not registered{suggest('op', name, known)}")
+    raise OpNotFound(f"Operator {name!r} is not registered{suggest('op', name, names())}")
 
 
 def list_ops() -> list[OpDef]:
-    """Every defined op, sorted by name."""
+    """Every defined op, sorted by name (deferred op modules are imported first, those that
+    fail left out)."""
     _fill()
+    _import_all()
     return sorted((d for d in _ops.values() if d.provider is not None), key=lambda d: d.name)
 
 
@@ -317,6 +348,7 @@ def on_new_op(callback) -> None:
 def provided_by(provider: str) -> tuple[list[str], list[str]]:
     """``(ops it defined, "op.key" attributes it set on ops others define)``, sorted."""
     _fill()
+    _import_all()
     ops, attrs = [], []
     for d in list(_ops.values()):
         if d.provider == provider:
@@ -356,6 +388,11 @@ def withdraw(provider: str) -> None:
     its attributes on other ops go, and the best entry they had overridden returns.
     """
     with _lock:
+        for module in [m for m, p in _deferred.items() if p == provider]:
+            del _deferred[module]
+        _described[:] = [(p, i) for p, i in _described if p != provider]
+        for name in [n for n, p in _deferred_owner.items() if p == provider]:
+            del _deferred_owner[name]
         for name, d in list(_ops.items()):
             if d.provider == provider:
                 for alias in d.aliases:
@@ -388,24 +425,28 @@ class Report:
     gaps: list = field(default_factory=list)       # (op, [missing keys])
     conflicts: list = field(default_factory=list)  # Conflict
     ignored: list = field(default_factory=list)    # (op, key, AttrEntry) lost to a higher plevel
+    failed: list = field(default_factory=list)     # (deferred op module, error) it did not import
 
     @property
     def ok(self) -> bool:
-        return not (self.orphans or self.conflicts)
+        return not (self.orphans or self.conflicts or self.failed)
 
     def __str__(self):
         lines = [f"orphan: {o} ({', '.join(k)}) from {', '.join(p)}" for o, k, p in self.orphans]
         lines += [f"gap: {o} lacks {', '.join(m)}" for o, m in self.gaps]
         lines += [f"conflict: {c.op}.{c.key} at plevel {c.plevel}: {c.first} vs {c.second}"
                   for c in self.conflicts]
+        lines += [f"failed: {m}: {e}" for m, e in self.failed]
         return "\n".join(lines) or "registry ok"
 
 
 def validate() -> Report:
     """Orphans (attributes on ops nobody defined), gaps (defined ops without
-    ``FInferShape`` or any ``FCompute<dev>``), conflicts and ignored entries."""
+    ``FInferShape`` or any ``FCompute<dev>``), conflicts and ignored entries; deferred op
+    modules are imported first, and those that fail are reported."""
     _fill()
-    rep = Report(conflicts=list(_conflicts))
+    _import_all()
+    rep = Report(conflicts=list(_conflicts), failed=list(_failed.items()))
     for d in sorted(_ops.values(), key=lambda d: d.name):
         if d.provider is None:
             rep.orphans.append((d.name, sorted(d.attrs),
@@ -418,3 +459,141 @@ def validate() -> Report:
             rep.gaps.append((d.name, missing))
         rep.ignored.extend((d.name, k, e) for k, e in d.ignored)
     return rep
+
+
+# -- deferred op modules ---------------------------------------------------------------------
+class OpInfo(NamedTuple):
+    """What ``mxnext ops list`` shows of an op, known without importing its module: its input
+    and output counts at the default parameters (None where they read a required one)."""
+
+    name: str
+    provider: str | None            # None: a record of attributes only (``extend_op``)
+    aliases: tuple
+    description: str
+    num_inputs: int | None
+    num_outputs: int | None
+    attrs: dict                     # key -> AttrEntry (value None)
+
+    @classmethod
+    def of(cls, d: OpDef) -> "OpInfo":
+        try:
+            params, ok = d.parse_params({}), True
+        except Exception:           # a required parameter: nothing to evaluate with
+            params, ok = None, False
+        variadic = not ok and d.get_attr("key_var_num_args") is not None
+        return cls(d.name, d.provider, tuple(d.aliases), d.description,
+                   None if variadic else _at(d.num_inputs, params), _at(d.num_outputs, params),
+                   {k: e._replace(value=None) for k, e in d.attrs.items()})
+
+
+def _at(count, params):
+    try:
+        return count(params)
+    except Exception:               # reads a parameter that has no default
+        return None
+
+
+def defer_modules(modules: dict[str, list[str]], defines: list[str], describe,
+                  provider: str | None = None) -> None:
+    """Know ops without importing the modules that register them: ``modules`` maps each
+    module to the op names and aliases it sets entries on; the first ``get`` of one imports
+    it (for ``provider``, default the current one). ``defines`` are the names and aliases of
+    the ops they define; ``describe()`` returns an ``OpInfo`` for each op they set entries
+    on (``catalog``). A module imported already registered its ops and stays as it is."""
+    provider = provider or current_provider()
+    with _lock:
+        for n in defines:
+            d = _ops.get(_aliases.get(n, n))
+            owner = d.provider if d is not None and d.provider else _deferred_owner.get(n)
+            if owner not in (None, provider):
+                raise _defined_twice(n, owner, provider)
+        for module, touched in modules.items():
+            if module in sys.modules:
+                continue
+            _deferred[module] = provider
+            for n in touched:
+                _lazy.setdefault(n, []).append(module)
+        _deferred_owner.update(dict.fromkeys(defines, provider))
+        _described.append((provider, describe))
+
+
+def _import_deferred(module: str, why: str = "") -> None:
+    provider = _deferred.pop(module, None)
+    if provider is None:
+        return
+    try:
+        with providing(provider):
+            importlib.import_module(module)
+    except Exception as exc:
+        _failed[module] = (f"plugin {provider!r}: importing its op module {module!r}{why} "
+                           f"failed: {type(exc).__name__}: {exc}")
+        raise PluginError(_failed[module]) from exc
+
+
+def _import_for(name: str) -> None:
+    """Import the deferred modules setting entries on ``name``; the name stays filed until
+    they all did (a lookup meanwhile waits, one after a failure raises it again)."""
+    with _import_lock:
+        for module in _lazy.get(name, ()):
+            if module in _failed:
+                raise PluginError(_failed[module])
+            _import_deferred(module, f" (for operator {name!r})")
+        _lazy.pop(name, None)
+
+
+def _import_all() -> None:
+    """Import every deferred op module; one that fails is left out (``validate`` names it)."""
+    with _import_lock:
+        for module in list(_deferred):
+            with contextlib.suppress(PluginError):
+                _import_deferred(module)
+
+
+@contextlib.contextmanager
+def recording():
+    """Collect, in the set yielded, the op names and aliases that the entries made inside
+    the block (in this thread) are set on."""
+    old, _state.touched = _state.touched, set()
+    try:
+        yield _state.touched
+    finally:
+        _state.touched = old
+
+
+def names() -> list[str]:
+    """Every defined op's name and aliases, deferred ones included, sorted."""
+    _fill()
+    return sorted({n for n, d in _ops.items() if d.provider is not None}
+                  | set(_aliases) | set(_deferred_owner))
+
+
+def catalog() -> list[OpInfo]:
+    """Every defined op as an ``OpInfo``, sorted by name, without importing deferred op
+    modules: their ops as described, merged with the entries made since."""
+    _fill()
+    described = [i for _, describe in _described for i in describe()]
+    infos: dict[str, OpInfo] = {}
+    for i in described:
+        if i.provider is not None:
+            infos[i.name] = i._replace(attrs=dict(i.attrs))
+    for d in list(_ops.values()):
+        if d.provider is None:
+            continue
+        known = infos.get(d.name)
+        if known is None:
+            infos[d.name] = OpInfo.of(d)
+        else:
+            _merge(known.attrs, d.attrs)
+    real = {a: i.name for i in infos.values() for a in i.aliases}
+    for i in described:
+        if i.provider is None and (known := infos.get(real.get(i.name, i.name))) is not None:
+            _merge(known.attrs, i.attrs)
+    return sorted(infos.values(), key=lambda i: i.name)
+
+
+def _merge(attrs: dict, more: dict) -> None:
+    """Add the entries of ``more`` to ``attrs`` where they win (a higher plevel)."""
+    for key, e in more.items():
+        old = attrs.get(key)
+        if old is None or e.plevel > old.plevel:
+            attrs[key] = e._replace(value=None)

@@ -16,6 +16,7 @@ import numpy
 from . import device as _device
 from . import engine as _engine
 from . import storage as _storage
+from .fork import in_child
 
 __all__ = ["ResourceRequest", "Resource", "request"]
 
@@ -70,7 +71,9 @@ class Resource:
     def _new_generator(self, seed):
         ctx = self.ctx
         entropy = (seed & 0xFFFFFFFFFFFFFFFF, ctx.device_typeid, ctx.device_id, int(self.req))
-        return _device.get(self.ctx.device_type).xp.random.default_rng(entropy)
+        dev = _device.get(self.ctx.device_type)
+        make = getattr(dev, "random_generator", None)   # a device's own (the gpu: curand)
+        return make(entropy, ctx.device_id) if make else dev.xp.random.default_rng(entropy)
 
     def _reseed(self, seed):
         self._gen = self._new_generator(seed)
@@ -95,6 +98,14 @@ def request(ctx, req) -> Resource:
             if res is None:
                 res = _resources[key] = Resource(ctx, ResourceRequest(req))
     return res
+
+
+def _new_lock():
+    global _lock
+    _lock = threading.Lock()      # in a forked child: a thread that held it is gone
+
+
+in_child(_new_lock)
 
 
 def _seed_for(ctx):

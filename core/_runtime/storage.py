@@ -24,6 +24,7 @@ import threading
 from . import device as _device
 from . import engine as _engine
 from .base import MXNetError
+from .fork import in_child
 
 __all__ = ["Handle", "StorageManager", "alloc", "free", "free_async", "release_all", "stats",
            "pool", "POOL_TYPES"]
@@ -147,7 +148,9 @@ class _Pool:
                 return self.dev.alloc(cap, self.device_id)
             except MemoryError as exc:
                 raise MXNetError(f"storage.alloc: out of memory allocating {cap} bytes on "
-                                 f"{self.ctx} ({self.in_use} bytes in use)") from exc
+                                 f"{self.ctx} ({self.pool_type} pool: {self.in_use} bytes in "
+                                 f"use, peak {self.peak}; cached blocks were freed and the "
+                                 f"allocation retried once): {exc}") from exc
 
     def _put(self, raw, cap):
         """Return a buffer of size class ``cap`` to the pool (or the device, unpooled)."""
@@ -195,8 +198,9 @@ class StorageManager:
                 if not 0 <= ctx.device_id < n:
                     raise MXNetError(f"storage.alloc: device id {ctx.device_id} of {ctx} out of "
                                      f"range; {ctx.device_type} has {n} device(s)")
-                pool = self._pools[ctx] = _Pool(dev, ctx, self.pool_type or _env_pool_type(),
-                                                _env_cutoff())
+                kind = self.pool_type or (dev.pool_type() if hasattr(dev, "pool_type")
+                                          else _env_pool_type())
+                pool = self._pools[ctx] = _Pool(dev, ctx, kind, _env_cutoff())
             return pool
 
     def alloc(self, nbytes: int, ctx, var=None) -> Handle:
@@ -230,8 +234,16 @@ class StorageManager:
         ``hits``/``misses``/``allocs``/``frees``, and its ``pool_type``."""
         return self._pool(ctx).stats()
 
+    def _new_locks(self) -> None:
+        """In a forked child: a thread holding a lock at the fork is gone (a first allocation
+        holds the manager's while plugins load)."""
+        self._lock = threading.Lock()
+        for p in self._pools.values():
+            p.lock = threading.RLock()
+
 
 _manager = StorageManager()
+in_child(_manager._new_locks)
 alloc = _manager.alloc
 pool = _manager.pool
 free = _manager.free

@@ -163,6 +163,8 @@ class Instance:
         small = sum(p.nbytes[e] for e in outs) <= CHEAP_BYTES
         run.cheap = small and not kernel.requested and not kernel.is_async
         run.bulkable = small and not kernel.is_async
+        if getattr(self._dev, "inline_policy", "timed") != "timed":   # a GPU: never inline
+            run.cheap, run.timed = False, TIMED_RUNS
         return run
 
     def _compute_of(self, nid, kernel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._runtime.base import MXNetError
+from .._runtime.base import MXNetError, ShapeError
 from ..ndarray._array import NDArray
 from ..ndarray._copies import push_copy
 from ._instance import Instance
@@ -105,6 +105,10 @@ class Executor:
                                   (aux_params or {}, self.aux_dict, "auxiliary state")):
             for name, value in params.items():
                 if name in own:
+                    if tuple(value.shape) != own[name].shape:
+                        raise ShapeError(f"copy_params_from: {kind} {name!r} has shape "
+                                         f"{tuple(value.shape)}, the executor's is "
+                                         f"{own[name].shape}")
                     value.copyto(own[name])
                 elif not allow_extra_params:
                     raise MXNetError(f"copy_params_from: {name!r} is not an {kind} of the "

@@ -1,5 +1,6 @@
 """``mx.io``: MXNet 1.x's data iterators."""
 
+from .. import _missing
 from . import io, utils
 from .batch import DataBatch, DataDesc, DataIter
 from .csv_iter import CSVIter
@@ -11,3 +12,8 @@ from .wrappers import PrefetchingIter, ResizeIter
 
 __all__ = ["DataBatch", "DataDesc", "DataIter", "CSVIter", "MNISTIter", "MXDataIter",
            "NDArrayIter", "PrefetchingIter", "ResizeIter"]
+
+
+def __getattr__(name):
+    _missing.check(__name__, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,7 @@
 """``NDArrayIter``: batches over in-memory NDArrays or numpy arrays."""
 
+import numbers
+
 import numpy as np
 
 from .._runtime.base import MXNetError
@@ -32,11 +34,19 @@ class NDArrayIter(DataIter):
     def __init__(self, data, label=None, batch_size=1, shuffle=False, last_batch_handle="pad",
                  data_name="data", label_name="softmax_label", layout="NCHW"):
         super().__init__(batch_size)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral) \
+                or batch_size <= 0:
+            raise ValueError(f"NDArrayIter: batch_size must be a positive integer, got "
+                             f"{batch_size!r}")
         if last_batch_handle not in _LAST_BATCH_MODES:
             raise ValueError(f"NDArrayIter: last_batch_handle must be one of {_LAST_BATCH_MODES}, "
                              f"got {last_batch_handle!r}")
         self.data = _init_data(data, allow_empty=False, default_name=data_name)
         self.label = _init_data(label, allow_empty=True, default_name=label_name)
+        counts = {name: arr.shape[0] for name, arr in self.data + self.label}
+        if len(set(counts.values())) > 1:
+            raise ValueError(f"NDArrayIter: data and label must hold the same number of "
+                             f"examples (first axis), got {counts}")
         self.idx = np.arange(self.data[0][1].shape[0])
         self.shuffle = shuffle
         self.last_batch_handle = last_batch_handle

@@ -9,15 +9,13 @@ Everything is pushed to the engine: nothing here waits for data.
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import numpy as np
 
 from .._runtime.base import MXNetError
 from .._runtime.context import cpu
 from ..ndarray import NDArray
 from ..ndarray._imperative import new_array
+from ..optimizer._states_file import load_states_file, save_states_file
 from ._comm import assign_sum
 from .base import KVStoreBase
 
@@ -134,23 +132,13 @@ class KVStore(KVStoreBase):
 
     def save_optimizer_states(self, fname, dump_optimizer=False) -> None:
         """Write the updater's states (``get_states``) to ``fname`` (atomically)."""
-        data = self._states_updater("save_optimizer_states", "get_states").get_states(
-            dump_optimizer)
-        folder = os.path.dirname(os.path.abspath(fname))
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".kvstates-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, fname)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        save_states_file(self._states_updater("save_optimizer_states", "get_states"), fname,
+                         dump_optimizer)
 
     def load_optimizer_states(self, fname) -> None:
         """Give the updater the states saved in ``fname`` (``set_states``)."""
-        updater = self._states_updater("load_optimizer_states", "set_states")
-        with open(fname, "rb") as f:
-            updater.set_states(f.read())
+        load_states_file(self._states_updater("load_optimizer_states", "set_states"), fname,
+                         "KVStore.load_optimizer_states")
 
     def _states_updater(self, what, method):
         if self._updater is None:

@@ -130,7 +130,14 @@ class _Regression(_Counted):
                 label = label.reshape(label.shape[0], 1)
             if pred.ndim == 1:
                 pred = pred.reshape(pred.shape[0], 1)
-            self._add(self._error(label - pred), 1)
+            try:
+                diff = label - pred
+            except ValueError:        # shapes that do not broadcast
+                diff = None
+            if diff is None or label.shape[0] != pred.shape[0]:
+                raise ShapeError(f"{self.name}: labels of shape {label.shape} do not match "
+                                 f"predictions of shape {pred.shape}")
+            self._add(self._error(diff), 1)
 
 
 @register

@@ -13,7 +13,7 @@ import numpy as np
 from .. import ndarray as nd
 from .._runtime.context import Context
 from ..initializer import Uniform
-from ..model import load_params_file
+from ..model.checkpoint import load_params_file
 from .errors import ModuleError
 
 __all__ = ["BaseModule", "BatchEndParam"]

@@ -252,14 +252,15 @@ class BucketingModule(BaseModule):
     @staticmethod
     def load(prefix, epoch, sym_gen=None, default_bucket_key=None, **kwargs):
         """A BucketingModule over a ``save_checkpoint`` of one (bind it before use)."""
-        from .. import model, symbol
+        from .. import symbol
+        from ..model.checkpoint import load_params
         if sym_gen is None or default_bucket_key is None:
             raise ModuleError("BucketingModule.load: sym_gen and default_bucket_key are "
                               "required")
         keys = [int(k) for k in nd.load(f"{prefix}.buckets")[0].asnumpy()]
         syms = {k: symbol.load(f"{prefix}-{k}-symbol.json") for k in keys}
         return BucketingModule.load_dict(syms, sym_gen, default_bucket_key,
-                                         *model.load_params(prefix, epoch), **kwargs)
+                                         *load_params(prefix, epoch), **kwargs)
 
     @staticmethod
     def load_dict(sym_dict=None, sym_gen=None, default_bucket_key=None, arg_params=None,

@@ -135,22 +135,28 @@ class DataParallelExecutorGroup:
         return reqs
 
     # -- binding ---------------------------------------------------------------------------
-    def _decide_slices(self, data_shapes):
-        axes = [DataDesc.get_batch_axis(d.layout) for d in data_shapes]
-        batch_size = None
-        for desc, axis in zip(data_shapes, axes):
-            if axis < 0:
-                continue
-            if batch_size is None:
-                batch_size = desc.shape[axis]
-            elif desc.shape[axis] != batch_size:
-                raise ModuleError(f"bind: all data must have the same batch size; "
-                                  f"{desc.name!r} has {desc.shape[axis]}, expected {batch_size} "
-                                  f"(shapes {[(d.name, d.shape) for d in data_shapes]})")
+    def _decide_slices(self, data_shapes, label_shapes):
+        """The batch axis of each data and label input; every input with one must hold the
+        same batch size (checked before anything changes)."""
+        layouts, batch_size = [], None
+        for descs in (data_shapes, label_shapes or []):
+            axes = [DataDesc.get_batch_axis(d.layout) for d in descs]
+            for desc, axis in zip(descs, axes):
+                if axis < 0:
+                    continue
+                if batch_size is None:
+                    batch_size, first = desc.shape[axis], desc
+                elif desc.shape[axis] != batch_size:
+                    raise ModuleError(
+                        f"bind: all data and labels must have the same batch size; "
+                        f"{desc.name!r} has shape {tuple(desc.shape)} (batch size "
+                        f"{desc.shape[axis]}), {first.name!r} has shape {tuple(first.shape)} "
+                        f"(batch size {batch_size})")
+            layouts.append(axes)
         if batch_size is not None and batch_size != self.batch_size:
-            self.batch_size = batch_size
             self.slices = split_input_slice(batch_size, self.workload)
-        return axes
+            self.batch_size = batch_size
+        return layouts[0], (layouts[1] if label_shapes is not None else None)
 
     def _sliced(self, shapes, i, axes):
         out = []
@@ -162,9 +168,7 @@ class DataParallelExecutorGroup:
         return out
 
     def _bind(self, data_shapes, label_shapes, shared_group, reshape=False):
-        self.data_layouts = self._decide_slices(data_shapes)
-        self.label_layouts = (self._decide_slices(label_shapes)
-                              if label_shapes is not None else None)
+        self.data_layouts, self.label_layouts = self._decide_slices(data_shapes, label_shapes)
         execs = []
         for i, ctx in enumerate(self.contexts):
             dshapes = self._sliced(data_shapes, i, self.data_layouts)
@@ -238,8 +242,12 @@ class DataParallelExecutorGroup:
         if is_train is None:
             is_train = self.for_training
         if self.label_arrays is not None and data_batch.label:
-            for src, targets, axis in zip(data_batch.label, self.label_arrays,
-                                          self.label_layouts):
+            for name, src, targets, axis in zip(self.label_names, data_batch.label,
+                                                self.label_arrays, self.label_layouts):
+                if axis >= 0 and src.shape[axis] != self.batch_size:
+                    raise ModuleError(f"forward: label {name!r} has shape {tuple(src.shape)} "
+                                      f"(batch size {src.shape[axis]}); the data batch size "
+                                      f"is {self.batch_size}")
                 _copy_in(src, targets, axis)
         for e in self.execs:
             e.forward(is_train=is_train)

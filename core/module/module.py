@@ -10,9 +10,11 @@ import warnings
 import numpy as np
 
 from .. import ndarray as nd
+from .._runtime.base import ShapeError
 from .._runtime.context import Context, cpu
 from ..initializer import InitDesc
 from ..io import DataDesc
+from ..optimizer._states_file import load_states_file, save_states_file
 from .base_module import DEFAULT_INIT, BaseModule
 from .errors import ModuleError
 from .executor_group import DataParallelExecutorGroup
@@ -120,8 +122,8 @@ class Module(BaseModule):
         """A Module over the checkpoint ``prefix``/``epoch`` (``Module`` keyword arguments in
         ``kwargs``); bind it before use. With ``load_optimizer_states`` the ``.states``
         file is loaded at ``init_optimizer``."""
-        from .. import model
-        sym, args, auxs = model.load_checkpoint(prefix, epoch)
+        from ..model.checkpoint import load_checkpoint
+        sym, args, auxs = load_checkpoint(prefix, epoch)
         mod = Module(symbol=sym, **kwargs)
         mod._arg_params, mod._aux_params = args, auxs
         mod.params_initialized = True
@@ -198,6 +200,10 @@ class Module(BaseModule):
 
         def fill(name, arr, given):
             if given is not None and name in given:
+                if tuple(given[name].shape) != arr.shape:
+                    raise ShapeError(f"init_params: parameter {name!r} has shape "
+                                     f"{tuple(given[name].shape)}, the symbol needs "
+                                     f"{arr.shape}")
                 if given[name] is not arr:
                     given[name].copyto(arr)
                 return
@@ -368,8 +374,7 @@ class Module(BaseModule):
         if self._update_on_kvstore:
             self._kvstore.save_optimizer_states(fname)
         else:
-            with open(fname, "wb") as f:
-                f.write(self._updater.get_states())
+            save_states_file(self._updater, fname)
 
     def load_optimizer_states(self, fname):
         """Load a ``.states`` file written by ``save_optimizer_states``."""
@@ -377,8 +382,7 @@ class Module(BaseModule):
         if self._update_on_kvstore:
             self._kvstore.load_optimizer_states(fname)
         else:
-            with open(fname, "rb") as f:
-                self._updater.set_states(f.read())
+            load_states_file(self._updater, fname, "Module.load_optimizer_states")
 
     # -- running ---------------------------------------------------------------------------
     def forward(self, data_batch, is_train=None):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys as _sys
 
+from .. import _missing
 from .._runtime import registry as _registry
 from . import _imperative, _internal, contrib, image, linalg, ndarray, op, random
 from ._imperative import invoke
@@ -40,12 +41,10 @@ _registry.on_new_op(_forget)
 
 
 def __getattr__(name):
+    _missing.check(__name__, name)
     return _imperative.op_attribute(_sys.modules[__name__], name)
 
 
 def __dir__():
-    names = set(globals())
-    for d in _registry.list_ops():
-        names.update([d.name, *d.aliases])
-    return sorted(names)
+    return sorted(set(globals()) | set(_registry.names()))
 

@@ -129,8 +129,9 @@ def _settle_memory(p):
     for o, i in p.alias:
         p.alloc[o] = i
     nbytes = sum(t.itemsize * _prod(s) for s, t in p.out_specs)
-    p.cheap = nbytes <= CHEAP_BYTES and not p.requested and not p.is_async
-    p.timing, p.timed, p.fastest = not p.is_async, 0, float("inf")
+    timed = getattr(_device.get(p.ctx.device_type), "inline_policy", "timed") == "timed"
+    p.cheap = timed and nbytes <= CHEAP_BYTES and not p.requested and not p.is_async
+    p.timing, p.timed, p.fastest = timed and not p.is_async, 0, float("inf")
 
 
 def _identity_pairs(opdef, params, inputs, out_specs):

@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from .._runtime import tape as _tape, registry
+from .._runtime import device as _device, tape as _tape, registry
 from .._runtime.tape import state as _state
 from .._runtime.base import MXNetError, ShapeError
 from ._imperative import from_host, invoke_name, new_array, push
@@ -105,10 +105,10 @@ def setitem(self, key, value):
         vshape = _check_assignment(self, key, getattr(v, "shape", ()))
         if getattr(v, "ndim", 0) > len(vshape):
             v = v.reshape(vshape)     # leading unit axes dropped: b[0] = array([x]), as MXNet
-    d = self._data()
+    d, ctx = self._data(), self._ctx
 
     def fn(rctx):
-        d[_resolve(key)] = v
+        d[_resolve(key, ctx)] = _resolve(v, ctx)
     push(fn, self._ctx, const + key_vars, (self._chunk.var,), "_set_item", d.nbytes)
 
 
@@ -275,13 +275,16 @@ def _resolvable(key):
     return (tuple(out) if isinstance(key, tuple) else out[0]), key_vars
 
 
-def _resolve(key):
-    """Replace NDArray index arrays by their data (inside an engine function)."""
+def _resolve(key, ctx):
+    """Replace NDArray index arrays by their data and copy host (numpy) index arrays and
+    values onto ``ctx``'s device (inside an engine function)."""
     if isinstance(key, tuple):
-        return tuple(_resolve(k) for k in key)
+        return tuple(_resolve(k, ctx) for k in key)
     if isinstance(key, _ARRAY):
         d = key._data()
         return d if d.dtype.kind in "iub" else d.astype(np.intp)
+    if isinstance(key, np.ndarray) and ctx.device_type != "cpu":
+        return _device.get(ctx.device_type).from_numpy(key, ctx.device_id)
     return key
 
 
@@ -304,10 +307,10 @@ def _copy(self, key):
     except IndexError as exc:
         raise IndexError(f"NDArray of shape {self._shape}: {exc}") from None
     out = new_array(shape or (1,), self._dtype, self._ctx)
-    s, o = self._data(), out._data()
+    s, o, ctx = self._data(), out._data(), self._ctx
 
     def fn(rctx):
-        o[...] = s[_resolve(key)].reshape(o.shape)
+        o[...] = s[_resolve(key, ctx)].reshape(o.shape)
     push(fn, self._ctx, [self._chunk.var] + key_vars, (out._chunk.var,), "_get_item", o.nbytes)
     return out
 

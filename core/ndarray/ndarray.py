@@ -247,13 +247,31 @@ class _Capsule:
 
 
 def from_dlpack(dlpack) -> NDArray:
-    """An NDArray sharing memory with a DLPack capsule or DLPack-capable object (CPU)."""
+    """An NDArray sharing memory with a DLPack capsule (CPU) or DLPack-capable object (on
+    the host, or on a device whose plugin declares that DLPack device type)."""
     if type(dlpack).__name__ == "PyCapsule":
         dlpack = _Capsule(dlpack)
+    kind = dlpack.__dlpack_device__()[0] if hasattr(dlpack, "__dlpack_device__") else 1
+    if kind != 1:
+        return _from_device_dlpack(dlpack, kind)
     host = np.from_dlpack(dlpack)
     if not host.flags.writeable:
         return from_numpy(host, zero_copy=False)
     return from_numpy(host, zero_copy=True)
+
+
+def _from_device_dlpack(obj, kind) -> NDArray:
+    from .._runtime import device as _device
+    dev = next((d for d in _device.available().values() if getattr(d, "dlpack_type", 0) == kind),
+               None)
+    if dev is None:
+        raise MXNetError(f"from_dlpack: no device plugin holds arrays of DLPack device type "
+                         f"{kind} (the gpu one: mxnext-device-cupy)")
+    raw, device_id, shape, dtype = dev.borrow(obj)
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    borrowed = _storage.Handle(raw, nbytes, nbytes, Context(dev.type, device_id), None,
+                               _engine.get().new_var())
+    return NDArray._new(borrowed, 0, tuple(shape), np.dtype(dtype))
 
 
 def to_dlpack_for_read(data):

@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import os
 import struct
-import tempfile
 
 import numpy as np
 
+from .._atomic_write import write_atomic
 from .._runtime.base import DTYPE_TO_FLAG, FLAG_TO_DTYPE, MXNetError, ParamError, is_np_shape
 
 __all__ = ["NDArrayFormatError", "dumps", "loads", "dumps_record", "loads_record",
@@ -310,47 +310,6 @@ def dumps(data) -> bytes:
     return _encode(names, values, [(1, 0)] * len(values), "save")
 
 
-def _fsync_dir(folder: str) -> None:
-    """Make the rename itself durable; best effort, as some platforms cannot sync a folder
-    (the file is already complete and in place by now)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_atomic(fname, payload: bytes) -> None:
-    """Write to a temp file beside ``fname``, fsync, then rename over it: all or nothing."""
-    path = os.fspath(fname)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        umask = os.umask(0o022)  # read it (there is no getter) and put it back
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp made it 0600; give what open() would
-        with os.fdopen(fd, "wb") as f:
-            fd = -1
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        _fsync_dir(folder)
-    except BaseException:
-        if fd != -1:
-            os.close(fd)
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
 def save_arrays(fname, data) -> None:
     """Atomically write a numpy array, or a list or dict of them, in MXNet's NDArray format."""
-    _write_atomic(fname, dumps(data))
+    write_atomic(fname, dumps(data))

@@ -3,10 +3,11 @@ over the file format of ``serialization``, which knows only numpy arrays."""
 
 from __future__ import annotations
 
+from .._atomic_write import write_atomic
 from .._runtime.base import ParamError
 from ._array import NDArray
 from .ndarray import from_numpy
-from .serialization import _encode, _items, _write_atomic, load_arrays, loads
+from .serialization import _encode, _items, load_arrays, loads
 
 __all__ = ["save", "load", "load_frombuffer"]
 
@@ -16,7 +17,7 @@ def save(fname, data) -> None:
     names, values = _items(data, "save", NDArray)
     contexts = [(v.context.device_typeid or 1, v.context.device_id) for v in values]
     payload = _encode(names, [v.asnumpy() for v in values], contexts, "save")
-    _write_atomic(fname, payload)
+    write_atomic(fname, payload)
 
 
 def _to_ndarrays(loaded):

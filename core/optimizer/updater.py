@@ -3,6 +3,7 @@
 import pickle
 
 from .. import ndarray as nd
+from ._states_file import loads
 
 __all__ = ["Updater", "get_updater"]
 
@@ -13,7 +14,8 @@ class Updater:
     ``aggregate_num`` is positive then gets them in batches of that size, grouped by dtype.
 
     ``get_states`` / ``set_states`` round-trip the states (and optionally the optimizer)
-    through pickle bytes, MXNet's format for ``.states`` files: load only files you trust.
+    through pickle bytes, MXNet's format for ``.states`` files; ``set_states`` admits only
+    the types such states hold, so loading never runs code from the bytes.
     """
 
     def __init__(self, optimizer):
@@ -62,9 +64,10 @@ class Updater:
 
     def set_states(self, states):
         """Loads ``get_states`` bytes: the states, or (states, optimizer)."""
-        states = pickle.loads(states)
+        states = loads(states)
         if isinstance(states, tuple) and len(states) == 2:
             self.states, self.optimizer = states
+            self.aggregate_updates = self.optimizer.aggregate_num > 0
         else:
             self.states = states
         self.states_synced = dict.fromkeys(self.states, False)

@@ -23,6 +23,7 @@ import time
 import zlib
 from time import perf_counter_ns
 
+from .._atomic_write import write_atomic
 from .._runtime import engine as _engine
 from .._runtime import storage
 from .._runtime.base import MXNetError, ParamError
@@ -231,14 +232,9 @@ class Profiler:
             parts.extend(_metadata(self.device_name(i), i)
                          for i in range(len(self.devices) + self.gpu_count() + 2))
         parts.extend(self._events(batch))
-        with open(self.filename, "w" if fresh else "a", encoding="utf-8") as f:
-            if fresh:
-                f.write('{\n    "traceEvents": [\n')
-            elif parts:
-                f.write(",\n")
-            f.write(",\n".join(parts))
-            if last:
-                f.write('\n    ],\n    "displayTimeUnit": "ms"\n}\n')
+        head = '{\n    "traceEvents": [\n' if fresh else ",\n" if parts else ""
+        tail = '\n    ],\n    "displayTimeUnit": "ms"\n}\n' if last else ""
+        write_atomic(self.filename, head + ",\n".join(parts) + tail, append=not fresh)
         if last:
             self._file_dumps = 0          # closed: a later dump starts the file again
 

@@ -1,7 +1,6 @@
 """MXNet 1.x's symbolic RNN API, ``mx.rnn``: cells that build recurrent networks as symbols
 (step cells, the fused ``RNN`` op, stacks, bidirectional and modifier cells, convolutional
-cells) and checkpoints that store their weights unpacked. ``BucketSentenceIter`` needs
-``mx.io``, which is not there yet."""
+cells), checkpoints that store their weights unpacked, and ``BucketSentenceIter``."""
 
 from . import io
 from ._params import RNNParams
@@ -10,7 +9,7 @@ from .cells import DropoutCell, GRUCell, LSTMCell, RNNCell
 from .checkpoint import do_rnn_checkpoint, load_rnn_checkpoint, save_rnn_checkpoint
 from .conv_cells import BaseConvRNNCell, ConvGRUCell, ConvLSTMCell, ConvRNNCell
 from .fused import FusedRNNCell
-from .io import encode_sentences
+from .io import BucketSentenceIter, encode_sentences
 from .modifiers import ModifierCell, ResidualCell, ZoneoutCell
 from .stacks import BidirectionalCell, SequentialRNNCell
 
@@ -18,10 +17,5 @@ __all__ = ["RNNParams", "BaseRNNCell", "RNNCell", "LSTMCell", "GRUCell", "FusedR
            "SequentialRNNCell", "BidirectionalCell", "DropoutCell", "ModifierCell",
            "ZoneoutCell", "ResidualCell", "BaseConvRNNCell", "ConvRNNCell", "ConvLSTMCell",
            "ConvGRUCell", "rnn_unroll", "save_rnn_checkpoint", "load_rnn_checkpoint",
-           "do_rnn_checkpoint", "encode_sentences", "io"]
+           "do_rnn_checkpoint", "encode_sentences", "BucketSentenceIter", "io"]
 
-
-def __getattr__(name):
-    if name == "BucketSentenceIter":
-        return io.BucketSentenceIter        # raises: mx.io is not there yet
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

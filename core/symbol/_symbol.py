@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 
+from .._atomic_write import write_atomic
 from .._runtime.base import MXNetError, NotImplementedForSymbol
 from .._runtime.graph import infer as _infer
 from ._bind import BindMethods
@@ -285,10 +286,9 @@ class Symbol(Arithmetic, OpMethods, BindMethods):
 
     def save(self, fname, remove_amp_cast=True):
         """Write ``tojson()`` to ``fname`` (atomically)."""
-        from ..ndarray.serialization import _write_atomic
         if not isinstance(fname, (str, os.PathLike)):
             raise TypeError(f"Symbol.save: fname must be a path, got {type(fname).__name__}")
-        _write_atomic(fname, self.tojson(remove_amp_cast).encode("utf-8"))
+        write_atomic(fname, self.tojson(remove_amp_cast))
 
     def __getstate__(self):
         return {"handle": self.tojson()}

@@ -1,5 +1,6 @@
 """MXNet's ``mx.test_utils``: comparisons with MXNet's tolerances, random inputs, forward,
-backward and gradient checks, statistical checks of random generators, test environment.
+backward and gradient checks, statistical checks of random generators, test environment,
+and the MNIST and CIFAR-10 data sets of MXNet's tests and examples (``get_mnist`` ...).
 
 There is no ``__all__``, on purpose: as with MXNet's module, ``from mxnext.test_utils import *``
 also exports the modules and names imported here (``mx``, ``np``, ``sys``, ``os``, ``rnd``
@@ -55,3 +56,5 @@ from ._stats import (chi_square_check, gen_buckets_probs_with_ppf, mean_check, v
                      verify_generator)
 from ._env import (EnvManager, discard_stderr, environment, is_aarch64_run, is_cd_run, retry)
 from ._optimizer import compare_optimizer
+from ._data import (download, get_cifar10, get_mnist, get_mnist_iterator, get_mnist_ubyte,
+                    get_zip_data)

@@ -22,7 +22,13 @@ integers in ``[low, high)``), ``params`` to ``{}``, ``grad`` to True (only
 float inputs of ops with ``FGradient`` are checked). Further keys:
 ``rtol``/``atol`` (gradient check tolerances, default 1e-2 / 1e-3),
 ``ref`` a numpy reference ``fn(*inputs, **params) -> array or list`` compared
-with the forward result, ``seed`` for the input generator.
+with the forward result, ``int_ref`` the same for the integer run of the
+``dtypes`` check where it differs from float64 truncated, ``seed`` for the
+input generator.
+The ``dtypes`` check runs each forward op on int32 inputs drawn from the
+example's floating domains: rejected by ``FInferType`` (``opsdk.FloatOnly``)
+or computed as float64 truncated back. All-zero integer outputs where float64
+gives fractions fail unless the op sets ``TTruncatesIntegers`` (``TRUNCATES_KEY``).
 An op without ``TExamples`` gets one default example (every input ``(2, 3)``
 float32) when its input count is fixed and its params all have defaults;
 otherwise it gets no conformance tests, and one skipped test of the suite
@@ -44,8 +50,10 @@ _EXPORTS = {
     "_graph": ["eval_gradients"],
     "_checks": ["check_numeric_gradient", "check_forward", "check_backward",
                 "numeric_gradient"],
-    "_examples": ["EXAMPLES_KEY", "Example", "examples_for", "make_inputs"],
+    "_examples": ["EXAMPLES_KEY", "TRUNCATES_KEY", "Example", "examples_for", "make_inputs"],
     "_conformance": ["CHECKS", "run_check"],
+    "_device": ["DEVICE_CHECKS", "run_device_checks", "device_conformance_tests",
+                "device_unusable"],
     "pytest_plugin": ["conformance_tests"],
 }
 _WHERE = {name: mod for mod, names in _EXPORTS.items() for name in names}

@@ -8,11 +8,11 @@ import typing
 import numpy as np
 import pytest
 
-from mxnext.base import ParamError, ShapeError, TypeInferError
+from mxnext.base import MXNetError, ParamError, ShapeError, TypeInferError
 
 from ..shape import dim_known
-from ._checks import _close, check_numeric_gradient
-from ._examples import Example, make_inputs
+from ._checks import _as_list, _close, check_numeric_gradient
+from ._examples import TRUNCATES_KEY, Example, integer_inputs, make_inputs
 from ._harness import infer, op_def, parse, run_op
 
 __all__ = ["CHECKS", "inapplicable", "run_check"]
@@ -214,8 +214,64 @@ def check_params(op_name, example):
                 opdef.parse_params({**example.params, name: bad})
 
 
+def _float_twin(opdef, p, ints, example):
+    """The integer inputs' values as float64 (as the example's own float dtype where the op
+    rejects float64): the inputs of the reference run."""
+    def cast(wide):
+        return [a.astype(np.float64 if wide else dt) if np.issubdtype(dt, np.floating) else a
+                for a, dt in zip(ints, example.dtype)]
+    xs = cast(True)
+    try:
+        infer(opdef, p, [a.shape for a in xs], [a.dtype for a in xs])
+    except MXNetError:      # an op taking narrower floats only
+        xs = cast(False)
+    return xs
+
+
+def check_dtypes(op_name, example):
+    """On int32 inputs (the example's floating ones made integer) the op either rejects them in
+    ``FInferType`` with a ``TypeInferError`` naming the op and the dtype, or computes what it
+    computes on the same values in float64, truncated to its integer output dtype. Outputs
+    left all zeros where the float64 ones are not (every value within (-1, 1)) are silently
+    wrong unless the op declares ``TRUNCATES_KEY``."""
+    opdef, p, _ = _setup(op_name, example)
+    ints = integer_inputs(example)
+    try:
+        infer(opdef, p, [a.shape for a in ints], [a.dtype for a in ints])
+    except TypeInferError as err:
+        assert opdef.name in str(err) and "int32" in str(err), \
+            f"{opdef.name}: the error rejecting int32 inputs must name the op and dtype: {err}"
+        return
+    try:
+        got = _run(opdef, p, ints)
+    except Exception as err:
+        raise AssertionError(f"{opdef.name}: FInferType accepts int32 inputs, then the compute "
+                             f"fails ({type(err).__name__}: {err}); reject them in FInferType "
+                             f"(opsdk.FloatOnly)") from err
+    n_vis = opdef.num_visible_outputs(p)
+    if example.int_ref is not None:
+        want = example.int_ref(*[a.copy() for a in ints], **example.params)
+        for k, (g, w) in enumerate(zip(got[:n_vis], _as_list(want))):
+            _close(f"{opdef.name}: output {k} on int32 inputs vs int_ref", g, w, 0, 0)
+        return
+    ref = _run(opdef, p, _float_twin(opdef, p, ints, example))
+    only_zeros = True
+    for k, (g, r) in enumerate(zip(got[:n_vis], ref[:n_vis])):
+        known = np.isfinite(r) if r.dtype.kind == "f" else np.ones(r.shape, bool)
+        with np.errstate(invalid="ignore"):     # C leaves casting inf or NaN undefined
+            want = r.astype(g.dtype)
+        _close(f"{opdef.name}: output {k} on int32 inputs vs float64 cast to {g.dtype}",
+               g[known], want[known], 1e-5, 1e-6)
+        only_zeros &= g.dtype.kind in "iub" and not g.any() and bool(r[known].any())
+    if only_zeros and not opdef.get_attr(TRUNCATES_KEY):
+        raise AssertionError(f"{opdef.name}: on int32 inputs every output is 0, float64 gives "
+                             f"fractions: the integer result says nothing. Reject integer "
+                             f"inputs in FInferType (opsdk.FloatOnly), or declare "
+                             f"{TRUNCATES_KEY} where truncating is the op's contract")
+
+
 CHECKS = {"infer": check_infer, "req": check_req, "inplace": check_inplace,
-          "grad": check_grad, "params": check_params}
+          "grad": check_grad, "params": check_params, "dtypes": check_dtypes}
 
 
 def _inplace_inapplicable(opdef, example):
@@ -241,7 +297,16 @@ def _grad_inapplicable(opdef, example):
     return None
 
 
-_APPLIES = {"inplace": _inplace_inapplicable, "grad": _grad_inapplicable}
+def _dtypes_inapplicable(opdef, example):
+    if opdef.get_attr("TIsBackward") or opdef.name.startswith("_backward"):
+        return "backward op: its dtypes follow its forward op's"
+    if integer_inputs(example) is None:
+        return "no floating input here can hold integers"
+    return None
+
+
+_APPLIES = {"inplace": _inplace_inapplicable, "grad": _grad_inapplicable,
+            "dtypes": _dtypes_inapplicable}
 
 
 def inapplicable(check, opdef, example) -> str | None:

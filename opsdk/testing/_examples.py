@@ -1,15 +1,20 @@
-"""Conformance examples: the ``TExamples`` op attribute and the default example."""
+"""Conformance examples: the ``TExamples`` op attribute, the default example and the
+integer inputs of the dtypes check."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 EXAMPLES_KEY = "TExamples"
+TRUNCATES_KEY = "TTruncatesIntegers"
+"""Op attribute (True): integer inputs are computed in floating point and truncated back to
+the integer dtype, even where that leaves nothing but zeros (MXNet's sigmoid of an int32)."""
 _DEFAULT_SHAPE = (2, 3)
-_KEYS = {"inputs", "dtype", "domain", "params", "grad", "rtol", "atol", "ref", "seed"}
+_KEYS = {"inputs", "dtype", "domain", "params", "grad", "rtol", "atol", "ref", "int_ref", "seed"}
 
 
 @dataclass(frozen=True)
@@ -23,6 +28,7 @@ class Example:
     atol: float = 1e-3
     ref: Callable | None = None
     seed: int = 0
+    int_ref: Callable | None = None    # the result on integer_inputs, where not float64's
 
     def grad_inputs(self) -> list[int]:
         """Indices of the float inputs whose gradient the example asks to check."""
@@ -62,7 +68,7 @@ def parse_example(spec: dict, n_inputs: int | None = None) -> Example:
     return Example(inputs, dtype, domain, dict(spec.get("params", {})),
                    grad if isinstance(grad, bool) else tuple(grad),
                    spec.get("rtol", 1e-2), spec.get("atol", 1e-3), spec.get("ref"),
-                   spec.get("seed", 0))
+                   spec.get("seed", 0), spec.get("int_ref"))
 
 
 def examples_for(opdef) -> tuple[list[Example], str]:
@@ -99,3 +105,27 @@ def make_inputs(example: Example) -> list[np.ndarray]:
         else:
             out.append(rng.uniform(lo, hi, size=spec).astype(dt))
     return out
+
+
+def integer_inputs(example: Example) -> list[np.ndarray] | None:
+    """The example's inputs with each floating one made int32: integers drawn from its domain
+    ``[low, high]`` (both ends included), a fixed array cast when its values are whole.
+    None when the example has no floating input, a domain holds no integer or a fixed
+    floating array holds fractions, infinities or NaN."""
+    rng = np.random.default_rng(example.seed)
+    out, changed = [], False
+    for a, spec, (lo, hi) in zip(make_inputs(example), example.inputs, example.domain):
+        if not np.issubdtype(a.dtype, np.floating):
+            out.append(a)
+            continue
+        changed = True
+        if isinstance(spec, np.ndarray):
+            if not (np.isfinite(a).all() and np.array_equal(a, np.trunc(a))):
+                return None
+            out.append(a.astype(np.int32))
+        elif math.ceil(lo) > math.floor(hi):
+            return None
+        else:
+            out.append(rng.integers(math.ceil(lo), math.floor(hi), size=a.shape,
+                                    endpoint=True).astype(np.int32))
+    return out if changed else None

@@ -1,13 +1,13 @@
 """Device registry (docs/internals.md "Devices").
 
-A device type is an object with ``type``, ``xp``, ``count()``, ``alloc``,
-``free``, ``view``, ``to_numpy`` and ``from_numpy``. ``cpu`` and ``null`` are
-builtins registered through the plugin hook like any external device; a device
-with ``internal = True`` (``null``, for tests) is never offered in errors.
+A device type implements the contract ``opsdk.device.Device`` documents. ``cpu`` and
+``null`` are builtins registered through the plugin hook like any external device; a
+device with ``internal = True`` (``null``, for tests) is never offered in errors.
 """
 
 from __future__ import annotations
 
+from ..engine._types import RUN_CONTEXTS as _RUN_CONTEXTS
 from ..firstuse import fill as _fill
 from ..base import MXNetError
 
@@ -26,6 +26,9 @@ def register(dev) -> None:
                          f"{type(old).__module__}.{type(old).__name__}; cannot register "
                          f"{type(dev).__module__}.{type(dev).__name__}")
     _devices[dev.type] = dev
+    run_context = getattr(dev, "run_context", None)   # devices with streams
+    if run_context is not None:
+        _RUN_CONTEXTS[dev.type] = run_context
 
 
 def get(device_type: str):

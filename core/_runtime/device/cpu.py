@@ -1,4 +1,5 @@
-"""The numpy CPU device: raw buffers are numpy uint8 arrays."""
+"""The numpy CPU device (the contract of ``opsdk.device``): raw buffers are numpy uint8
+arrays; work runs on the engine's threads with no stream."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ __all__ = ["CpuDevice", "CpuPinnedDevice", "CpuSharedDevice"]
 class CpuDevice:
     type = "cpu"
     xp = numpy
+    kernels = ("cpu",)
+    inline_policy = "timed"   # fast kernels run on the pushing thread (timed first)
 
     def count(self) -> int:
         return 1 << 30  # cpu(i) ids are logical: any non-negative id is valid
@@ -23,11 +26,25 @@ class CpuDevice:
     def view(self, raw, dtype, shape, offset: int = 0):
         return numpy.ndarray(shape, dtype, raw, offset)
 
-    def to_numpy(self, arr):
+    def to_host(self, arr):
         return arr
 
-    def from_numpy(self, arr, device_id: int):
+    def from_host(self, arr, device_id: int):
         return numpy.array(arr, copy=True)
+
+    to_numpy, from_numpy = to_host, from_host   # the names the frontends' copies call
+
+    def copy(self, dst, src) -> None:
+        dst[...] = src
+
+    def fill(self, dst, value) -> None:
+        dst[...] = value
+
+    def stream(self, device_id: int):
+        return None               # host work completes when its function returns
+
+    def synchronize(self, device_id: int) -> None:
+        pass
 
     def __repr__(self):
         return "<device cpu (numpy)>"
@@ -38,7 +55,7 @@ class CpuPinnedDevice(CpuDevice):
     ordinary host memory, as in a CPU-only MXNet."""
 
     type = "cpu_pinned"
-    kernels = "cpu"           # ops run their FCompute<cpu>
+    kernels = ("cpu",)        # ops run their FCompute<cpu>
 
     def __repr__(self):
         return "<device cpu_pinned (numpy; ordinary host memory)>"
@@ -50,7 +67,7 @@ class CpuSharedDevice(CpuDevice):
     supported (yet)."""
 
     type = "cpu_shared"
-    kernels = "cpu"
+    kernels = ("cpu",)
 
     def __repr__(self):
         return "<device cpu_shared (numpy; not shared across processes)>"

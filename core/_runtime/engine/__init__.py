@@ -15,10 +15,10 @@ import os
 import threading
 
 from ..base import MXNetError
-from ._base import Engine, in_worker
+from ._base import Engine, _tls, in_worker
 from ._types import FnProperty, OprHandle, RunContext, Var
 from .naive import NaiveEngine
-from .threaded import ThreadedEngine, ThreadedEngineBase, ThreadedEnginePerDevice
+from .threaded import ThreadedEngine, ThreadedEngineBase, ThreadedEnginePerDevice, _live
 
 __all__ = ["Engine", "NaiveEngine", "ThreadedEngine", "ThreadedEngineBase",
            "ThreadedEnginePerDevice", "FnProperty", "bulk", "set_bulk_size",
@@ -113,6 +113,32 @@ class bulk:
 
     def __exit__(self, *exc):
         set_bulk_size(self._old)
+
+
+_forking: list = []        # the threaded engines held over a fork
+
+
+def _fork_prepare():
+    """Before ``os.fork`` (``mxnext._runtime.fork``): finish the work of every threaded engine and
+    hold it still until the fork is done."""
+    _forking[:] = list(_live)
+    for eng in _forking:
+        eng._fork_prepare()
+
+
+def _fork_parent():
+    for eng in _forking:
+        eng._fork_parent()
+    _forking.clear()
+
+
+def _fork_child():
+    """The child starts with idle engines; a fork from inside an engine function leaves
+    that function nothing to deadlock on, so the child may wait like any thread."""
+    for eng in _forking:
+        eng._fork_child()
+    _forking.clear()
+    _tls.in_worker = False
 
 
 @atexit.register

@@ -6,7 +6,7 @@ import threading
 
 from ..base import EngineError, MXNetError
 from . import _events
-from ._types import FnProperty, OprHandle, RunContext, Var, _ErrorBox, var_lists
+from ._types import RUN_CONTEXTS, FnProperty, OprHandle, RunContext, Var, _ErrorBox, var_lists
 
 __all__ = ["Engine", "in_worker"]
 
@@ -57,7 +57,8 @@ class Engine:
             return last[1]
         r = self._run_ctxs.get(ctx)
         if r is None:
-            r = self._run_ctxs[ctx] = RunContext(ctx)
+            cls = RUN_CONTEXTS.get(ctx.device_type, RunContext) if ctx is not None else RunContext
+            r = self._run_ctxs[ctx] = cls(ctx)
         self._last_run_ctx = (ctx, r)
         return r
 
@@ -151,7 +152,9 @@ class Engine:
         prev = _tls.in_worker
         _tls.in_worker = True
         try:
-            if _profiling:
+            if rctx.runner is not None:     # a device running functions on its streams
+                rctx.runner(fn)
+            elif _profiling:
                 _events.run(fn, rctx, name)
             else:
                 fn(rctx)

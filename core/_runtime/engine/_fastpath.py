@@ -39,7 +39,7 @@ from collections import deque
 from threading import Event, get_ident
 
 from ._base import _tls
-from ._types import FnProperty
+from ._types import RUN_CONTEXTS, FnProperty
 from ._vars import _Block, _free
 
 __all__ = ["FastPaths", "enabled"]
@@ -103,6 +103,8 @@ class FastPaths:
             return False
         held = () if fresh else mutate      # fresh vars: nobody else can wait on them yet
         with self._lock:
+            if self._forking is not None:
+                self._hold_for_fork()
             if not _free(const, held):
                 return False
             for v in const:
@@ -146,8 +148,9 @@ class FastPaths:
                 self._run_awaited(opr.const_vars, opr.mutate_vars)
         cheap = opr.cheap
         blk = _Block(opr, ctx, priority, None if cheap else self._pool_for(ctx, opr.prop))
-        if not cheap and opr.prop == _NORMAL and not _tls.in_worker:
-            blk.owner = me
+        if (not cheap and opr.prop == _NORMAL and not _tls.in_worker
+                and (ctx is None or ctx.device_type not in RUN_CONTEXTS)):
+            blk.owner = me                # kept for this thread; a stream device's go to its workers
         todo = wake = None
         with self._lock:
             if self._admit(blk):
@@ -376,6 +379,25 @@ class FastPaths:
                 self._enqueue(b)
         for b in kept:
             b.pool.wake()
+
+    # -- fork ---------------------------------------------------------------------------
+    def _fork_prepare(self):
+        if self.fast_paths and not _tls.in_worker:
+            self._enter(get_ident())    # a kernel another thread runs solo ends first, and its
+            self._block()               # next waits for the lock; kept work goes to the
+        super()._fork_prepare()         # workers, so the drain sees it done
+
+    def _fork_parent(self):
+        if self.fast_paths and not _tls.in_worker:
+            self._blocked -= 1
+        super()._fork_parent()
+
+    def _fork_child(self):
+        super()._fork_child()
+        self._kept = {}
+        self._blocked = 0
+        self._solo = self._solo_done = None     # the child's one thread has it solo
+        self._solo_running = False
 
     # -- 6: deletes ---------------------------------------------------------------------
     def push_delete(self, fn, ctx, var):

@@ -18,14 +18,20 @@ class FnProperty(enum.IntEnum):
     GPU_PRIORITIZED = 6
 
 
-class RunContext:
-    """What a function learns only when it runs: its device context and stream."""
+RUN_CONTEXTS: dict = {}    # device type -> its RunContext class (``device.register`` fills it)
 
-    __slots__ = ("ctx", "stream")
+
+class RunContext:
+    """What a function learns only when it runs: its device context and stream. ``runner``,
+    when a device sets it (a GPU: ``runner(fn)`` runs ``fn(self)`` on this thread's stream and
+    returns once its work is done), runs every function on the context."""
+
+    __slots__ = ("ctx", "stream", "runner")
 
     def __init__(self, ctx, stream=None):
         self.ctx = ctx
         self.stream = stream
+        self.runner = None
 
     def __repr__(self):
         return f"RunContext({self.ctx}, stream={self.stream!r})"

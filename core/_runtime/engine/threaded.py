@@ -22,6 +22,7 @@ import heapq
 import itertools
 import os
 import threading
+import weakref
 from queue import SimpleQueue
 
 from . import _base, _events
@@ -55,6 +56,9 @@ class _Pool:
                 t.join(timeout=5)
 
 
+_live = weakref.WeakSet()     # every threaded engine, for the fork handlers
+
+
 def _env_int(names, default):
     for n in names:
         v = os.environ.get(n)
@@ -81,8 +85,10 @@ class ThreadedEngineBase(Engine):
         self._seq = itertools.count()
         self._pools = {}
         self._stopped = False
+        self._forking = None   # the thread preparing a fork (_fork_prepare)
         self._nthreads = _env_int(("MXNEXT_CPU_WORKER_NTHREADS", "MXNET_CPU_WORKER_NTHREADS"),
                                   max(2, min(os.cpu_count() or 2, 8)))
+        _live.add(self)
 
     # -- pools ---------------------------------------------------------------
     def _pool_key(self, ctx, prop):
@@ -115,6 +121,8 @@ class ThreadedEngineBase(Engine):
 
     def _admit(self, blk) -> int:
         """Count ``blk`` as pending and request its vars (lock held); how many it waits for."""
+        if self._forking is not None and blk.opr.prop != FnProperty.DELETE_VAR:
+            self._hold_for_fork()
         self._pending += 1
         return _request(blk)
 
@@ -225,7 +233,7 @@ class ThreadedEngineBase(Engine):
         with self._idle:
             self._all_waiters += 1
             try:
-                while self._pending:
+                while self._pending > 0:    # < 0 only in a child forked mid-function (_fork_child)
                     self._idle.wait()
             finally:
                 self._all_waiters -= 1
@@ -240,6 +248,46 @@ class ThreadedEngineBase(Engine):
             for p in list(self._pools.values()):
                 p.stop()
             self._pools.clear()
+
+    # -- fork (_runtime.fork) ------------------------------------------------------------
+    def _fork_prepare(self):
+        """Before ``fork``: finish every pushed function and hold the lock until after it, so
+        the child copies idle vars (MXNet stops its engine so). Inside an engine function
+        nothing can be waited for; the child then drops the work (``_fork_child``)."""
+        self._lock.acquire()
+        if not _tls.in_worker:
+            self._forking = threading.get_ident()
+            self._all_waiters += 1
+            while self._pending > 0:
+                self._idle.wait()
+            self._all_waiters -= 1
+
+    def _hold_for_fork(self):
+        """(lock held) While a thread prepares a fork, new work of other user threads waits
+        for the fork, so the work the fork waits for comes to an end. Deletes, and what running
+        functions push, are part of that work."""
+        while self._forking not in (None, threading.get_ident()) and not _tls.in_worker:
+            self._idle.wait()
+
+    def _fork_parent(self):
+        self._forking = None
+        self._idle.notify_all()
+        self._lock.release()
+
+    def _fork_child(self):
+        """In the child only the forking thread lives: worker pools are made again on first
+        use, with MXNet's thread count for worker processes. Work still pending there will
+        never complete, and vars it holds stay held: the engine then runs every function at
+        once on the pushing thread, as after ``shutdown``, where no var is ever waited for."""
+        self._lock = threading.RLock()
+        self._idle = threading.Condition(self._lock)
+        self._pools = {}
+        self._all_waiters = 0
+        self._forking = None
+        self._nthreads = _env_int(("MXNEXT_MP_WORKER_NTHREADS", "MXNET_MP_WORKER_NTHREADS"), 1)
+        if self._pending:
+            self._pending = self._queued = 0
+            self._stopped = True
 
 
 class ThreadedEngine(FastPaths, ThreadedEngineBase):

@@ -101,7 +101,8 @@ def test_shape_errors_name_op_argument_and_values():
 
 
 def test_type_and_param_errors():
-    with pytest.raises(TypeInferError, match=f"{SELF_QK}.*floating dtype, got int32"):
+    with pytest.raises(TypeInferError, match=f"{SELF_QK}.*int32, expected float16, float32 or "
+                                             "float64"):
         shapes(SELF_QK, (2, 2, 6), dtype="int32")
     with pytest.raises(ParamError, match="heads"):
         registry.get(SELF_QK).parse_params({})

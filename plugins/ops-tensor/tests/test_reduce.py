@@ -160,6 +160,13 @@ def test_argmax_channel_is_argmax_over_axis_1():
         mx.nd.argmax_channel(mx.nd.ones((3,)))
 
 
+def test_argmax_channel_keeps_the_input_dtype():
+    """MXNet 1.9.1: positions come in the data's dtype, integer ones included."""
+    got = mx.nd.argmax_channel(mx.nd.array([[1, 2], [4, 3]], dtype="int32"))
+    assert got.dtype == np.int32 and got.asnumpy().tolist() == [1, 0]
+    assert mx.nd.argmax_channel(mx.nd.ones((2, 3), dtype="float16")).dtype == np.float16
+
+
 def test_min_max_reject_zero_size_input():
     """MXNet 1.9: min and max need elements (shape inference fails); sum does not."""
     with mx.np_shape():

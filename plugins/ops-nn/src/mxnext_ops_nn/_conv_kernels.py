@@ -29,10 +29,11 @@ from itertools import product
 from math import prod
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from . import _winograd
 from ._conv_parts import Scratch, crop_input, own_scratch, write  # noqa: F401  (kern.* of the ops)
+from ._conv_parts import strided
+from ._layer_rules import namespace
 from ._layer_rules import compute_dtype
 
 CHUNK_BYTES = 6 << 20     # scratch per batch chunk: the chunk's working set stays in cache
@@ -85,7 +86,7 @@ class _Grid:
         """The (mm, C, *sizes) view of the data inside a chunk's padded array."""
         inner = tuple(slice(a, a + n) for a, n in zip(lo, sizes))
         if self.batch_last:
-            return np.moveaxis(view[(slice(None),) + inner + (slice(None),)], -1, 0)
+            return namespace(view).moveaxis(view[(slice(None),) + inner + (slice(None),)], -1, 0)
         return view[(slice(None), slice(0, mm)) + inner].swapaxes(0, 1)
 
     def columns(self, view, mm, c, dst):
@@ -100,13 +101,13 @@ class _Grid:
             shape, strides = self.kernel + self.out + (mm,), taps + steps + (st[-1],)
         else:
             shape, strides = self.kernel + (mm,) + self.out, taps + (st[1],) + steps
-        view = as_strided(view, (c,) + shape, (st[0],) + strides, writeable=False)
-        np.copyto(dst.reshape(view.shape), view)
+        view = strided(view, (c,) + shape, (st[0],) + strides)
+        namespace(dst).copyto(dst.reshape(view.shape), view)
 
     def result(self, buf, f, mm):
         """The (mm, F, *out) view of a chunk's (F, positions) buffer."""
         if self.batch_last:
-            return np.moveaxis(buf.reshape((f,) + self.out + (mm,)), -1, 0)
+            return namespace(buf).moveaxis(buf.reshape((f,) + self.out + (mm,)), -1, 0)
         a = buf.reshape((f, mm) + self.grid)
         if self.flat:
             a = a[(Ellipsis,) + tuple(slice(0, o) for o in self.out)]
@@ -119,7 +120,7 @@ class _Grid:
         for t in product(*(range(k) for k in self.kernel)):
             if self.flat:
                 at = sum(ti * d * r for ti, d, r in zip(t, self.dilate, self.rows))
-                dst = as_strided(buf[at:], (c, mm, self.q), view.strides[:2] + (view.itemsize,))
+                dst = strided(buf[at:], (c, mm, self.q), view.strides[:2] + (view.itemsize,))
                 dst += dcols.reshape((c,) + self.kernel + (mm, self.q))[everything + t]
                 continue
             box = tuple(slice(ti * d, ti * d + s * (o - 1) + 1, s)
@@ -139,8 +140,8 @@ def _chunk(n, per_item):
 def fill_padded(g, view, x, lo, hi, i, j):
     """Copy items ``i:j`` of ``x`` into the interior of a chunk's padded array."""
     src = crop_input(x, lo, hi, i, j)
-    np.copyto(g.interior(view, tuple(max(a, 0) for a in lo), src.shape[2:], j - i), src,
-              casting="unsafe")
+    namespace(view).copyto(g.interior(view, tuple(max(a, 0) for a in lo), src.shape[2:], j - i),
+                           src, casting="unsafe")
 
 
 def _geometry(x_shape, kernel, stride, dilate, lo, hi):
@@ -154,7 +155,9 @@ def conv_forward(x, w, stride, dilate, lo, hi, groups, out, req, get_space, bias
     ``req`` 1/2 writes, 3 adds. ``get_space(shape, dtype)`` supplies scratch memory."""
     n, c = x.shape[:2]
     f, kernel = w.shape[0], w.shape[2:]
-    wino = _winograd.variant(kernel, stride, dilate, groups, c, out.shape[2:])
+    xp = namespace(x)
+    wino = _winograd.variant(kernel, stride, dilate, groups, c, out.shape[2:]) \
+        if xp is np else None       # host GEMMs sized for cache
     if wino is not None:
         _winograd.forward(wino, x, w, lo, hi, out, req, get_space, bias)
         return
@@ -175,7 +178,7 @@ def conv_forward(x, w, stride, dilate, lo, hi, groups, out, req, get_space, bias
         cm = cols[:c * k * (j - i) * g.q]
         g.columns(view, j - i, c, cm)
         ym = y[:f * (j - i) * g.q].reshape(groups, f // groups, -1)
-        np.matmul(wm, cm.reshape(groups, (c // groups) * k, -1), out=ym)
+        xp.matmul(wm, cm.reshape(groups, (c // groups) * k, -1), out=ym)
         write(out[i:j], g.result(ym, f, j - i), req, bias)
 
 
@@ -221,14 +224,15 @@ def _col2im_data_grad(gy, w, stride, dilate, pad, groups, out, req, get_space):
     gbuf, dcols, dxp = s.take((f * m * g.q,)), s.take((c * k * m * g.q,)), \
         s.take((g.buffer_size(c, m),))
     wt = w.astype(dt, copy=False).reshape(groups, f // groups, -1).swapaxes(1, 2)
+    xp = namespace(gy)
     for i in range(0, n, m):
         j = min(n, i + m)
         gm = gbuf[:f * (j - i) * g.q]
         if g.flat and (i == 0 or j - i < m):
             gm[...] = 0                     # grid positions past the output stay zero
-        np.copyto(g.result(gm, f, j - i), gy[i:j], casting="unsafe")
+        xp.copyto(g.result(gm, f, j - i), gy[i:j], casting="unsafe")
         dm = dcols[:c * k * (j - i) * g.q].reshape(groups, (c // groups) * k, -1)
-        np.matmul(wt, gm.reshape(groups, f // groups, -1), out=dm)
+        xp.matmul(wt, gm.reshape(groups, f // groups, -1), out=dm)
         dxp[...] = 0
         view = g.padded_view(dxp, c, m, j - i)
         g.scatter(view, dxp, dm, c, j - i)
@@ -240,7 +244,9 @@ def conv_weight_grad(gy, x, w_shape, stride, dilate, pad, groups, get_space):
     wrt its weight, for the output gradient ``gy``."""
     n, c = x.shape[:2]
     f, kernel = w_shape[0], tuple(w_shape[2:])
-    wino = _winograd.variant(kernel, stride, dilate, groups, c, gy.shape[2:])
+    xp = namespace(x)
+    wino = _winograd.variant(kernel, stride, dilate, groups, c, gy.shape[2:]) \
+        if xp is np else None
     if wino is not None:
         return _winograd.weight_grad(wino, gy, x, pad, get_space)
     dt = compute_dtype(gy.dtype)
@@ -250,7 +256,7 @@ def conv_weight_grad(gy, x, w_shape, stride, dilate, pad, groups, get_space):
     s = Scratch(get_space, [(g.buffer_size(c, m),), (c * k * m * g.q,), (f * m * g.q,)], dt)
     pbuf, cols, gflat = s.take((g.buffer_size(c, m),)), s.take((c * k * m * g.q,)), \
         s.take((f * m * g.q,))
-    gw = np.zeros((groups, f // groups, (c // groups) * k), dt)
+    gw = xp.zeros((groups, f // groups, (c // groups) * k), dt)
     for i in range(0, n, m):
         j = min(n, i + m)
         gm = gflat[:f * (j - i) * g.q]
@@ -261,8 +267,8 @@ def conv_weight_grad(gy, x, w_shape, stride, dilate, pad, groups, get_space):
         fill_padded(g, view, x, pad, pad, i, j)
         cm = cols[:c * k * (j - i) * g.q]
         g.columns(view, j - i, c, cm)
-        np.copyto(g.result(gm, f, j - i), gy[i:j], casting="unsafe")
-        gw += np.matmul(gm.reshape(groups, f // groups, -1),
+        xp.copyto(g.result(gm, f, j - i), gy[i:j], casting="unsafe")
+        gw += xp.matmul(gm.reshape(groups, f // groups, -1),
                         cm.reshape(groups, (c // groups) * k, -1).swapaxes(1, 2))
     return gw.reshape(w_shape)
 

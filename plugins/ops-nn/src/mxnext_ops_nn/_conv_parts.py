@@ -8,7 +8,22 @@ from math import prod
 
 import numpy as np
 
+from ._layer_rules import namespace
+
 _ALIGN = 64
+
+
+def address(a) -> int:
+    """The address of ``a``'s first byte, host or device (cupy's ``data.ptr``: its
+    ``__cuda_array_interface__`` would synchronize the stream)."""
+    return a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
+
+
+def strided(a, shape, strides):
+    """A view of ``a``'s memory with ``shape`` and byte ``strides`` (host or device)."""
+    if isinstance(a, np.ndarray):           # numpy's own, or a subclass of it
+        return np.lib.stride_tricks.as_strided(a, shape, strides, subok=True)
+    return namespace(a).lib.stride_tricks.as_strided(a, shape, strides)
 
 
 class Scratch:
@@ -19,7 +34,7 @@ class Scratch:
         dtype = np.dtype(dtype)
         sizes = [(-(-prod(s) * dtype.itemsize // _ALIGN)) * _ALIGN for s in shapes]
         self._buf = get((sum(sizes) + _ALIGN,), np.uint8)
-        self._dtype, self._at = dtype, (-self._buf.ctypes.data) % _ALIGN
+        self._dtype, self._at = dtype, (-address(self._buf)) % _ALIGN
 
     def take(self, shape):
         n = prod(shape) * self._dtype.itemsize
@@ -36,16 +51,17 @@ def own_scratch(shape, dtype):
 def write(out, value, req, bias=None):
     """``out (m, F, *O) <- value`` (+ ``bias`` per channel) honouring req 1/2 (write) and
     3 (add); casts to ``out``'s dtype."""
+    xp = namespace(out)
     if bias is not None:
         bias = bias.reshape((1, -1) + (1,) * (out.ndim - 2))
     if req == 3:
-        np.add(out, value, out=out, casting="unsafe")
+        xp.add(out, value, out=out, casting="unsafe")
         if bias is not None:
-            np.add(out, bias, out=out, casting="unsafe")
+            xp.add(out, bias, out=out, casting="unsafe")
     elif bias is not None:
-        np.add(value, bias, out=out, casting="unsafe")
+        xp.add(value, bias, out=out, casting="unsafe")
     else:
-        np.copyto(out, value, casting="unsafe")
+        xp.copyto(out, value, casting="unsafe")
 
 
 def crop_input(x, lo, hi, i, j):

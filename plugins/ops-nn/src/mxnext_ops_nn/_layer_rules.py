@@ -9,12 +9,23 @@ the argument and both values, as MXNet's ``SHAPE_ASSIGN_CHECK`` / ``TYPE_ASSIGN_
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 from opsdk import NodeEntry, assign, make_node
 from opsdk.shape import assign_shape as set_shape
 
 from ._infer import assign_type as set_type
 from ._infer import fail
+
+
+def namespace(a):
+    """The array namespace of ``a``, so the kernels run on the device its arrays live on:
+    numpy for host arrays, a numpy subclass's own (testdev's), else the package of its type
+    (cupy for a gpu array)."""
+    if isinstance(a, np.ndarray):
+        return np if type(a) is np.ndarray else a.__array_namespace__()
+    return importlib.import_module(type(a).__module__.partition(".")[0])
 
 
 def result_shapes(op, outs, new, names=None):

@@ -14,7 +14,7 @@ process has one device here, so SyncBatchNorm takes ``ndev=1`` only.
 from __future__ import annotations
 
 import numpy as np
-from opsdk import Field, Param, register_op
+from opsdk import Field, FloatOnly, Param, register_op
 from pydantic import field_validator
 
 from ._layer_rules import (backward_node, fail, grad_entries, init_attrs, norm_axis, out_entry,
@@ -275,7 +275,7 @@ for _param, _op in _OPS.items():
         .set_attr("FSetInputVarAttrOnCompose", init_attrs({3: '["zero", {}]', 4: '["one", {}]'}))
         .set_attr("FInplaceOption", lambda p: [(0, 0)])   # where the data dies (inference)
         .set_attr("FInferShape", _shape)
-        .set_attr("FInferType", _type)
+        .set_attr("FInferType", FloatOnly(_type))
         .set_attr("FCompute<cpu>", _forward)
         .set_attr("FGradient", _grad)
         .set_attr("TExamples", _EXAMPLES[_op])

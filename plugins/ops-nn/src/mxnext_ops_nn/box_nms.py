@@ -10,7 +10,7 @@ pair; each step handles every batch in one array operation.
 from __future__ import annotations
 
 import numpy as np
-from opsdk import ElemwiseType, Field, Param, register_op
+from opsdk import ElemwiseType, Field, FloatOnly, Param, register_op
 from opsdk.shape import dim_known
 
 from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, out_entry, put,
@@ -181,7 +181,7 @@ _NMS_DATA = np.array([[[0, 0.5, 0.1, 0.1, 0.2, 0.2], [1, 0.4, 0.1, 0.1, 0.2, 0.2
     .set_num_inputs(1).set_num_outputs(2)
     .set_attr("FNumVisibleOutputs", 1)
     .set_attr("FInferShape", _nms_shape)
-    .set_attr("FInferType", ElemwiseType(1, 2, NMS))
+    .set_attr("FInferType", FloatOnly(ElemwiseType(1, 2, NMS)))
     .set_attr("FCompute<cpu>", _nms_forward)
     .set_attr("FGradient", _nms_grad)
     .set_attr("TExamples", [
@@ -276,7 +276,7 @@ def _match_forward(ctx, inputs, req, outputs, p):
     .set_attr_parser(BipartiteMatchingParam)
     .set_num_inputs(1).set_num_outputs(2)
     .set_attr("FInferShape", _match_shape)
-    .set_attr("FInferType", ElemwiseType(1, 2, MATCH))
+    .set_attr("FInferType", FloatOnly(ElemwiseType(1, 2, MATCH)))
     .set_attr("FCompute<cpu>", _match_forward)
     .set_attr("FGradient", zero_grad_rule(MATCH_BWD, 2))
     .set_attr("TExamples", [

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from math import ceil
 
-from opsdk import Field, Param, register_op
+from opsdk import Field, FloatOnly, Param, register_op
 from pydantic import model_validator
 
 from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, out_entry, put,
@@ -170,7 +170,7 @@ def _backward_shape(p, ins, outs):
     .set_attr("FListInputNames", lambda p: ["data1", "data2"])
     .set_attr("FListOutputNames", lambda p: ["output", "tmp1", "tmp2"])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", same_type(OP, ["data1", "data2"]))
+    .set_attr("FInferType", FloatOnly(same_type(OP, ["data1", "data2"])))
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)
     .set_attr("TExamples", [

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, MXNetError, NodeEntry, Param, assign, register_op
+from opsdk import Field, FloatOnly, MXNetError, NodeEntry, Param, assign, register_op
 
 from ._infer import assign_shape, assign_type, backward_node, fail, out_shapes, uniform_type
 
@@ -229,7 +229,7 @@ def _label_examples():
     .set_attr("FNumVisibleOutputs", 1)
     .set_attr("FListInputNames", _input_names)
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", _type)
+    .set_attr("FInferType", FloatOnly(_type, inputs=(0,)))
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _gradient)
     .set_attr("TExamples", [dict(e, grad=[0], domain=(-2, 2)) for e in _label_examples()])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from opsdk import Field, register_op
+from opsdk import Field, FloatOnly, register_op
 from opsdk.shape import dim_known, dim_op
 from pydantic import model_validator
 
@@ -128,7 +128,7 @@ def _grad(node, og):
     .set_attr("FListInputNames", input_names)
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", same_type(OP, input_names))
+    .set_attr("FInferType", FloatOnly(same_type(OP, input_names)))
     .set_attr("FResourceRequest", _temp_space)
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)

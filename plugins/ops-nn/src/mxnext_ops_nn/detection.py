@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from opsdk import ElemwiseShape, ElemwiseType, Field, MakeZeroGradNodes, Param, register_op
+from opsdk import (ElemwiseShape, ElemwiseType, Field, FloatOnly, MakeZeroGradNodes, Param,
+                   register_op)
 from opsdk.shape import dim_known
 
 from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, put, result_shapes,
@@ -189,7 +190,7 @@ _BOXES = np.array([[[0.1, 0.1, 0.5, 0.6], [0.3, 0.2, 0.9, 0.8]], [[0.6, 0.6, 0.7
     .set_num_inputs(2).set_num_outputs(1)
     .set_attr("FListInputNames", lambda p: ["lhs", "rhs"])
     .set_attr("FInferShape", _iou_shape)
-    .set_attr("FInferType", same_type(IOU, ["lhs", "rhs"]))
+    .set_attr("FInferType", FloatOnly(same_type(IOU, ["lhs", "rhs"])))
     .set_attr("FCompute<cpu>", _iou_forward)
     .set_attr("FGradient", zero_grad_rule(IOU_BWD, 1))
     .set_attr("TExamples", [
@@ -278,7 +279,7 @@ _REFS = np.array([[[0.15, 0.25, 0.35, 0.5], [0.4, 0.5, 0.8, 0.9]]], np.float32)
     .set_num_inputs(6).set_num_outputs(2)
     .set_attr("FListInputNames", lambda p: list(_ENCODE_INPUTS))
     .set_attr("FInferShape", _encode_shape)
-    .set_attr("FInferType", same_type(ENCODE, _ENCODE_INPUTS))
+    .set_attr("FInferType", FloatOnly(same_type(ENCODE, _ENCODE_INPUTS)))
     .set_attr("FCompute<cpu>", _encode_forward)
     .set_attr("FGradient", MakeZeroGradNodes)
     .set_attr("TExamples", [
@@ -347,7 +348,7 @@ def _decode_forward(ctx, inputs, req, outputs, p):
     .set_num_inputs(2).set_num_outputs(1)
     .set_attr("FListInputNames", lambda p: ["data", "anchors"])
     .set_attr("FInferShape", _decode_shape)
-    .set_attr("FInferType", same_type(DECODE, ["data", "anchors"]))
+    .set_attr("FInferType", FloatOnly(same_type(DECODE, ["data", "anchors"])))
     .set_attr("FCompute<cpu>", _decode_forward)
     .set_attr("FGradient", MakeZeroGradNodes)
     .set_attr("TExamples", [

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, NodeEntry, Param, ResourceRequest, make_node, register_op
+from opsdk import Field, FloatOnly, NodeEntry, Param, ResourceRequest, make_node, register_op
 
 from ._layer_rules import (backward_node, grad_entries, norm_axis, out_entry, put,
                            result_shapes, same_type, set_shape, set_type)
@@ -58,11 +58,11 @@ def _forward(ctx, inputs, req, outputs, p):
     if keep < 1 and (ctx.is_train or p.mode == "always"):
         draw = ctx.requested[0].get_random().random(mask.shape) < keep
         # p == 1: MXNet's mask is 0 * (1/0), NaN, and so are the output and the gradient
-        m = (draw * (1.0 / keep) if keep > 0 else np.full(mask.shape, np.nan)).astype(x.dtype)
+        m = (draw * (1.0 / keep) if keep > 0 else ctx.xp.full(mask.shape, np.nan)).astype(x.dtype)
         put(mask, req[1], m)
         put(out, req[0], x * m)
     else:
-        put(mask, req[1], np.ones(mask.shape, mask.dtype))
+        put(mask, req[1], ctx.xp.ones(mask.shape, mask.dtype))
         if req[0] != 2:           # in place: the output already is the data
             put(out, req[0], x)
 
@@ -105,7 +105,7 @@ def _random(p):
     .set_attr("FListInputNames", lambda p: ["data"])
     .set_attr("FListOutputNames", lambda p: ["output", "mask"])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", _type)
+    .set_attr("FInferType", FloatOnly(_type))
     .set_attr("FInplaceOption", lambda p: [(0, 0)])
     .set_attr("FResourceRequest", _random)
     .set_attr("FCompute<cpu>", _forward)

@@ -49,13 +49,15 @@ def _forward(ctx, inputs, req, outputs, p):
 
 def _backward(ctx, inputs, req, outputs, p):
     og, data = inputs
-    put(outputs[0], req[0], np.zeros(data.shape, outputs[0].dtype))
+    put(outputs[0], req[0], ctx.xp.zeros(data.shape, outputs[0].dtype))
     if not req[1]:
         return
     idx = indices(data, p.input_dim).ravel()
     rows = og.reshape(-1, p.output_dim)
-    grad = np.zeros((p.input_dim, p.output_dim), rows.dtype)
-    if idx.size:
+    grad = ctx.xp.zeros((p.input_dim, p.output_dim), rows.dtype)
+    if idx.size and ctx.xp is not np:   # a device's arrays: its scatter-add
+        ctx.xp.add.at(grad, idx, rows)
+    elif idx.size:
         order = np.argsort(idx, kind="stable")
         sidx = idx[order]
         starts = np.flatnonzero(np.r_[True, sidx[1:] != sidx[:-1]])

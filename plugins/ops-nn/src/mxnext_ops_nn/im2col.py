@@ -15,7 +15,7 @@ from __future__ import annotations
 from itertools import product
 from math import prod
 
-from opsdk import Field, Param, register_op
+from opsdk import Field, FloatOnly, Param, register_op
 from pydantic import model_validator
 
 from ._layer_rules import (backward_node, check_spatial, fail, grad_entries, put,
@@ -170,7 +170,7 @@ def _im2col_backward_shape(p, ins, outs):
     .set_attr("FListInputNames", lambda p: ["data"])
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", _im2col_shape)
-    .set_attr("FInferType", same_type(IM2COL, ["data"]))
+    .set_attr("FInferType", FloatOnly(same_type(IM2COL, ["data"])))
     .set_attr("FCompute<cpu>", _im2col_forward)
     .set_attr("FGradient", _im2col_grad)
     .set_attr("TExamples", [
@@ -247,7 +247,7 @@ def _col2im_backward_shape(p, ins, outs):
     .set_attr("FListInputNames", lambda p: ["data"])
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", _col2im_shape)
-    .set_attr("FInferType", same_type(COL2IM, ["data"]))
+    .set_attr("FInferType", FloatOnly(same_type(COL2IM, ["data"])))
     .set_attr("FCompute<cpu>", _col2im_forward)
     .set_attr("FGradient", _col2im_grad)
     .set_attr("TExamples", [

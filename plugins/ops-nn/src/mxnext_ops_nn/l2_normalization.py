@@ -9,7 +9,7 @@ from math import prod
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, Param, register_op
+from opsdk import Field, FloatOnly, Param, register_op
 
 from ._layer_rules import (backward_node, fail, grad_entries, out_entry, put, result_shapes,
                            same_type, set_shape)
@@ -96,7 +96,7 @@ def _backward_shape(p, ins, outs):
     .set_attr("FListInputNames", lambda p: ["data"])
     .set_attr("FListOutputNames", lambda p: ["output", "norm"])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", same_type(OP, ["data"]))
+    .set_attr("FInferType", FloatOnly(same_type(OP, ["data"])))
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)
     .set_attr("TExamples", [{"inputs": [(3, 4, 2)]},

@@ -11,7 +11,7 @@ not flow through them.
 from __future__ import annotations
 
 import numpy as np
-from opsdk import Field, Param, register_op
+from opsdk import Field, FloatOnly, Param, register_op
 
 from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, norm_axis,
                            out_entry, put, result_shapes, same_type, set_shape)
@@ -169,7 +169,7 @@ def _register(name, param, doc, examples, bwd_example, output_names, visible, in
          .set_attr("FListInputNames", lambda p: list(_NAMES))
          .set_attr("FListOutputNames", lambda p: list(output_names))
          .set_attr("FInferShape", _shape_rule(kind))
-         .set_attr("FInferType", same_type(name, _NAMES))
+         .set_attr("FInferType", FloatOnly(same_type(name, _NAMES)))
          .set_attr("FCompute<cpu>", _forward(kind))
          .set_attr("FGradient", _grad(name))
          .set_attr("TExamples", examples)

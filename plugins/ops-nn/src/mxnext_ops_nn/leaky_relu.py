@@ -10,10 +10,11 @@ import math
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, Param, ResourceRequest, register_op
+from opsdk import Field, FloatOnly, Param, ResourceRequest, register_op
 from opsdk.shape import dim_known
 
-from ._layer_rules import (backward_node, fail, grad_entries, init_attrs, out_entry, put,
+from ._layer_rules import (backward_node, fail, grad_entries, init_attrs, namespace,
+                           out_entry, put,
                            result_shapes, same_type, set_shape)
 
 OP = "LeakyReLU"
@@ -34,8 +35,9 @@ def erf(x):
     """Error function in float64: erf(x) = 2/sqrt(pi) exp(-x^2) *
     sum_n 2^n x^(2n+1) / (1*3*...*(2n+1)), a series of positive terms (no cancellation);
     |x| >= 6 gives +-1 (erfc(6) < 3e-17); absolute error below 5e-15."""
-    x = np.asarray(x, np.float64)
-    a = np.minimum(np.abs(x), 6.0)
+    xp = namespace(x)
+    x = x.astype(np.float64)
+    a = xp.minimum(xp.abs(x), 6.0)
     top = float(a.max()) if a.size else 0.0
     terms = int(top * top + 6 * top + 20)
     term = a.copy()
@@ -44,7 +46,7 @@ def erf(x):
     for n in range(1, terms):
         term *= sq2 / (2 * n + 1)
         total += term
-    return np.sign(x) * np.minimum(total * np.exp(-a * a) * (2 / math.sqrt(math.pi)), 1.0)
+    return xp.sign(x) * xp.minimum(total * xp.exp(-a * a) * (2 / math.sqrt(math.pi)), 1.0)
 
 
 def _gamma_shape(gamma, data):
@@ -93,7 +95,7 @@ def _xelu(x, slope):
 def _forward(ctx, inputs, req, outputs, p):
     x, t = inputs[0], p.act_type
     if t == "leaky":
-        y = _xelu(x, np.asarray(p.slope, x.dtype))
+        y = _xelu(x, x.dtype.type(p.slope))
     elif t == "prelu":
         y = _xelu(x, inputs[1].reshape(_gamma_shape(inputs[1].shape, x.shape)))
     elif t == "rrelu":
@@ -101,7 +103,7 @@ def _forward(ctx, inputs, req, outputs, p):
             lo, hi = p.lower_bound, p.upper_bound
             mask = ctx.requested[0].get_random().uniform(lo, hi, x.shape).astype(x.dtype)
         else:   # inference: the mean slope
-            mask = np.full(x.shape, (p.lower_bound + p.upper_bound) / 2, x.dtype)
+            mask = ctx.xp.full(x.shape, (p.lower_bound + p.upper_bound) / 2, x.dtype)
         y = _xelu(x, mask)
         put(outputs[1], req[1], mask)
     elif t == "elu":
@@ -195,7 +197,7 @@ _EXAMPLES = [
     .set_attr("FSetInputVarAttrOnCompose", init_attrs({1: '["Constant", {"value": 0.25}]'}))
     .set_attr("FListOutputNames", lambda p: ["output", "mask"][:_n_out(p)])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", same_type(OP, _input_names))
+    .set_attr("FInferType", FloatOnly(same_type(OP, _input_names)))
     .set_attr("FInplaceOption", lambda p: [(0, 0)])
     .set_attr("FResourceRequest", _resources)
     .set_attr("FCompute<cpu>", _forward)

@@ -8,7 +8,7 @@ cumulative sum over the zero-padded channel axis.
 from __future__ import annotations
 
 import numpy as np
-from opsdk import Field, Param, register_op
+from opsdk import Field, FloatOnly, Param, register_op
 from pydantic import model_validator
 
 from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, out_entry, put,
@@ -89,7 +89,7 @@ def _backward_shape(p, ins, outs):
     .set_attr("FListInputNames", lambda p: ["data"])
     .set_attr("FListOutputNames", lambda p: ["output", "tmp_norm"])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", same_type(OP, ["data"]))
+    .set_attr("FInferType", FloatOnly(same_type(OP, ["data"])))
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)
     .set_attr("TExamples", [

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from opsdk import ElemwiseShape, ElemwiseType, Field, NodeEntry, Param, make_node, register_op
+from opsdk import (ElemwiseShape, ElemwiseType, Field, FloatOnly, NodeEntry, Param, make_node,
+                   register_op)
 
 from ._infer import backward_node, grads_of
 
@@ -61,7 +62,7 @@ def _gradient(node, og):
               "independent of any head gradient.")
     .set_attr_parser(MakeLossParam).set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", ElemwiseShape(1, 1, "MakeLoss"))
-    .set_attr("FInferType", ElemwiseType(1, 1, "MakeLoss"))
+    .set_attr("FInferType", FloatOnly(ElemwiseType(1, 1, "MakeLoss")))
     .set_attr("FInplaceOption", lambda p: [(0, 0)])
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _gradient)

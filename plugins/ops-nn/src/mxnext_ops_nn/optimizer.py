@@ -15,7 +15,8 @@ optimizer does) its ``wd`` term sees the new weight.
 
 from __future__ import annotations
 
-from opsdk import ElemwiseShape, ElemwiseType, Field, Param, ParamError, assign, register_op
+from opsdk import (ElemwiseShape, ElemwiseType, Field, FloatOnly, Param, ParamError, assign,
+                   register_op)
 
 from ._infer import out_shapes
 
@@ -284,7 +285,7 @@ def _register(name, param, rule, states, doc, state_domain=(-1, 1), params=None,
     b = (register_op(name).describe(doc).set_attr_parser(param)
          .set_num_inputs(n).set_num_outputs(1)
          .set_attr("FInferShape", ElemwiseShape(n, 1, name))
-         .set_attr("FInferType", ElemwiseType(n, 1, name))
+         .set_attr("FInferType", FloatOnly(ElemwiseType(n, 1, name)))
          .set_attr("FCompute<cpu>", _compute(rule, writes_out))
          .set_attr("TExamples", [
              {"inputs": [(3, 4)] * n, "domain": [(-1, 1), (-1, 1)] + [state_domain] * len(states),
@@ -404,7 +405,7 @@ def _multi_register(name, param, stride, doc):
          .set_num_outputs(lambda p: p.num_weights)
          .set_attr("FListInputNames", names)
          .set_attr("FInferShape", infer_shape)
-         .set_attr("FInferType", ElemwiseType(-1, -1, name))
+         .set_attr("FInferType", FloatOnly(ElemwiseType(-1, -1, name)))
          .set_attr("FCompute<cpu>", compute)
          .set_attr("TExamples", examples)
          .add_argument("data", "NDArray-or-Symbol[]", "Per weight, in turn: weight, grad"

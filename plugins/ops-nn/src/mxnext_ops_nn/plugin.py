@@ -1,8 +1,7 @@
-"""Entry point of the ``ops-nn`` plugin: importing each op module registers its ops."""
+"""Entry point of the ``ops-nn`` plugin: each op module registers its ops when it is
+imported, at the first use of one of them."""
 
-import importlib
-
-from opsdk import hookimpl
+from opsdk import hookimpl, register_op_modules
 
 # One module per op family; importing it registers its ops with the process registry.
 _MODULES = ("softmax", "softmax_output", "regression_output", "make_loss", "smooth_l1",
@@ -15,5 +14,4 @@ _MODULES = ("softmax", "softmax_output", "regression_output", "make_loss", "smoo
 
 @hookimpl
 def mxnext_register_ops(registry):
-    for name in _MODULES:
-        importlib.import_module(f"{__package__}.{name}")
+    register_op_modules(f"{__package__}.{name}" for name in _MODULES)

@@ -16,11 +16,12 @@ from math import ceil, prod
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, Param, register_op
+from opsdk import Field, FloatOnly, Param, register_op
 from opsdk.shape import dim_known, dim_op, shape_known
 from pydantic import model_validator
 
-from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, out_entry, put,
+from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, namespace,
+                           out_entry, put,
                            result_shapes, same_type, set_shape, spatial)
 
 OP = "Pooling"
@@ -190,7 +191,7 @@ def _padded(x, g, fill):
     if not any(g.pad) and not any(g.hi):
         return x
     shape = x.shape[:2] + tuple(n + q + h for n, q, h in zip(g.size, g.pad, g.hi))
-    xp = np.full(shape, fill, x.dtype)
+    xp = namespace(x).full(shape, fill, x.dtype)
     xp[(slice(None), slice(None)) + tuple(slice(q, q + n) for q, n in zip(g.pad, g.size))] = x
     return xp
 
@@ -218,7 +219,7 @@ def _pool(p, g, x):
     for t in taps:
         acc += xp[t]
     if p.pool_type == "avg":
-        acc /= g.counts(p.count_include_pad is not False).astype(acc.dtype)
+        acc /= namespace(acc).asarray(g.counts(p.count_include_pad is not False), acc.dtype)
     return _root(p, acc) if p.pool_type == "lp" else acc
 
 
@@ -247,10 +248,10 @@ def _unpool(p, g, og, x, y):
     if p.global_pool:
         return _global_unpool(p, og, x, y)
     shape = x.shape[:2] + tuple(n + q + h for n, q, h in zip(g.size, g.pad, g.hi))
-    gxp = np.zeros(shape, og.dtype)
+    gxp = namespace(og).zeros(shape, og.dtype)
     if p.pool_type == "max":
         xp = _padded(x, g, np.finfo(x.dtype).min)
-        taken = np.zeros(og.shape, bool)
+        taken = namespace(og).zeros(og.shape, bool)
         for t in g.taps():
             first = (xp[t] == y) & ~taken               # the first maximum of each window
             gxp[t] += np.where(first, og, 0)
@@ -262,7 +263,8 @@ def _unpool(p, g, og, x, y):
             r = xp[t] / safe
             gxp[t] += np.where(y == 0, 0, og * (r if p.p_value == 2 else r * r))
     else:
-        share = og / g.counts(p.count_include_pad is not False) if p.pool_type == "avg" else og
+        share = og / namespace(og).asarray(g.counts(p.count_include_pad is not False)) \
+            if p.pool_type == "avg" else og
         for t in g.taps():
             gxp[t] += share
     return gxp[(slice(None), slice(None)) + tuple(slice(q, q + n) for q, n in zip(g.pad, g.size))]
@@ -272,7 +274,7 @@ def _global_unpool(p, og, x, y):
     n, c = x.shape[:2]
     if p.pool_type == "max":
         flat = x.reshape(n, c, -1)
-        g = np.zeros(flat.shape, og.dtype)
+        g = namespace(og).zeros(flat.shape, og.dtype)
         np.put_along_axis(g, flat.argmax(axis=2)[..., None], og.reshape(n, c, 1), axis=2)
         return g.reshape(x.shape)
     if p.pool_type == "avg":
@@ -365,7 +367,7 @@ _EXAMPLES = [
     .set_attr("FListInputNames", lambda p: ["data"])
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", same_type(OP, ["data"]))
+    .set_attr("FInferType", FloatOnly(same_type(OP, ["data"])))
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)
     .set_attr("TExamples", _EXAMPLES)

@@ -10,7 +10,7 @@ the label gets a zero gradient.
 from __future__ import annotations
 
 import numpy as np
-from opsdk import Field, Param, register_op
+from opsdk import Field, FloatOnly, Param, register_op
 from opsdk.shape import merge_shape, shape_known
 
 from ._infer import backward_node, fail, grads_of, out_shapes, output_entry, uniform_type
@@ -84,7 +84,7 @@ def _register(name, bwd, forward, diff, doc, ref):
         .set_num_inputs(2).set_num_outputs(1)
         .set_attr("FListInputNames", lambda p: names)
         .set_attr("FInferShape", _shape(name))
-        .set_attr("FInferType", uniform_type(name, names))
+        .set_attr("FInferType", FloatOnly(uniform_type(name, names)))
         .set_attr("FInplaceOption", lambda p: [(0, 0)])
         .set_attr("FCompute<cpu>", compute)
         .set_attr("FGradient", gradient)

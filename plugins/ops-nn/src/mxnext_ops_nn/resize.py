@@ -16,7 +16,7 @@ from math import ceil, floor
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, Param, register_op
+from opsdk import Field, FloatOnly, Param, register_op
 from pydantic import model_validator
 
 from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, put,
@@ -185,7 +185,7 @@ def _resize_grad(node, og):
     .set_num_inputs(lambda p: len(_resize_names(p))).set_num_outputs(1)
     .set_attr("FListInputNames", _resize_names)
     .set_attr("FInferShape", _resize_shape)
-    .set_attr("FInferType", same_type(RESIZE, _resize_names))
+    .set_attr("FInferType", FloatOnly(same_type(RESIZE, _resize_names)))
     .set_attr("FCompute<cpu>", _resize_forward)
     .set_attr("FGradient", _resize_grad)
     .set_attr("TExamples", [
@@ -283,7 +283,7 @@ def _adaptive_grad(node, og):
     .set_attr_parser(AdaptiveAvgPooling2DParam)
     .set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", _adaptive_shape)
-    .set_attr("FInferType", same_type(ADAPTIVE, ["data"]))
+    .set_attr("FInferType", FloatOnly(same_type(ADAPTIVE, ["data"])))
     .set_attr("FCompute<cpu>", _adaptive_forward)
     .set_attr("FGradient", _adaptive_grad)
     .set_attr("TExamples", [

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, MXNetError, Param, ResourceRequest, assign, register_op
+from opsdk import Field, FloatOnly, MXNetError, Param, ResourceRequest, assign, register_op
 from opsdk.shape import dim_op
 
 from ._infer import (assign_shape, backward_node, fail, grads_of, out_shapes, output_entry,
@@ -443,7 +443,7 @@ def _backward_example():
     .set_attr("FListInputNames", _input_names)
     .set_attr("FListOutputNames", lambda p: _visible_names(p) + ["reserve"])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", uniform_type(OP, _input_names))
+    .set_attr("FInferType", FloatOnly(uniform_type(OP, _input_names)))
     .set_attr("FResourceRequest", lambda p: [ResourceRequest.RANDOM] if p.p > 0 else [])
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _gradient)

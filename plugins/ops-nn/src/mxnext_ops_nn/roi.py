@@ -17,7 +17,7 @@ two matrix products per roi; the gradient is their transpose.
 from __future__ import annotations
 
 import numpy as np
-from opsdk import Field, MXNetError, Param, register_op
+from opsdk import Field, FloatOnly, MXNetError, Param, register_op
 from pydantic import model_validator
 
 from ._infer import assign_type
@@ -207,7 +207,7 @@ def _backward_shape(op, n_in):
     .set_attr("FListInputNames", lambda p: ["data", "rois"])
     .set_attr("FListOutputNames", lambda p: ["output", "maxidx"])
     .set_attr("FInferShape", _rois_shape(POOL, 5, ["output", "maxidx"]))
-    .set_attr("FInferType", _roi_type(POOL, hidden=(np.int32,)))
+    .set_attr("FInferType", FloatOnly(_roi_type(POOL, hidden=(np.int32,))))
     .set_attr("FCompute<cpu>", _pool_forward)
     .set_attr("FGradient", _pool_grad)
     .set_attr("TExamples", [
@@ -380,7 +380,7 @@ _ROIS = np.array([[0, 1.1, 1.1, 6.2, 6.2], [1, 6.1, 2.1, 8.2, 11.2], [1, 3.1, 1.
     .set_attr("FListInputNames", lambda p: ["data", "rois"])
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", _rois_shape(ALIGN, 5, ["output"], _align_channels))
-    .set_attr("FInferType", _roi_type(ALIGN))
+    .set_attr("FInferType", FloatOnly(_roi_type(ALIGN)))
     .set_attr("FCompute<cpu>", _align_forward)
     .set_attr("FGradient", _align_grad)
     .set_attr("TExamples", [
@@ -456,7 +456,7 @@ def _ralign_forward(ctx, inputs, req, outputs, p):
     .set_attr("FListInputNames", lambda p: ["data", "rois"])
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", _rois_shape(RALIGN, 6, ["output"]))
-    .set_attr("FInferType", _roi_type(RALIGN))
+    .set_attr("FInferType", FloatOnly(_roi_type(RALIGN)))
     .set_attr("FCompute<cpu>", _ralign_forward)
     .set_attr("TExamples", [
         {"inputs": [(2, 2, 9, 8), np.array([[0, 4, 4, 5, 3, 30], [1, 2.5, 6, 8, 4, -75],

@@ -57,7 +57,7 @@ def _ref(x, scalar=1.0, **_):
 
 
 # examples for the conformance suite: both branches, and the default sigma
-register_op("smooth_l1").set_attr("TExamples", [
+register_op("smooth_l1").set_attr("TTruncatesIntegers", True).set_attr("TExamples", [
     {"inputs": [(3, 4)], "domain": (-2, 2), "params": {"scalar": 2.0}, "ref": _ref},
     {"inputs": [(5,)], "domain": (-3, 3), "ref": _ref},
     {"inputs": [(2, 3)], "dtype": "float64", "domain": (-1, 1), "params": {"scalar": "0.5"},

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import numpy as np
-from opsdk import (DType, ElemwiseGradUseOut, ElemwiseShape, ElemwiseType, Field, MXNetError, Param,
-                   register_op)
+from opsdk import (DType, ElemwiseGradUseOut, ElemwiseShape, ElemwiseType, Field, FloatOnly,
+                   MXNetError, Param, register_op)
 
 from ._infer import (assign_shape, assign_type, backward_node, fail, grads_of, out_shapes,
                      output_entry)
@@ -229,7 +229,7 @@ def _register(op, log, negate, doc, examples):
          .set_num_outputs(1)
          .set_attr("FListOutputNames", lambda p: ["output"])
          .set_attr("FInferShape", _forward_shape(op))
-         .set_attr("FInferType", _forward_type(op))
+         .set_attr("FInferType", FloatOnly(_forward_type(op), inputs=(0,)))
          .set_attr("FInplaceOption", lambda p: [(0, 0)])
          .set_attr("FCompute<cpu>", _make_forward(op, log, negate))
          .set_attr("FGradient", _gradient(bwd))
@@ -338,7 +338,7 @@ def _activation_shape(p, ins, outs):
     .set_attr_parser(SoftmaxActivationParam).set_num_inputs(1).set_num_outputs(1)
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", _activation_shape)
-    .set_attr("FInferType", ElemwiseType(1, 1, "SoftmaxActivation"))
+    .set_attr("FInferType", FloatOnly(ElemwiseType(1, 1, "SoftmaxActivation")))
     .set_attr("FInplaceOption", lambda p: [(0, 0)])
     .set_attr("FCompute<cpu>", _activation_forward)
     .set_attr("FGradient", ElemwiseGradUseOut("_backward_SoftmaxActivation"))

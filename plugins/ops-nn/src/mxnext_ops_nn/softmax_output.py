@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, NodeEntry, Param, ShapeError, register_op
+from opsdk import Field, FloatOnly, NodeEntry, Param, ShapeError, register_op
 from opsdk.shape import dims_prod, merge_shape
 
 from ._infer import (assign_shape, backward_node, fail, grads_of, out_shapes, output_entry,
@@ -207,7 +207,7 @@ _NAMES = ["data", "label"]
     .set_attr("FListInputNames", lambda p: _NAMES)
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", uniform_type(OP, _NAMES))
+    .set_attr("FInferType", FloatOnly(uniform_type(OP, _NAMES)))
     .set_attr("FInplaceOption", lambda p: [(0, 0)])
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _gradient)
@@ -300,7 +300,7 @@ def _ce_gradient(node, og):
     .set_num_inputs(2).set_num_outputs(1)
     .set_attr("FListInputNames", lambda p: _NAMES)
     .set_attr("FInferShape", _ce_shape)
-    .set_attr("FInferType", uniform_type(CE, _NAMES))
+    .set_attr("FInferType", FloatOnly(uniform_type(CE, _NAMES)))
     .set_attr("FCompute<cpu>", _ce_forward)
     .set_attr("FGradient", _ce_gradient)
     .set_attr("TExamples", [{"inputs": [(4, 3), (4,)], "domain": [(-2, 2), (0, 3)],

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, Param, register_op
+from opsdk import Field, FloatOnly, Param, register_op
 
 from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, out_entry, put,
                            result_shapes, same_type, set_shape)
@@ -203,7 +203,7 @@ _AFFINE = np.array([[0.9, 0.1, 0.05, -0.1, 1.1, -0.05], [1.0, 0.0, 0.0, 0.0, 1.0
     .set_attr("FListInputNames", lambda p: ["data"])
     .set_attr("FListOutputNames", lambda p: ["output", "grid_dst"])
     .set_attr("FInferShape", _grid_shape)
-    .set_attr("FInferType", same_type(GRID, ["data"]))
+    .set_attr("FInferType", FloatOnly(same_type(GRID, ["data"])))
     .set_attr("FCompute<cpu>", _grid_forward)
     .set_attr("FGradient", _grid_grad)
     .set_attr("TExamples", [
@@ -315,7 +315,7 @@ _GRID = (np.round(_RNG.uniform(-1.3, 1.3, (2, 2, 3, 4)) * 4) / 4 + 0.06).astype(
     .set_attr("FListInputNames", lambda p: ["data", "grid"])
     .set_attr("FListOutputNames", lambda p: ["output", "tmp"])
     .set_attr("FInferShape", _sampler_shape)
-    .set_attr("FInferType", same_type(SAMPLER, ["data", "grid"]))
+    .set_attr("FInferType", FloatOnly(same_type(SAMPLER, ["data", "grid"])))
     .set_attr("FCompute<cpu>", _sampler_forward)
     .set_attr("FGradient", _sampler_grad)
     .set_attr("TExamples", [
@@ -424,7 +424,7 @@ _LOC = np.array([[1.03, -0.07, -0.17, 0.13, 1.19, 0.01], [1.06, -0.03, -0.18, -0
     .set_attr("FListInputNames", lambda p: ["data", "loc"])
     .set_attr("FListOutputNames", lambda p: ["output", "grid_dst", "grid_src"])
     .set_attr("FInferShape", _stn_shape)
-    .set_attr("FInferType", same_type(STN, ["data", "loc"]))
+    .set_attr("FInferType", FloatOnly(same_type(STN, ["data", "loc"])))
     .set_attr("FCompute<cpu>", _stn_forward)
     .set_attr("FGradient", _stn_grad)
     .set_attr("TExamples", [

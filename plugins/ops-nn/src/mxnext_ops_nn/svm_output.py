@@ -12,7 +12,7 @@ The label gets a zero gradient.
 from __future__ import annotations
 
 import numpy as np
-from opsdk import Field, Param, register_op
+from opsdk import Field, FloatOnly, Param, register_op
 
 from ._infer import backward_node, fail, grads_of, out_shapes, output_entry, uniform_type
 from ._layer_rules import put, set_shape
@@ -92,7 +92,7 @@ _LABEL = np.array([0, 2, 1, 3], np.float32)
     .set_num_inputs(2).set_num_outputs(1)
     .set_attr("FListInputNames", lambda p: ["data", "label"])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", uniform_type(OP, ["data", "label"]))
+    .set_attr("FInferType", FloatOnly(uniform_type(OP, ["data", "label"])))
     .set_attr("FInplaceOption", lambda p: [(0, 0)])
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)

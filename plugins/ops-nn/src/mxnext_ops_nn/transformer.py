@@ -10,7 +10,7 @@ and return (query_length, batch, heads * head_dim).
 from __future__ import annotations
 
 import numpy as np
-from opsdk import ElemwiseGradUseIn, Field, Param, TypeInferError, register_op
+from opsdk import ElemwiseGradUseIn, Field, FloatOnly, Param, register_op
 from opsdk.shape import dim_known, dim_op
 
 from ._infer import fail, uniform_type
@@ -52,20 +52,6 @@ def _split_heads(x, heads):
 
 def _scale(x, heads, k):
     return x.dtype.type(1.0 / np.sqrt(x.shape[2] // (heads * k)))
-
-
-def _float_type(op, names):
-    """FInferType: one floating dtype for every input and output."""
-    tied = uniform_type(op, names)
-
-    def infer(p, ins, outs):
-        ins, outs = tied(p, ins, outs)
-        t = next((t for t in ins + outs if t is not None), None)
-        if t is not None and np.dtype(t).kind != "f":
-            raise TypeInferError(f"Operator {op!r}: input {names[0]!r} must have a floating "
-                                 f"dtype, got {np.dtype(t).name}")
-        return ins, outs
-    return infer
 
 
 def _times(d, heads):
@@ -234,7 +220,7 @@ def _register(name, doc, args, shape, compute, backward, examples, bwd_examples)
          .set_attr("FListInputNames", lambda p: names)
          .set_attr("FListOutputNames", lambda p: ["output"])
          .set_attr("FInferShape", shape)
-         .set_attr("FInferType", _float_type(op, names))
+         .set_attr("FInferType", FloatOnly(uniform_type(op, names)))
          .set_attr("FCompute<cpu>", compute)
          .set_attr("FGradient", ElemwiseGradUseIn(bwd))
          .set_attr("TExamples", examples))
@@ -244,7 +230,7 @@ def _register(name, doc, args, shape, compute, backward, examples, bwd_examples)
     (register_op(bwd).describe(f"Gradient of {op}.").set_attr_parser(InterleavedMatMulParam)
         .set_attr("TIsBackward", True).set_num_inputs(len(args) + 1).set_num_outputs(len(args))
         .set_attr("FInferShape", _backward_shape(bwd))
-        .set_attr("FInferType", _float_type(bwd, bwd_names))
+        .set_attr("FInferType", FloatOnly(uniform_type(bwd, bwd_names)))
         .set_attr("FCompute<cpu>", backward)
         .set_attr("TExamples", bwd_examples))
 

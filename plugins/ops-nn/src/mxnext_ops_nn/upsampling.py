@@ -9,7 +9,7 @@ from __future__ import annotations
 from math import ceil
 from typing import Literal
 
-from opsdk import Field, Param, ResourceRequest, register_op
+from opsdk import Field, FloatOnly, Param, ResourceRequest, register_op
 
 from . import _conv_kernels as kern
 from ._layer_rules import (backward_node, fail, grad_entries, init_attrs, put, result_shapes,
@@ -184,7 +184,7 @@ def _resources(p):
     .set_attr("FSetInputVarAttrOnCompose", init_attrs({1: '["bilinear", {}]'}))
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", same_type(OP, _input_names))
+    .set_attr("FInferType", FloatOnly(same_type(OP, _input_names)))
     .set_attr("FResourceRequest", _resources)
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)

@@ -150,6 +150,7 @@ def _div_sqrt_dim(ctx, inputs, req, outputs, params):
     .set_attr("FInplaceOption", INPLACE_0)
     .set_attr("FCompute<cpu>", _div_sqrt_dim)
     .set_attr("FGradient", ElemwiseGradUseNone("_contrib_div_sqrt_dim"))
+    .set_attr("TTruncatesIntegers", True)
     .set_attr("TExamples", [
         {"inputs": [(3, 4)], "ref": lambda x: x / np.float32(2)},
         {"inputs": [(2, 3, 8)], "dtype": "float64", "ref": lambda x: x / math.sqrt(8)},

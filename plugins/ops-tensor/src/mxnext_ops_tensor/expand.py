@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, Param, assign, register_op
+from opsdk import Field, FloatOnly, Param, assign, register_op
 from opsdk.shape import dim_known
 
 from ._layout import backward_shape, data_grad, fail, forward_shape, norm_axis, same_type
@@ -148,7 +148,7 @@ def _pad_backward(ctx, inputs, req, outputs, params):
               "mirror image.")
     .set_attr_parser(PadParam).set_num_inputs(1).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("pad", _pad_shape))
-    .set_attr("FInferType", same_type("pad"))
+    .set_attr("FInferType", FloatOnly(same_type("pad")))
     .set_attr("FCompute<cpu>", _pad_compute)
     .set_attr("FGradient", data_grad("_backward_Pad"))
     .set_attr("TExamples", [

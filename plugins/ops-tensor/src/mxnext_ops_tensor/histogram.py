@@ -104,6 +104,12 @@ def _numpy_ref(x, bins=None, bin_cnt=None, range=None):
     return counts.astype(np.int64), edges.astype(x.dtype)
 
 
+def _int_ref(x, bin_cnt, range):
+    """MXNet on integer data: the equal-width edges truncated to its dtype, then binned."""
+    edges = np.linspace(*range, bin_cnt + 1).astype(x.dtype)
+    return np.histogram(x, edges)[0], edges
+
+
 (register_op("_histogram")
     .describe("Histogram of the flattened data: bin_cnt equal bins over range, or the bin "
               "edges given as input bins. Returns (counts, bin edges).")
@@ -115,7 +121,7 @@ def _numpy_ref(x, bins=None, bin_cnt=None, range=None):
     .set_attr("FCompute<cpu>", _histogram)
     .set_attr("TExamples", [
         {"inputs": [(3, 4)], "domain": (-3, 3), "params": {"bin_cnt": 5, "range": (-2, 2.5)},
-         "ref": _numpy_ref},
+         "ref": _numpy_ref, "int_ref": _int_ref},
         {"inputs": [(7,)], "dtype": "int32", "domain": (0, 9),
          "params": {"bin_cnt": 3, "range": (4, 4)}},
         {"inputs": [(2, 5), np.array([-1, 0.25, 0.5, 2], np.float32)], "domain": (-1.5, 1.5),

@@ -129,19 +129,19 @@ def _normalize_shape(params, ins, outs):
     return [tuple(x)], check_outs("_image_normalize", outs, [tuple(x)])
 
 
-def _per_channel(values, c, dtype):
+def _per_channel(xp, values, c, dtype):
     """``values`` (1 or c of them, float32 as MXNet's params) shaped to broadcast over the
-    channel axis of a (C, H, W) or (N, C, H, W) array."""
+    channel axis of a (C, H, W) or (N, C, H, W) array, on the device of ``xp``."""
     v = np.broadcast_to(np.asarray(values, np.float32), (c,)).astype(dtype)
-    return v.reshape((c, 1, 1))
+    return xp.asarray(v.reshape((c, 1, 1)))
 
 
 def _normalize(ctx, inputs, req, outputs, params):
     x = inputs[0]
     c = _channels(params, x.shape)
     t = _compute_dtype(x)
-    mean = _per_channel(params.mean, c, t)
-    std = _per_channel(params.std, c, t)
+    mean = _per_channel(ctx.xp, params.mean, c, t)
+    std = _per_channel(ctx.xp, params.std, c, t)
     put(outputs[0], req[0], (x.astype(t, copy=False) - mean) / std)
 
 
@@ -149,7 +149,7 @@ def _normalize_backward(ctx, inputs, req, outputs, params):
     """out_grad / std per channel (1 / std in double, as MXNet)."""
     og, x = inputs
     c = _channels(params, x.shape)
-    inv = 1.0 / _per_channel(params.std, c, np.float64)
+    inv = 1.0 / _per_channel(ctx.xp, params.std, c, np.float64)
     put(outputs[0], req[0], og * inv)
 
 

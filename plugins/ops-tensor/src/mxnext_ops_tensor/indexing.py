@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from opsdk import (DType, Field, MXNetError, NodeEntry, Param, TypeInferError, assign, make_node,
-                   register_op)
+from opsdk import (DType, Field, FloatOnly, MXNetError, NodeEntry, Param, TypeInferError, assign,
+                   make_node, register_op)
 from opsdk.shape import merge_shape, shape_known
 
 from ._layout import (backward_shape, fail, first_type, fixed_type, forward_shape, norm_axis,
@@ -250,7 +250,7 @@ def _fill_element(ctx, inputs, req, outputs, params):
               "becomes mhs[i]. Not differentiable (as in MXNet).")
     .set_num_inputs(3).set_num_outputs(1)
     .set_attr("FInferShape", forward_shape("fill_element_0index", _fill_shape))
-    .set_attr("FInferType", same_type("fill_element_0index"))
+    .set_attr("FInferType", FloatOnly(same_type("fill_element_0index")))
     .set_attr("FCompute<cpu>", _fill_element)
     .set_attr("TExamples", [{"inputs": [(4, 5), (4,), np.array([0, 4, 7, -1], np.float32)]}])
     .add_argument("lhs", "NDArray-or-Symbol", "Matrix to copy and fill")

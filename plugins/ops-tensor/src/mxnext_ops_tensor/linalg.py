@@ -5,7 +5,7 @@ from __future__ import annotations
 from math import prod
 from typing import Literal
 
-from opsdk import Field, NodeEntry, Param, assign, make_node, register_op
+from opsdk import Field, FloatOnly, NodeEntry, Param, assign, make_node, register_op
 from opsdk.shape import dim_known
 
 from ._layout import fail, forward_shape, same_type
@@ -96,7 +96,7 @@ def _register(name, shape_fn, compute, backward, examples, bwd_example, doc):
     (register_op(name)
         .describe(doc).set_attr_parser(DotParam).set_num_inputs(2).set_num_outputs(1)
         .set_attr("FInferShape", forward_shape(name, shape_fn))
-        .set_attr("FInferType", same_type(name))
+        .set_attr("FInferType", FloatOnly(same_type(name)))
         .set_attr("FCompute<cpu>", compute)
         .set_attr("FGradient", _two_grads(f"_backward_{name}"))
         .set_attr("TExamples", examples)

@@ -91,9 +91,13 @@ def _backward_type(params, ins, outs):
 
 
 def _numpy_ref(x, axes, keepdims=False):
+    """Also MXNet's integer moments: the mean truncated, the variance taken around it."""
     axes = (axes,) if isinstance(axes, int) else tuple(axes)
-    mean = x.mean(axis=axes, keepdims=keepdims, dtype=np.float64)
-    var = x.var(axis=axes, keepdims=keepdims, dtype=np.float64)
+    mean = x.mean(axis=axes, keepdims=True, dtype=np.float64)
+    if x.dtype.kind in "iu":
+        mean = np.trunc(mean)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=keepdims)
+    mean = mean if keepdims else np.squeeze(mean, axes)
     shape = mean.shape or (1,)
     return mean.reshape(shape).astype(x.dtype), var.reshape(shape).astype(x.dtype)
 
@@ -109,12 +113,14 @@ def _numpy_ref(x, axes, keepdims=False):
     .set_attr("FCompute<cpu>", _moments)
     .set_attr("FGradient", ElemwiseGradUseInOut("_backward_moments"))
     .set_attr("TExamples", [
-        {"inputs": [(3, 4)], "params": {"axes": (0,)}, "ref": _numpy_ref},
+        {"inputs": [(3, 4)], "params": {"axes": (0,)}, "ref": _numpy_ref, "int_ref": _numpy_ref},
         {"inputs": [(2, 3, 4)], "params": {"axes": (0, 2), "keepdims": True},
-         "ref": _numpy_ref},
-        {"inputs": [(2, 3)], "params": {"axes": (0, 1)}, "dtype": "float64", "ref": _numpy_ref},
-        {"inputs": [(3, 1)], "params": {"axes": (-1,)}},
-        {"inputs": [(4, 5)], "params": {"axes": (1,)}, "dtype": "float16", "grad": False}])
+         "ref": _numpy_ref, "int_ref": _numpy_ref},
+        {"inputs": [(2, 3)], "params": {"axes": (0, 1)}, "dtype": "float64", "ref": _numpy_ref,
+         "int_ref": _numpy_ref},
+        {"inputs": [(3, 1)], "params": {"axes": (-1,)}, "int_ref": _numpy_ref},
+        {"inputs": [(4, 5)], "params": {"axes": (1,)}, "dtype": "float16", "grad": False,
+         "int_ref": _numpy_ref}])
     .add_argument("data", "NDArray-or-Symbol", "Input ndarray"))
 
 (register_op("_backward_moments")

@@ -1,8 +1,7 @@
-"""Entry point of the ``ops-tensor`` plugin: importing each op module registers its ops."""
+"""Entry point of the ``ops-tensor`` plugin: each op module registers its ops when it is
+imported, at the first use of one of them."""
 
-import importlib
-
-from opsdk import hookimpl
+from opsdk import hookimpl, register_op_modules
 
 # One module per op family; importing it registers its ops with the process registry.
 _MODULES = ("unary", "binary", "scalar", "reduce", "ordering",
@@ -13,5 +12,4 @@ _MODULES = ("unary", "binary", "scalar", "reduce", "ordering",
 
 @hookimpl
 def mxnext_register_ops(registry):
-    for name in _MODULES:
-        importlib.import_module(f"{__package__}.{name}")
+    register_op_modules(f"{__package__}.{name}" for name in _MODULES)

@@ -6,8 +6,8 @@ import operator
 from typing import Annotated
 
 import numpy as np
-from opsdk import (DType, ElemwiseShape, Field, MakeZeroGradNodes, NodeEntry, Param, ParamError,
-                   ResourceRequest, assign, make_node, register_op)
+from opsdk import (DType, ElemwiseShape, Field, FloatOnly, MakeZeroGradNodes, NodeEntry, Param,
+                   ParamError, ResourceRequest, assign, make_node, register_op)
 from pydantic import BeforeValidator
 
 from ._common import dtype_field
@@ -225,7 +225,7 @@ for _kind, (_args_model, _dtype, _draw, _doc, _ex, _inputs) in _DISTS.items():
     (register_op(f"{_name}_like").describe(f"{_doc} Shape and dtype of data.")
         .set_attr_parser(_args_model).set_num_inputs(1).set_num_outputs(1)
         .set_attr("FInferShape", ElemwiseShape(1, 1))
-        .set_attr("FInferType", same_type(f"{_name}_like"))
+        .set_attr("FInferType", FloatOnly(same_type(f"{_name}_like")))
         .set_attr("FResourceRequest", _random)
         .set_attr("FCompute<cpu>", _like_sampler(f"{_name}_like", _KERNEL_CHECKS[_kind], _args,
                                                   _draw))
@@ -312,7 +312,7 @@ _PROBS = np.array([[0.1, 0.2, 0.3, 0.4], [0.5, 0.25, 0.125, 0.125]], np.float32)
     .set_attr_parser(MultinomialParam).set_num_inputs(1)
     .set_num_outputs(lambda p: 2 if p.get_prob else 1)
     .set_attr("FInferShape", _multinomial_infer)
-    .set_attr("FInferType", _multinomial_type)
+    .set_attr("FInferType", FloatOnly(_multinomial_type))
     .set_attr("FResourceRequest", _random)
     .set_attr("FCompute<cpu>", _multinomial)
     .set_attr("FGradient", _multinomial_grad)

@@ -12,14 +12,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from opsdk import ElemwiseGradUseInOut, Field, Param, TypeInferError, register_op
+from opsdk import ElemwiseGradUseInOut, Field, FloatOnly, Param, TypeInferError, register_op
 
 from ._common import put
 from ._layout import fail, merge, same_type
 from ._special import digamma, gammaln
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
-_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
 
 class PdfParam(Param):
@@ -204,8 +203,7 @@ def _backward_shape(op, n):
 
 
 def _pdf_type(op, dist):
-    """Sample, parameters and density share one dtype; as in MXNet, an integer one passes
-    here and fails in the kernel."""
+    """Sample, parameters and density share one dtype."""
     names = ["sample"] + [a for a, _ in dist.args] + ["output"]
 
     def infer(p, ins, outs):
@@ -220,12 +218,6 @@ def _pdf_type(op, dist):
                                      f"(the dtype of {first})")
         return [t] * len(ins), [t] * len(outs)
     return infer
-
-
-def _check_float(op, x):
-    if x.dtype not in _FLOATS:
-        raise TypeInferError(f"Operator {op!r}: sample has dtype {x.dtype}, expected float16, "
-                             f"float32 or float64")
 
 
 # -- compute ------------------------------------------------------------------------------
@@ -244,7 +236,6 @@ def _spread(xp, dist, sample, params):
 def _forward(op, dist):
     def compute(ctx, inputs, req, outputs, params):
         xp = ctx.xp
-        _check_float(op, inputs[0])
         x, ps, _ = _spread(xp, dist, inputs[0], inputs[1:])
         lp = dist.logpdf(xp, x, *ps)
         out = outputs[0]
@@ -258,7 +249,6 @@ def _backward(op, dist):
     def compute(ctx, inputs, req, outputs, params):
         xp = ctx.xp
         og, sample, pars, out = inputs[0], inputs[1], inputs[2:-1], inputs[-1]
-        _check_float(op, sample)
         x, ps, axes = _spread(xp, dist, sample, pars)
         scaling = xp.asarray(og, dtype=np.float64)
         if not params.is_log:
@@ -301,7 +291,7 @@ for _kind, _dist in _DISTS.items():
                     f"is_log gives the log-density.")
           .set_attr_parser(PdfParam).set_num_inputs(_n + 1).set_num_outputs(1)
           .set_attr("FInferShape", _pdf_shape(_name, _dist))
-          .set_attr("FInferType", _pdf_type(_name, _dist))
+          .set_attr("FInferType", FloatOnly(_pdf_type(_name, _dist)))
           .set_attr("FCompute<cpu>", _forward(_name, _dist))
           .set_attr("FGradient", ElemwiseGradUseInOut(_bw))
           .set_attr("TExamples", _fwd_ex)

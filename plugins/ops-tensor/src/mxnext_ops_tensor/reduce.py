@@ -22,7 +22,7 @@ from opsdk import (ElemwiseGradUseIn, ElemwiseGradUseInOut, ElemwiseType, Field,
 from ._common import IN, OpsGrad, call, check_outs, dtype_field, put
 from opsdk.shape import shape_known
 
-from ._layout import fail, fixed_type, forward_shape
+from ._layout import fail, forward_shape
 
 
 class ReduceAxesParam(Param):
@@ -254,11 +254,11 @@ def _argmax_channel(ctx, inputs, req, outputs, params):
 
 
 (register_op("argmax_channel")
- .describe("Position of the largest entry along axis 1 (the channels), as float32.")
+ .describe("Position of the largest entry along axis 1 (the channels), in the input's dtype.")
  .set_num_inputs(1).set_num_outputs(1)
  .set_attr("FInferShape", forward_shape("argmax_channel",
                                        lambda p, s: [_channel_shape(tuple(s[0]))]))
- .set_attr("FInferType", fixed_type("argmax_channel", lambda p: "float32"))
+ .set_attr("FInferType", ElemwiseType(1, 1))
  .set_attr("FCompute<cpu>", _argmax_channel)
  .set_attr("FGradient", MakeZeroGradNodes)
  .set_attr("TExamples", [{"inputs": [(3, 4)]}, {"inputs": [(2, 3, 4)], "grad": False}])
@@ -291,6 +291,7 @@ _EXAMPLES = {
 }
 for _name, _examples in _EXAMPLES.items():
     register_op(_name).set_attr("TExamples", _examples)
+register_op("mean").set_attr("TTruncatesIntegers", True)    # an integer mean truncates
 for _name, (_f, _b, _uses, _a) in list(_REDUCERS.items()) + [("norm", (0, 0, _IN_OUT, 0))]:
     _ins = [(2, 1), (2, 3)] + ([(2, 1)] if _uses == _IN_OUT else [])
     register_op(f"_backward_{_name}").set_attr(

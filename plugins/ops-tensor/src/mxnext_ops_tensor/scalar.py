@@ -181,6 +181,9 @@ for _name, (_fwd, _grad) in _OPS.items():
 # -- conformance examples (opsdk.testing "TExamples") --------------------------------------
 _INT = {"dtype": "int32", "domain": (-9, 9), "grad": False}
 _POSITIVE = ("_rdiv_scalar", "_rmod_scalar", "_power_scalar")
+# integer data truncates the scalar 2.5 of the first example to 2 (is_int)
+_INT_REFS = {"_power_scalar": lambda x, scalar: x ** int(scalar),
+             "_rmod_scalar": lambda x, scalar: np.mod(int(scalar), x)}
 for _name in _OPS:
     if _name in _POSITIVE:
         _ex = [{"params": {"scalar": 2.5}, "domain": (0.5, 2.0)},
@@ -188,6 +191,10 @@ for _name in _OPS:
     else:
         _ex = [{"params": {"scalar": 2.5}}, {"params": {"scalar": "3", "is_int": "True"}, **_INT},
                {"params": {"scalar": 1.5, "is_int": False}, **_INT}]
+    if _name in _INT_REFS:
+        _ex[0]["int_ref"] = _INT_REFS[_name]
     register_op(_name).set_attr("TExamples", _ex)
+    if _name in ("_div_scalar", "_rdiv_scalar"):     # integer division truncates
+        register_op(_name).set_attr("TTruncatesIntegers", True)
     if "_backward" + _name in _BACKWARD:
         register_op("_backward" + _name).set_attr("TExamples", _ex[:1])

@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 from opsdk import (ElemwiseGradUseIn, ElemwiseGradUseNone, ElemwiseGradUseOut, ElemwiseShape,
-                   ElemwiseType, Field, MakeZeroGradNodes, NodeEntry, Param, TypeInferError,
-                   make_node, register_op)
+                   ElemwiseType, Field, FloatOnly, MakeZeroGradNodes, NodeEntry, Param,
+                   TypeInferError, make_node, register_op)
 
 from . import _special
 from ._common import (IN, INPLACE_0, OUT, OpsGrad, Ufunc, WideUfunc, backward_grad, call,
@@ -221,10 +221,16 @@ def _unary(name, compute, grad, doc, inplace=True, infer_type=None):
     return b
 
 
+# Rows exact on integer inputs; the others compute in floating point and truncate back (as
+# MXNet: sigmoid of an int32 is 0), which the conformance suite's dtypes check is told.
+_EXACT_ON_INTEGERS = {"abs", "sign", "negative", "square", "relu", "round", "rint", "floor",
+                      "ceil", "trunc", "fix", "logical_not", "BlockGrad", "_copy"}
 for _name, (_fwd, _grad, _doc) in _OPS.items():
     _b = _unary(_name, forward_compute(_fwd), _gradient_rule(_name, _grad), _doc + ", elementwise.")
     for _alias in _ALIASES.get(_name, ()):
         _b.add_alias(_alias)
+    if _name not in _EXACT_ON_INTEGERS:
+        _b.set_attr("TTruncatesIntegers", True)
 
 for _name, _value in (("zeros_like", 0), ("ones_like", 1)):
     _unary(_name, forward_compute(lambda xp, x, v=_value: v), ZERO,
@@ -254,7 +260,7 @@ def _clip_backward(ctx, inputs, req, outputs, params):
 
 _unary("clip", _clip, ElemwiseGradUseIn("_backward_clip"),
        "Moves every element into [a_min, a_max]: smaller ones become a_min, larger ones "
-       "a_max.").set_attr_parser(ClipParam)
+       "a_max.").set_attr_parser(ClipParam).set_attr("TTruncatesIntegers", True)
 (register_op("_backward_clip").set_attr_parser(ClipParam).set_num_inputs(2).set_num_outputs(1)
  .set_attr("FInferShape", ElemwiseShape(2, 1)).set_attr("FInferType", ElemwiseType(2, 1))
  .set_attr("FInplaceOption", INPLACE_0).set_attr("FCompute<cpu>", _clip_backward)
@@ -299,21 +305,6 @@ class HardSigmoidParam(Param):
     beta: float = Field(0.5, description="Bias of hard sigmoid.")
 
 
-def _float_type(op):
-    """ElemwiseType(1, 1) for ops whose kernels take floating point dtypes only (MXNet's
-    MSHADOW_REAL_TYPE_SWITCH, which fails when the op runs)."""
-    same = ElemwiseType(1, 1)
-
-    def infer(params, ins, outs):
-        ins, outs = same(params, ins, outs)
-        t = ins[0] if ins and ins[0] is not None else None
-        if t is not None and np.dtype(t).kind != "f":
-            raise TypeInferError(f"Operator {op!r}: data must be a floating point array "
-                                 f"(float16, float32 or float64), got {np.dtype(t)}")
-        return ins, outs
-    return infer
-
-
 def _hard_sigmoid(ctx, inputs, req, outputs, params):
     """max(0, min(1, alpha x + beta)), with alpha and beta float32 as in MXNet (float16 data
     is computed in float32, then rounded); NaN stays NaN."""
@@ -333,7 +324,7 @@ def _hard_sigmoid_backward(ctx, inputs, req, outputs, params):
 
 _unary("hard_sigmoid", _hard_sigmoid, ElemwiseGradUseIn("_backward_hard_sigmoid"),
        "Hard sigmoid, elementwise: max(0, min(1, alpha * x + beta)).",
-       infer_type=_float_type("hard_sigmoid")).set_attr_parser(HardSigmoidParam)
+       infer_type=FloatOnly(ElemwiseType(1, 1))).set_attr_parser(HardSigmoidParam)
 (register_op("_backward_hard_sigmoid").set_attr_parser(HardSigmoidParam)
  .set_num_inputs(2).set_num_outputs(1)
  .set_attr("FInferShape", ElemwiseShape(2, 1)).set_attr("FInferType", ElemwiseType(2, 1))

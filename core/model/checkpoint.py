@@ -5,9 +5,11 @@ written atomically (a temporary file renamed into place)."""
 
 from __future__ import annotations
 
-from . import ndarray as nd
-from ._runtime.base import MXNetError
-from ._runtime.context import Context
+import logging
+
+from .. import ndarray as nd
+from .._runtime.base import MXNetError
+from .._runtime.context import Context
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_params"]
 
@@ -19,7 +21,9 @@ def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_ca
     cpu = Context("cpu", 0)
     arrays = {f"arg:{k}": v.as_in_context(cpu) for k, v in arg_params.items()}
     arrays.update({f"aux:{k}": v.as_in_context(cpu) for k, v in (aux_params or {}).items()})
-    nd.save(f"{prefix}-{epoch:04d}.params", arrays)
+    param_name = f"{prefix}-{epoch:04d}.params"
+    nd.save(param_name, arrays)
+    logging.info('Saved checkpoint to "%s"', param_name)
 
 
 def load_params(prefix, epoch):
@@ -49,5 +53,5 @@ def load_params_file(fname):
 def load_checkpoint(prefix, epoch):
     """(symbol, arg_params, aux_params) of a checkpoint written by ``save_checkpoint`` (or
     by MXNet's)."""
-    from . import symbol
+    from .. import symbol
     return (symbol.load(f"{prefix}-symbol.json"), *load_params(prefix, epoch))

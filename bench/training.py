@@ -1,0 +1,222 @@
+"""Training throughput, side by side: ``Module.fit`` samples/s in mxnext and in MXNet 1.9.1,
+beside PyTorch CPU (2 threads) running the same networks in a plain training loop.
+
+Run from the repository root::
+
+    .venv/bin/python bench/training.py [--rounds 3] [--epochs 4]
+
+Networks: the MLP 784-1024-1024-10 (ReLU) and MXNet's LeNet for MNIST (5x5 convolutions of
+20 and 50 filters with tanh and 2x2 max pooling, 500 hidden units), batch 128, SGD with
+momentum, on synthetic 28x28 data whose labels a fixed projection decides (so the runs
+learn; each prints its final training accuracy). mxnext and MXNet run the very same
+``Module.fit`` code (``import mxnext as mx`` / ``import mxnet as mx``): a first epoch
+warms up (binding, first allocations), the epochs after it are timed from the end of one
+epoch to the end of the last (each ends in ``get_params``, which waits for the work).
+PyTorch runs forward, loss, backward, step and the accuracy per batch, timed the same way.
+
+Each side runs in a fresh interpreter of its own (this file with ``--side``); the sides
+take turns within a round (the order rotates) and each keeps its best round. Interpreters:
+MXNet's from ``MXNEXT_MXNET_PYTHON`` (default /tmp/mxvenv/bin/python: ``python3 -m venv
+/tmp/mxvenv && /tmp/mxvenv/bin/pip install mxnet==1.9.1 "numpy<1.24"``), PyTorch's from
+``MXNEXT_TORCH_PYTHON`` (default: the first of this interpreter, /tmp/torchvenv and
+/tmp/mxvenv that imports torch); a side whose interpreter is missing is skipped with a
+note. Threads: MXNet and PyTorch compute with 2 threads (``OMP_NUM_THREADS=2``,
+``torch.set_num_threads(2)``; ``--threads`` changes it); mxnext runs its ops on its engine's workers, each calling
+BLAS with one thread (``OPENBLAS_NUM_THREADS=1``: BLAS threads of its own only contend with
+the workers; ``--mxnext-blas-threads`` changes it).
+
+Printed, never asserted: samples/s per network and side, the ratios mxnext/MXNet and
+mxnext/PyTorch, and ``target: met|missed`` for mxnext >= 1.3x MXNet on the MLP and
+>= 1.0x on LeNet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+BATCH = 128
+TARGETS = {"mlp": 1.3, "lenet": 1.0}      # mxnext / MXNet samples/s
+
+
+def _data(batches, seed=0):
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    x = rng.random((batches * BATCH, 1, 28, 28), dtype=np.float32)
+    w = rng.normal(size=(784, 10)).astype(np.float32)
+    y = (x.reshape(len(x), -1) - 0.5) @ w
+    return x, y.argmax(axis=1).astype(np.float32)
+
+
+# -- the sides --------------------------------------------------------------------------
+def _symbol(mx, model):
+    data = mx.sym.var("data")
+    if model == "mlp":
+        net = mx.sym.flatten(data)
+        for i, units in enumerate((1024, 1024), 1):
+            net = mx.sym.Activation(mx.sym.FullyConnected(net, num_hidden=units, name=f"fc{i}"),
+                                    act_type="relu")
+        net = mx.sym.FullyConnected(net, num_hidden=10, name="fc3")
+    else:
+        net = data
+        for i, filters in enumerate((20, 50), 1):
+            net = mx.sym.Convolution(net, kernel=(5, 5), num_filter=filters, name=f"conv{i}")
+            net = mx.sym.Activation(net, act_type="tanh")
+            net = mx.sym.Pooling(net, kernel=(2, 2), stride=(2, 2), pool_type="max")
+        net = mx.sym.Activation(mx.sym.FullyConnected(mx.sym.flatten(net), num_hidden=500,
+                                                      name="fc1"), act_type="tanh")
+        net = mx.sym.FullyConnected(net, num_hidden=10, name="fc2")
+    return mx.sym.SoftmaxOutput(net, name="softmax")
+
+
+def run_module(side, model, epochs, batches):
+    """samples/s of ``Module.fit`` in mxnext or MXNet, and the last training accuracy."""
+    import logging
+    mx = __import__("mxnext" if side == "mxnext" else "mxnet")
+    logging.disable(logging.WARNING)
+    x, y = _data(batches)
+    mx.random.seed(0)
+    train = mx.io.NDArrayIter(x, y, batch_size=BATCH, shuffle=False)
+    ends = []
+    metric = mx.metric.Accuracy()
+    mod = mx.mod.Module(_symbol(mx, model), context=mx.cpu())
+    mod.fit(train, num_epoch=epochs, eval_metric=metric, optimizer="sgd",
+            optimizer_params={"learning_rate": 0.05, "momentum": 0.9},
+            initializer=mx.init.Xavier(),
+            epoch_end_callback=lambda *_: ends.append(time.perf_counter()))
+    return {"samples_per_s": (epochs - 1) * batches * BATCH / (ends[-1] - ends[0]),
+            "accuracy": metric.get()[1]}
+
+
+def run_torch(model, epochs, batches):
+    import torch
+    from torch import nn
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    torch.manual_seed(0)
+    x, y = (torch.from_numpy(a) for a in _data(batches))
+    y = y.long()
+    if model == "mlp":
+        net = nn.Sequential(nn.Flatten(), nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024),
+                            nn.ReLU(), nn.Linear(1024, 10))
+    else:
+        net = nn.Sequential(nn.Conv2d(1, 20, 5), nn.Tanh(), nn.MaxPool2d(2),
+                            nn.Conv2d(20, 50, 5), nn.Tanh(), nn.MaxPool2d(2), nn.Flatten(),
+                            nn.Linear(800, 500), nn.Tanh(), nn.Linear(500, 10))
+    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+    ends = []
+    for _ in range(epochs):
+        correct = 0
+        for i in range(batches):
+            xb, yb = x[i * BATCH:(i + 1) * BATCH], y[i * BATCH:(i + 1) * BATCH]
+            opt.zero_grad()
+            out = net(xb)
+            loss_fn(out, yb).backward()
+            opt.step()
+            correct += int((out.argmax(dim=1) == yb).sum())
+        ends.append(time.perf_counter())
+    return {"samples_per_s": (epochs - 1) * batches * BATCH / (ends[-1] - ends[0]),
+            "accuracy": correct / (batches * BATCH)}
+
+
+# -- the driver -------------------------------------------------------------------------
+def _torch_python():
+    candidates = [os.environ.get("MXNEXT_TORCH_PYTHON"), sys.executable,
+                  "/tmp/torchvenv/bin/python", "/tmp/mxvenv/bin/python"]
+    for python in filter(None, candidates):
+        if os.path.exists(python) and subprocess.run(
+                [python, "-c", "import torch"], capture_output=True).returncode == 0:
+            return python
+    return None
+
+
+def _interpreters(args):
+    mxnet = os.environ.get("MXNEXT_MXNET_PYTHON", "/tmp/mxvenv/bin/python")
+    found = {"mxnext": sys.executable}
+    if os.path.exists(mxnet) and subprocess.run([mxnet, "-c", "import mxnet"],
+                                                capture_output=True).returncode == 0:
+        found["mxnet"] = mxnet
+    else:
+        print(f"note: MXNet 1.9.1 skipped: {mxnet} cannot import mxnet (set "
+              f"MXNEXT_MXNET_PYTHON, or: python3 -m venv /tmp/mxvenv && "
+              f"/tmp/mxvenv/bin/pip install mxnet==1.9.1 'numpy<1.24')")
+    torch = _torch_python()
+    if torch:
+        found["torch"] = torch
+    else:
+        print("note: PyTorch skipped: no interpreter imports torch (set MXNEXT_TORCH_PYTHON, "
+              "or: python3 -m venv /tmp/torchvenv && /tmp/torchvenv/bin/pip install torch)")
+    return found
+
+
+def _env(side, args):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    if side == "mxnext":
+        blas = str(args.mxnext_blas_threads)
+        env.update(OPENBLAS_NUM_THREADS=blas, OMP_NUM_THREADS=blas, MKL_NUM_THREADS=blas)
+    else:
+        threads = str(args.threads)
+        env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+    return env
+
+
+def _run_side(python, side, model, args):
+    cmd = [python, os.path.abspath(__file__), "--side", side, "--model", model,
+           "--epochs", str(args.epochs), "--batches", str(args.batches)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(side, args),
+                          timeout=900)
+    if proc.returncode != 0:
+        raise SystemExit(f"{side} {model} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=4, help="1 warm-up + the timed ones")
+    parser.add_argument("--batches", type=int, default=24, help="batches of 128 per epoch")
+    parser.add_argument("--models", default="mlp,lenet")
+    parser.add_argument("--mxnext-blas-threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=2, help="MXNet's and PyTorch's threads")
+    parser.add_argument("--side", choices=("mxnext", "mxnet", "torch"), help=argparse.SUPPRESS)
+    parser.add_argument("--model", choices=("mlp", "lenet"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.side:
+        result = (run_torch(args.model, args.epochs, args.batches) if args.side == "torch"
+                  else run_module(args.side, args.model, args.epochs, args.batches))
+        print(json.dumps(result))
+        return
+
+    sides = _interpreters(args)
+    names = list(sides)
+    print(f"batch {BATCH}, {args.batches} batches per epoch, {args.epochs - 1} timed epochs "
+          f"after 1 warm-up, best of {args.rounds} rounds; mxnext BLAS threads "
+          f"{args.mxnext_blas_threads}, MXNet and PyTorch {args.threads} threads")
+    for model in args.models.split(","):
+        best = {}
+        for r in range(args.rounds):
+            for side in names[r % len(names):] + names[:r % len(names)]:
+                got = _run_side(sides[side], side, model, args)
+                if side not in best or got["samples_per_s"] > best[side]["samples_per_s"]:
+                    best[side] = got
+        print(f"\n{model} (samples/s, final training accuracy)")
+        for side in names:
+            print(f"  {side:<7} {best[side]['samples_per_s']:9.0f}   acc "
+                  f"{best[side]['accuracy']:.3f}")
+        ours = best["mxnext"]["samples_per_s"]
+        for other in ("mxnet", "torch"):
+            if other in best:
+                print(f"  mxnext / {other}: {ours / best[other]['samples_per_s']:.2f}x")
+        if "mxnet" in best:
+            ratio = ours / best["mxnet"]["samples_per_s"]
+            print(f"  target: {'met' if ratio >= TARGETS[model] else 'missed'} "
+                  f"(>= {TARGETS[model]}x MXNet 1.9.1 on {model})")
+
+
+if __name__ == "__main__":
+    main()

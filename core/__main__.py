@@ -1,0 +1,29 @@
+"""``python -m mxnext run script.py [args]`` (or ``run -m module [args]``): run a program
+written for MXNet unmodified, its ``import mxnet`` giving mxnext (``mxnext.mxnet_alias``)."""
+
+import os
+import runpy
+import sys
+
+from .mxnet_alias import install
+
+USAGE = "usage: python -m mxnext run SCRIPT.py [ARGS...] | run -m MODULE [ARGS...]"
+
+
+def main(argv) -> int:
+    if len(argv) < 2 or argv[0] != "run" or (argv[1] == "-m" and len(argv) < 3):
+        print(USAGE, file=sys.stderr)
+        return 2
+    install()
+    if argv[1] == "-m":
+        sys.argv = argv[2:]
+        runpy.run_module(argv[2], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = argv[1:]
+        sys.path.insert(0, os.path.dirname(os.path.abspath(argv[1])))
+        runpy.run_path(argv[1], run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,70 @@
+"""MXNet 1.x modules and names that mxnext does not provide (``mx.gluon``, ``mx.image``,
+``mx.io.ImageRecordIter``, ``mx.nd.sparse`` ...) say so, naming the distribution meant to
+provide one where there is one, instead of a bare AttributeError.
+
+Reading such a name raises ``NotProvided``, an AttributeError (``hasattr`` stays False);
+importing it (``import mxnext.gluon``, ``from mxnext import gluon``) raises
+``NotProvidedImport``, a ModuleNotFoundError, through a meta-path finder.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import sys
+
+from ._runtime.base import MXNetError
+
+__all__ = ["NotProvided", "NotProvidedImport", "check", "install"]
+
+# module -> {distribution meant to provide the names, or None: not provided}
+NAMES = {
+    "mxnext": {None: """gluon image img monitor mon numpy np numpy_extension npx np_symbol
+                        notebook rtc torch th log library tvmop symbol_doc error
+                        is_np_array np_array use_np_array"""},
+    "mxnext.io": {None: """ImageRecordIter ImageRecordUInt8Iter ImageRecordInt8Iter
+                           ImageDetRecordIter ImageRecordIter_v1 ImageRecordUInt8Iter_v1
+                           LibSVMIter"""},
+    "mxnext.ndarray": {None: "sparse"},
+    "mxnext.symbol": {None: "sparse"},
+}
+
+
+class NotProvided(MXNetError, AttributeError):
+    """An MXNet 1.x name that mxnext does not provide."""
+
+
+class NotProvidedImport(MXNetError, ModuleNotFoundError):
+    """An MXNet 1.x module that mxnext does not provide, imported."""
+
+
+def _why(module: str, name: str) -> str | None:
+    for dist, names in NAMES.get(module, {}).items():
+        if name in names.split():
+            mxnet_name = "mxnet" + module.removeprefix("mxnext") + "." + name
+            if dist is None:
+                return f"{mxnet_name} is an MXNet 1.x name that mxnext does not provide"
+            from ._runtime.mxnet_names import _availability
+            return f"{mxnet_name} is provided by {dist}{_availability(dist)}"
+    return None
+
+
+def check(module: str, name: str) -> None:
+    """Raise ``NotProvided`` when ``module.name`` is an MXNet 1.x name mxnext lacks (the
+    modules' ``__getattr__`` call it before their own lookup)."""
+    why = _why(module, name)
+    if why is not None:
+        raise NotProvided(f"module {module!r} has no attribute {name!r}: {why}")
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path=None, target=None):
+        module, _, name = fullname.rpartition(".")
+        why = _why(module, name)
+        if why is not None:
+            raise NotProvidedImport(f"No module named {fullname!r}: {why}")
+        return None
+
+
+def install() -> None:
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.append(_Finder())

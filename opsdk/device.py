@@ -1,0 +1,108 @@
+"""The device contract: what a device plugin registers through ``mxnext_register_devices``.
+
+A device type is one object (``registry.register(dev)``) serving every id of its type
+(``gpu(0)``, ``gpu(1)``, ...). The runtime never imports a device library itself: it asks the
+object. The builtin ``cpu`` device (``mxnext._runtime.device.cpu``) implements exactly this,
+the ``testdev`` plugin (numpy memory behind its own type) and ``gpu`` (plugins/device-cupy)
+too; ``opsdk.testing.run_device_checks`` checks any of them.
+
+Memory. ``alloc(nbytes, device_id)`` returns a raw buffer of at least ``nbytes`` bytes and
+raises ``MemoryError`` when the device is full (the runtime's pool then gives its cached
+blocks back and tries once more); ``free(raw, device_id)`` returns it. The runtime pools
+these per device id (``mxnext.storage``: ``Round``, ``Naive``, ``Unpooled``); a device may
+name its own pool type with ``pool_type()`` (the GPU reads ``MXNEXT_GPU_MEM_POOL_TYPE``).
+``view(raw, dtype, shape, offset)`` is an ``xp`` array on those bytes.
+
+Copies. ``to_host(arr) -> numpy.ndarray`` and ``from_host(np_arr, device_id) -> xp array``
+cross the host boundary; ``copy(dst, src)`` and ``fill(dst, value)`` work within one device.
+They run inside engine functions, so they may enqueue work on the running thread's stream.
+
+Kernels. ``xp`` is the device's array namespace (numpy, cupy); an op's kernel receives it as
+``ctx.xp``. ``kernels`` lists the ``FCompute<kind>`` kinds the device runs, its own first:
+``("gpu", "cpu")`` means an op's ``FCompute<gpu>`` when it has one, else its
+``FCompute<cpu>`` body run on gpu arrays with ``ctx.xp`` = cupy, which fails naming the op
+and the device when that body calls numpy on device arrays. So a device plugin need not
+re-register every op; it attaches ``FCompute<gpu>`` (``opsdk.extend_op``) where the generic
+body is slow or host-bound.
+
+Streams and completion. A host device's work is done when its engine function returns
+(``stream()`` is None, no ``run_context``). A device with streams sets ``run_context``, a
+``StreamRunContext`` subclass: its ``stream`` is the stream of the thread running
+the function (one per engine worker) and its ``run(fn)`` runs ``fn(rctx)`` with that
+stream current and returns once the work ``fn`` enqueued is done (an event recorded on the
+stream and waited for: only this stream's work, never the whole device). Dependants then
+start on any stream, and ``wait_to_read``/``asnumpy`` wait only for the functions they
+depend on. ``synchronize(device_id)`` waits for everything on the device.
+
+Engine policy. ``inline_policy``: ``"timed"`` (cpu) lets the engine time a kernel and run
+fast ones at once on the pushing thread; ``"never"`` (gpu) always hands kernels to the
+device's workers, so the pushing thread never waits for the device.
+
+Random numbers and scratch space come from ``mxnext.resource`` per device id, built on
+``view`` and ``xp.random.default_rng(entropy)``, or on the device's optional
+``random_generator(entropy, device_id)`` (numpy ``Generator`` names: the gpu's is curand).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from mxnext.engine import RunContext
+
+__all__ = ["Device", "REQUIRED", "check_contract", "StreamRunContext"]
+
+
+class StreamRunContext(RunContext):
+    """Base of a device's ``run_context``: subclasses give ``stream`` (a property: the running
+    thread's) and ``run(fn)`` (runs ``fn(self)`` on it, returns once its work is done)."""
+
+    __slots__ = ()
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.runner = self.run
+
+    def run(self, fn):
+        raise NotImplementedError
+
+
+@runtime_checkable
+class Device(Protocol):
+    type: str                      # "cpu", "gpu"
+    xp: Any                        # array namespace (may import its library on first access)
+    kernels: tuple                 # FCompute kinds run, preferred first
+    inline_policy: str             # "timed" or "never"
+
+    def count(self) -> int: ...    # usable device ids; raise with the reason when none can be
+
+    def alloc(self, nbytes: int, device_id: int): ...
+
+    def free(self, raw, device_id: int) -> None: ...
+
+    def view(self, raw, dtype, shape, offset: int = 0): ...
+
+    def to_host(self, arr): ...
+
+    def from_host(self, arr, device_id: int): ...
+
+    def copy(self, dst, src) -> None: ...
+
+    def fill(self, dst, value) -> None: ...
+
+    def stream(self, device_id: int): ...        # this thread's stream, None without streams
+
+    def synchronize(self, device_id: int) -> None: ...
+
+
+REQUIRED = ("type", "xp", "kernels", "inline_policy", "count", "alloc", "free", "view",
+            "to_host", "from_host", "copy", "fill", "stream", "synchronize")
+
+
+def check_contract(dev) -> list[str]:
+    """What ``dev`` lacks of the contract (names), without touching ``xp`` (which may import
+    a device library); empty when it has everything."""
+    cls = type(dev)
+    missing = [n for n in REQUIRED if not hasattr(cls, n) and n not in vars(dev)]
+    if hasattr(cls, "inline_policy") and dev.inline_policy not in ("timed", "never"):
+        missing.append(f"inline_policy ('timed' or 'never', got {dev.inline_policy!r})")
+    return missing

@@ -1,0 +1,1 @@
+"""The ``testdev`` device: numpy memory behind a second device type (see README)."""

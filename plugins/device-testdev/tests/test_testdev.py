@@ -1,0 +1,95 @@
+import numpy as np
+
+import mxnext as mx
+from mxnext import device
+from opsdk.testing import device_conformance_tests
+
+test_testdev = device_conformance_tests("testdev")
+test_cpu = device_conformance_tests("cpu")
+
+TD0, TD1 = mx.Context("testdev", 0), mx.Context("testdev", 1)
+
+
+def test_copies_cross_the_host_through_the_device():
+    dev = device.get("testdev")
+    up, down = dev.from_host_calls, dev.to_host_calls
+    a = mx.nd.array(np.arange(6.0), ctx=mx.cpu())
+    b = a.copyto(TD1)
+    c = b.copyto(mx.cpu())
+    np.testing.assert_array_equal(c.asnumpy(), np.arange(6.0))
+    assert dev.from_host_calls > up and dev.to_host_calls > down
+
+
+def test_device_functions_run_through_the_stream_runner():
+    from mxnext_device_testdev.device import _stream
+    a = mx.nd.ones((4,), ctx=TD0)
+    streams = []
+    mx.engine.get().push_sync(lambda rctx: streams.append(rctx.stream), TD0,
+                              mutate_vars=(a._chunk.var,))
+    a.wait_to_read()
+    (s,) = streams
+    assert s.device_id == 0 and s.runs >= 1 and s is not _stream(1)
+
+
+def test_generic_body_that_leaves_the_device_names_op_and_device():
+    from mxnext.base import MXNetError
+    from mxnext.opctx import kernel_of
+    from mxnext.registry import op
+
+    fake = op("_testdev_probe")
+
+    def body(ctx, inputs, req, outputs, params):
+        raise TypeError("Implicit conversion to a NumPy array is not allowed")
+    fake.set_attr("FCompute<cpu>", body)
+    fcompute, _, _ = kernel_of(fake, ("testdev", "cpu"), " (on testdev(0))")
+    try:
+        fcompute(None, [], [], [], None)
+    except MXNetError as e:
+        assert "'_testdev_probe'" in str(e) and "FCompute<testdev>" in str(e), str(e)
+    else:
+        raise AssertionError("no error")
+
+
+def test_kvstore_device_reduces_across_devices():
+    kv = mx.kv.create("device")
+    kv.init(3, mx.nd.zeros((2, 2), ctx=TD0))
+    kv.push(3, [mx.nd.ones((2, 2), ctx=TD0), mx.nd.ones((2, 2), ctx=TD1) * 2])
+    out = mx.nd.zeros((2, 2), ctx=TD1)
+    kv.pull(3, out=out)
+    np.testing.assert_array_equal(out.asnumpy(), np.full((2, 2), 3.0))
+
+
+def test_device_kvstore_sums_each_key_on_a_device_of_its_values():
+    kv = mx.kv.create("device")
+    seen = {}
+
+    def updater(key, recv, local):
+        seen[key] = (recv.context, local.context)
+        local += recv
+
+    kv._set_updater(updater)
+    kv.init(["a", "b"], [mx.nd.zeros((2, 2)), mx.nd.ones((2, 2))])
+    kv.push(["a", "b"], [[mx.nd.ones((2, 2), ctx=TD0), mx.nd.ones((2, 2), ctx=TD1) * 2]] * 2)
+    outs = [mx.nd.zeros((2, 2)), mx.nd.zeros((2, 2), ctx=TD1)]
+    kv.pull(["a", "b"], out=outs)
+    np.testing.assert_array_equal(outs[0].asnumpy(), np.full((2, 2), 3.0))
+    np.testing.assert_array_equal(outs[1].asnumpy(), np.full((2, 2), 4.0))
+    assert {seen["a"][0], seen["b"][0]} == {TD0, TD1}          # one key on each device
+    assert all(recv == local for recv, local in seen.values())
+
+
+def test_module_trains_on_testdev_like_on_cpu():
+    def fit(ctx):
+        mx.random.seed(3)
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal((64, 10)).astype(np.float32)
+        y = (x[:, 0] > 0).astype(np.float32)
+        data = mx.sym.Variable("data")
+        net = mx.sym.FullyConnected(data, num_hidden=2, name="fc")
+        net = mx.sym.SoftmaxOutput(net, name="softmax")
+        mod = mx.mod.Module(net, context=ctx)
+        it = mx.io.NDArrayIter(x, y, batch_size=16)
+        mod.fit(it, num_epoch=3, optimizer="sgd", optimizer_params={"learning_rate": 0.5},
+                initializer=mx.init.Xavier())
+        return mod.get_params()[0]["fc_weight"].asnumpy()
+    np.testing.assert_allclose(fit(TD0), fit(mx.cpu()), rtol=1e-5, atol=1e-6)

@@ -1,0 +1,59 @@
+"""MXNet 1.x names mxnext does not provide say so, read or imported; mx.contrib.amp
+imports and refuses on use."""
+
+import importlib
+
+import pytest
+
+import mxnext as mx
+from mxnext import _missing
+from mxnext.base import MXNetError
+
+
+@pytest.mark.parametrize("expr, mxnet_name", [
+    ("mx.gluon", "mxnet.gluon"), ("mx.image", "mxnet.image"), ("mx.monitor", "mxnet.monitor"),
+    ("mx.io.ImageRecordIter", "mxnet.io.ImageRecordIter"),
+    ("mx.nd.sparse", "mxnet.ndarray.sparse"), ("mx.sym.sparse", "mxnet.symbol.sparse"),
+])
+def test_reading_a_missing_mxnet_name_says_mxnext_does_not_provide_it(expr, mxnet_name):
+    with pytest.raises(AttributeError) as err:
+        eval(expr)
+    assert isinstance(err.value, MXNetError)
+    assert str(err.value).endswith(f"{mxnet_name} is an MXNet 1.x name that mxnext does "
+                                   f"not provide")
+
+
+def test_hasattr_stays_false_and_other_names_keep_their_errors():
+    assert not hasattr(mx, "gluon") and not hasattr(mx.io, "LibSVMIter")
+    with pytest.raises(AttributeError, match="^module 'mxnext' has no attribute 'nothing'$"):
+        mx.nothing
+    with pytest.raises(AttributeError, match="did you mean 'relu'"):
+        mx.nd.relux
+
+
+@pytest.mark.parametrize("statement", ["import mxnext.gluon", "from mxnext import gluon",
+                                       "from mxnext.gluon import nn", "import mxnext.image"])
+def test_importing_a_missing_mxnet_module_says_so(statement):
+    with pytest.raises(ModuleNotFoundError, match="MXNet 1.x name that mxnext does not "
+                                                   "provide"):
+        exec(statement)
+
+
+def test_a_name_meant_for_a_distribution_names_it(monkeypatch):
+    monkeypatch.setitem(_missing.NAMES, "mxnext.io", {"mxnext-io-image": "ImageRecordIter"})
+    with pytest.raises(AttributeError, match="mxnet.io.ImageRecordIter is provided by "
+                                             "mxnext-io-image, which is not installed: "
+                                             "`mxnext install mxnext-io-image`"):
+        mx.io.ImageRecordIter
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("mxnext.io.ImageRecordIter")
+
+
+def test_contrib_amp_imports_and_refuses_on_use():
+    from mxnext.contrib import amp
+    assert mx.contrib.amp is amp
+    with pytest.raises(MXNetError, match=r"mx.contrib.amp.init: automatic mixed precision is "
+                                         r"not supported by mxnext"):
+        amp.init(target_dtype="float16")
+    with pytest.raises(MXNetError, match="amp.convert_model"):
+        amp.convert_model(None, {}, {})

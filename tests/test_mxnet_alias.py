@@ -1,0 +1,66 @@
+"""The opt-in ``mxnet`` import alias and ``python -m mxnext run``: unmodified MXNet code runs
+on mxnext (in a child interpreter, so this process keeps no alias)."""
+
+import subprocess
+import sys
+import textwrap
+import types
+
+import pytest
+
+import mxnext as mx
+from mxnext import mxnet_alias
+from mxnext.base import MXNetError
+
+SCRIPT = """
+    import sys
+    import mxnet as mx
+    import mxnet.ndarray
+    from mxnet import nd
+    from mxnet.io import NDArrayIter
+    import mxnext
+    assert mx.nd is mxnet.ndarray is nd is mxnext.nd
+    assert NDArrayIter is mxnext.io.NDArrayIter and mx.mod.Module is mxnext.mod.Module
+    assert sys.modules["mxnet.io"] is mxnext.io
+    print(mx.__version__, mx.__mxnext_version__, sys.argv[1:], __name__)
+    print((nd.ones(2) * 3).asnumpy().tolist())
+    try:
+        from mxnet import gluon
+    except ImportError as e:
+        print(type(e).__name__, e)
+"""
+
+
+def _run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "mxnext", *args], capture_output=True,
+                          text=True, timeout=120, cwd=cwd)
+
+
+def test_run_gives_mxnet_code_mxnext_with_mxnets_version(tmp_path):
+    (tmp_path / "train.py").write_text(textwrap.dedent(SCRIPT))
+    out = _run("run", str(tmp_path / "train.py"), "--epochs", "2")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"{mx.__mxnet_version__} {mx.__version__} ['--epochs', '2'] __main__"
+    assert mx.__mxnet_version__ == "1.9.1"
+    assert lines[1] == "[3.0, 3.0]"
+    assert lines[2].startswith("NotProvidedImport") and "mxnet.gluon is an MXNet 1.x name" \
+        in lines[2]
+
+
+def test_run_a_module_and_the_usage(tmp_path):
+    (tmp_path / "job.py").write_text("import mxnet, sys\nprint(mxnet.__version__, sys.argv)\n")
+    out = _run("run", "-m", "job", "x", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().startswith("1.9.1 [") and out.stdout.strip().endswith("'x']")
+    bad = _run("train.py")
+    assert bad.returncode == 2 and "usage: python -m mxnext run SCRIPT.py" in bad.stderr
+
+
+def test_install_refuses_when_mxnet_itself_is_imported(monkeypatch):
+    fake = types.ModuleType("mxnet")
+    fake.__file__ = "/site-packages/mxnet/__init__.py"
+    monkeypatch.setitem(sys.modules, "mxnet", fake)
+    with pytest.raises(MXNetError, match="the real MXNet is already imported \\(from "
+                                         "/site-packages/mxnet/__init__.py\\)"):
+        mxnet_alias.install()
