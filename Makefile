@@ -30,6 +30,7 @@ bench: setup
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) bench/engine.py
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) bench/ndarray.py
 	$(PY) bench/plugins_import.py
+	$(PY) bench/kvstore.py
 
 clean:
 	rm -rf $(VENV)

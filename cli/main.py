@@ -15,7 +15,7 @@ import warnings
 
 import click
 
-from . import devices, info, install, ops, plugins_cmd, scaffold
+from . import devices, info, install, kvstores, ops, plugins_cmd, scaffold
 
 __all__ = ["main"]
 
@@ -92,6 +92,7 @@ def _one_line_warning(message, category, filename, lineno, line=None):
 main.add_command(ops.ops)
 main.add_command(plugins_cmd.plugins)
 main.add_command(devices.devices)
+main.add_command(kvstores.kvstores)
 main.add_command(scaffold.new)
 main.add_command(install.install)
 main.add_command(install.uninstall)

@@ -1,15 +1,18 @@
-"""The frontends' part of the builtin plugin: the ``local`` KVStore and the ``Custom`` op
-(Python operators, ``mx.operator``), registered through the same hooks as external plugins
-(``mxnext/__init__.py`` adds this module to the builtin plugin)."""
+"""The frontends' part of the builtin plugin: the ``local`` and ``device`` KVStores and the
+``Custom`` op (Python operators, ``mx.operator``), registered through the same hooks as
+external plugins (``mxnext/__init__.py`` adds this module to the builtin plugin)."""
 
 from ._runtime.hookspecs import hookimpl
 
 
 @hookimpl
 def mxnext_register_kvstores(registry):
+    from .kvstore.device import DEVICE_TYPES, DeviceKVStore
     from .kvstore.kvstore import LOCAL_TYPES, KVStore
     for name in LOCAL_TYPES:
         registry.register(name, KVStore)
+    for name in DEVICE_TYPES:
+        registry.register(name, DeviceKVStore)
 
 
 @hookimpl

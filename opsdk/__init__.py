@@ -12,7 +12,7 @@ Use ``register_op`` to *define* an op and ``extend_op`` to *attach*
 attributes (such as ``FCompute<gpu>``) to an op another plugin defines.
 A plugin's ``mxnext_register_ops`` hook imports its op modules, or hands their
 names to ``register_op_modules``, which imports each at the first use of one
-of its ops.
+of its ops. KVStore backends use ``opsdk.kvstore`` (and ``opsdk.testing.kvstore``).
 """
 
 from mxnext.base import MXNetError, ParamError, PluginError, ShapeError, TypeInferError

@@ -278,9 +278,7 @@ def test_ops_list_table_is_aligned_and_plain_when_piped(only_clitest):
                           "provide it here"),
     (["--grep", "(unclosed"], "not a regular expression"),
     (["--plugin", "clitset"], "did you mean 'clitest'"),
-    (["--plugin", "kvstore-mpi"], "no plugin named 'kvstore-mpi'; plugin 'kvstore-mpi' comes "
-                                  "with mxnext-kvstore-mpi (planned, not yet released)"),
-], ids=["tpu", "gpu", "grep", "plugin-typo", "plugin-planned"])
+], ids=["tpu", "gpu", "grep", "plugin-typo"])
 def test_ops_list_bad_options_are_usage_errors(only_clitest, args, message):
     r = run("ops", "list", *args, env=only_clitest)
     assert r.returncode == 2
@@ -438,6 +436,31 @@ def test_devices(only_clitest):
     devs = {d["type"]: d for d in json.loads(run("devices", "--json", env=only_clitest).stdout)}
     assert devs["cpu"]["plugin"] == "builtin" and devs["cpu"]["available"] is True
     assert devs["cpu"]["array_lib"] == "numpy"
+
+
+def test_kvstores_lists_types_with_their_plugin(site):
+    make_plugin(site, "kv", '''
+from opsdk import hookimpl
+from opsdk.kvstore import LocalKVStore
+
+
+class EchoStore(LocalKVStore):
+    pass
+
+
+@hookimpl
+def mxnext_register_kvstores(registry):
+    registry.register("echo_kv", EchoStore)
+''')
+    env = env_with(site, MXNEXT_DISABLE_PLUGIN_AUTOLOAD="1", MXNEXT_PLUGINS="kv")
+    rows = json.loads(run("kvstores", "--json", env=env).stdout)
+    assert [r for r in rows if r["plugin"] != "builtin"] == [
+        {"type": "echo_kv", "plugin": "kv", "implementation": "clitest_kv.EchoStore"}]
+    assert {"type": "device", "plugin": "builtin",
+            "implementation": "mxnext.kvstore.device.DeviceKVStore"} in rows
+    table = [ln.split() for ln in run("kvstores", env=env).stdout.splitlines()]
+    assert table[0] == ["TYPE", "PLUGIN", "IMPLEMENTATION"]
+    assert ["echo_kv", "kv", "clitest_kv.EchoStore"] in table
 
 
 def test_plugin_adds_subcommand_through_hook(site):

@@ -278,10 +278,12 @@ def test_optimizer_states_saved_by_one_store_continue_in_another(tmp_path):
 
 
 @pytest.mark.parametrize("name, text", [
-    ("dist_sync", "unknown KVStore type 'dist_sync'; 'dist_sync' is an MXNet 1.x KVStore type "
-                  "provided by mxnext-kvstore-mpi"),
+    ("nccl", "unknown KVStore type 'nccl'; 'nccl' is an MXNet 1.x KVStore type provided by "
+             "mxnext-device-cupy"),
+    ("dist_async", "unknown KVStore type 'dist_async'; 'dist_async' is an MXNet 1.x KVStore "
+                   "type mxnext does not provide: asynchronous updates need a parameter server"),
     ("locl", "unknown KVStore type 'locl' (did you mean 'local'?); known KVStore types are: "
-             "device, local, "),
+             "device, "),
 ])
 def test_unknown_types_say_where_they_come_from(name, text):
     with pytest.raises(MXNetError) as err:
@@ -291,10 +293,45 @@ def test_unknown_types_say_where_they_come_from(name, text):
         mx.kv.create(3)
 
 
+def test_a_dist_type_without_its_plugin_says_how_to_install(monkeypatch):
+    import importlib.metadata as md
+    from mxnext.kvstore import base
+
+    def version(dist):
+        raise md.PackageNotFoundError(dist)
+
+    monkeypatch.setattr(md, "version", version)
+    mx.kvstore.available()                           # plugins loaded: nothing refills below
+    for name in ("dist_sync", "dist_sync_device", "dist_device_sync"):
+        monkeypatch.delitem(base._backends, name, raising=False)
+    with pytest.raises(MXNetError, match=r"^unknown KVStore type 'dist_device_sync'; "
+                                         r"'dist_sync_device' is an MXNet 1.x KVStore type "
+                                         r"provided by mxnext-kvstore-mpi, which is not "
+                                         r"installed: `mxnext install mxnext-kvstore-mpi`"):
+        mx.kv.create("Dist_Device_Sync")
+
+
+@pytest.mark.parametrize("name, kind, canonical", [
+    ("local", "KVStore", "local"), ("Local_Update_CPU", "KVStore", "local"),
+    ("local_whatever", "KVStore", "local"), ("device", "DeviceKVStore", "device"),
+    ("local_allreduce_device", "DeviceKVStore", "device"),
+    ("my_device_store", "DeviceKVStore", "device"),
+])
+def test_names_resolve_as_mxnet_resolves_them(name, kind, canonical):
+    kv = mx.kv.create(name)
+    assert (type(kv).__name__, kv.type) == (kind, name.lower())
+    assert mx.kvstore.canonical_name(name.lower()) == canonical
+    for given, dist in (("dist", "dist_sync"), ("dist_device_sync", "dist_sync_device"),
+                        ("dist_sync_device", "dist_sync_device"), ("dist_async", "dist_async"),
+                        ("dist_async_device", "dist_async_device"), ("nccl_x", "nccl")):
+        assert mx.kvstore.canonical_name(given) == dist
+
+
 def test_builtin_local_is_registered_through_the_plugin_hook():
     builtin = next(p for p in mx.plugins.report() if p.name == "builtin")
-    assert builtin.contributions["kvstores"] == ["local", "local_allreduce_cpu",
-                                                 "local_update_cpu"]
+    assert builtin.contributions["kvstores"] == [
+        "device", "local", "local_allreduce_cpu", "local_allreduce_device", "local_update_cpu",
+        "local_update_device"]
     assert mx.kvstore.available()["local"] is mx.kvstore.KVStore
 
 
@@ -450,5 +487,5 @@ def test_a_plugin_contributes_a_kvstore_type_through_the_entry_point_hook(tmp_pa
     assert "KVStore type 'local' is already registered by mxnext.kvstore.kvstore.KVStore" in error
     assert res["local"] == "KVStore" and res["clash_first"].startswith(
         "unknown KVStore type 'clash_first'")      # the failed plugin's types are withdrawn
-    assert res["plugins"]["builtin"][1] == ["local", "local_allreduce_cpu", "local_update_cpu"]
+    assert "local" in res["plugins"]["builtin"][1] and "device" in res["plugins"]["builtin"][1]
 

@@ -7,17 +7,37 @@ from mxnext import registry
 from mxnext._runtime.mxnet_names import hint, suggest
 
 
-def test_planned_distributions_are_named_never_offered_for_install():
-    for kv in ("dist_sync", "dist_async", "dist_device_sync"):
-        assert "KVStore type provided by mxnext-kvstore-mpi (planned" in hint("kvstore", kv)
-        assert "mxnext install" not in hint("kvstore", kv)
+def test_planned_distributions_are_named_never_offered_for_install(monkeypatch):
+    import importlib.metadata as md
+
+    def version(dist):
+        raise md.PackageNotFoundError(dist)
+
+    monkeypatch.setattr(md, "version", version)
+    monkeypatch.setattr(_mxnet_names, "PLANNED", frozenset({"mxnext-device-cupy"}))
+    assert hint("device", "gpu") == ("'gpu' is an MXNet 1.x device type provided by "
+                                     "mxnext-device-cupy (planned, not yet released)")
+    assert "KVStore type provided by mxnext-device-cupy (planned" in hint("kvstore", "nccl")
+    assert "mxnext install" not in hint("device", "gpu")
 
 
 def test_an_installed_distribution_is_named_with_its_status():
     assert hint("device", "gpu") == ("'gpu' is an MXNet 1.x device type provided by "
                                      "mxnext-device-cupy, which is installed but does not "
                                      "provide it here (`mxnext plugins` shows its status)")
-    assert "KVStore type provided by mxnext-device-cupy" in hint("kvstore", "device")
+    assert "KVStore type provided by mxnext-device-cupy, which is installed" in hint(
+        "kvstore", "nccl")
+
+
+def test_kvstore_types_say_where_they_come_from_or_why_not():
+    for kv in ("dist_sync", "dist_sync_device", "dist_device_sync"):
+        assert f"'{kv}' is an MXNet 1.x KVStore type provided by mxnext-kvstore-mpi" in hint(
+            "kvstore", kv)
+    assert hint("kvstore", "dist_async") == (
+        "'dist_async' is an MXNet 1.x KVStore type mxnext does not provide: asynchronous "
+        "updates need a parameter server, and mxnext-kvstore-mpi runs the synchronous types "
+        "(dist_sync, dist_sync_device) over MPI allreduce")
+    assert "builtin KVStore type" in hint("kvstore", "device")
 
 
 def test_every_mxnet_nn_op_is_in_the_table():
@@ -27,7 +47,12 @@ def test_every_mxnet_nn_op_is_in_the_table():
 
 
 def test_released_distribution_not_installed_says_how_to_install(monkeypatch):
-    monkeypatch.setattr(_mxnet_names, "PLANNED", frozenset())
+    import importlib.metadata as md
+
+    def version(dist):
+        raise md.PackageNotFoundError(dist)
+
+    monkeypatch.setattr(md, "version", version)
     assert hint("kvstore", "dist_sync") == (
         "'dist_sync' is an MXNet 1.x KVStore type provided by mxnext-kvstore-mpi, which is not "
         "installed: `mxnext install mxnext-kvstore-mpi`")
@@ -53,7 +78,7 @@ def test_plugin_names_of_planned_distributions():
     assert hint("plugin", "device-cupy").startswith("plugin 'device-cupy' comes with "
                                                     "mxnext-device-cupy, which is installed")
     assert hint("plugin", "mxnext-kvstore-mpi").startswith("plugin 'mxnext-kvstore-mpi' comes "
-                                                           "with mxnext-kvstore-mpi (planned")
+                                                           "with mxnext-kvstore-mpi, which ")
     assert hint("plugin", "my-ops") is None
 
 

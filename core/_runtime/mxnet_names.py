@@ -12,7 +12,7 @@ __all__ = ["hint", "suggest"]
 
 # Distributions named below that are not released yet: they are named as planned and
 # never offered to ``mxnext install``. Drop one from here when it is released.
-PLANNED = frozenset({"mxnext-kvstore-mpi"})
+PLANNED = frozenset()
 
 # MXNet 1.9 operators (names and aliases) that mxnext-ops-tensor does not define.
 OPS = {
@@ -46,13 +46,18 @@ OPS = {
 DEVICES = {"mxnext-device-cupy": "gpu"}
 
 KVSTORES = {
-    "mxnext-device-cupy": "device",
-    "mxnext-kvstore-mpi": "dist_sync dist_async dist_sync_device dist_async_device "
-                          "dist_device_sync",
+    "mxnext-device-cupy": "nccl",
+    "mxnext-kvstore-mpi": "dist_sync dist_sync_device dist_device_sync",
 }
 
+# MXNet 1.x KVStore types no distribution provides, and why.
+KVSTORES_NOT_PROVIDED = dict.fromkeys(
+    ("dist_async", "dist_async_device"),
+    "asynchronous updates need a parameter server, and mxnext-kvstore-mpi runs the "
+    "synchronous types (dist_sync, dist_sync_device) over MPI allreduce")
+
 # MXNet's builtin KVStore types: they come with mxnext's own KVStore, not with a plugin.
-BUILTIN_KVSTORES = "local"
+BUILTIN_KVSTORES = "local device"
 
 _TABLES = {"op": ("operator", OPS), "device": ("device type", DEVICES),
            "kvstore": ("KVStore type", KVSTORES)}
@@ -75,6 +80,9 @@ def hint(kind: str, name: str) -> str | None:
     if kind == "kvstore" and name in BUILTIN_KVSTORES.split():
         return (f"{name!r} is MXNet 1.x's builtin KVStore type; mxnext's builtin plugin "
                 f"registers it (`mxnext plugins` shows whether that failed)")
+    if kind == "kvstore" and name in KVSTORES_NOT_PROVIDED:
+        return (f"{name!r} is an MXNet 1.x KVStore type mxnext does not provide: "
+                f"{KVSTORES_NOT_PROVIDED[name]}")
     what, table = _TABLES[kind]
     for dist, names in table.items():
         if name in names.split():

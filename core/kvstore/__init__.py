@@ -1,8 +1,10 @@
 """MXNet 1.x's KVStore API (``mx.kv``, ``mx.kvstore``): ``create(name)`` builds a store of a
-registered type; ``local`` is builtin, other types come with plugins through the hook
-``mxnext_register_kvstores(registry)``, ``registry`` being this module."""
+registered type; ``local`` and ``device`` are builtin, other types come with plugins through
+the hook ``mxnext_register_kvstores(registry)``, ``registry`` being the runtime's table."""
 
-from .base import KVStoreBase, available, create, register, unregister
+from .base import KVStoreBase, available, canonical_name, create, register, unregister
+from .device import DeviceKVStore
 from .kvstore import KVStore
 
-__all__ = ["KVStore", "KVStoreBase", "available", "create", "register", "unregister"]
+__all__ = ["KVStore", "DeviceKVStore", "KVStoreBase", "available", "canonical_name", "create",
+           "register", "unregister"]

@@ -1,40 +1,98 @@
-"""The one data movement a KVStore needs: ``dst = sum(srcs)`` as one engine function.
+"""How a KVStore moves data: ``engine_call`` (the one way a store reads and writes NDArrays,
+``opsdk.kvstore.engine_call`` for backend authors) and the sums built on it.
 
-A single source makes it a copy; sources on other device types are brought over through
-the devices' host copies. It reads the sources' vars and writes ``dst``'s, so pushes and
-pulls of one key run in the order they were issued and nothing waits on the caller's
-thread.
+A function pushed with ``engine_call`` reads its ``reads`` and writes its ``writes`` through
+their engine vars, so pushes and pulls of one key run in the order they were issued, those of
+different keys overlap, and nothing waits on the caller's thread.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._runtime import device as _device
 from .._runtime import engine as _engine
 from .._runtime.base import MXNetError
+from .._runtime.engine import FnProperty, OprHandle
 from ..ndarray._plan import CHEAP_BYTES
 
-__all__ = ["assign_sum"]
+__all__ = ["engine_call", "assign_sum", "assign_sum_compressed"]
 
 
-def assign_sum(srcs, dst, priority=0, what="KVStore", key=None) -> None:
-    """Push ``dst[...] = srcs[0] + srcs[1] + ...`` (cast to ``dst``'s dtype) to the engine."""
+def engine_call(fn, reads=(), writes=(), *, name, priority=0, asynchronous=False,
+                on_error=None) -> None:
+    """Push ``fn(*data)`` to the engine, ``data`` being the device arrays (numpy on cpu) of
+    ``reads`` then ``writes`` (NDArrays).
+
+    It starts once every earlier-pushed write of any of the arrays, and every earlier read of
+    ``writes``, is done; whatever is pushed later on ``writes`` waits for it. ``fn`` runs on
+    an engine thread of the first write's (else read's) context. With ``asynchronous`` it is
+    called as ``fn(*data, done)`` and finishes when ``done()`` is called, from any thread
+    (``done(exc)`` reports a failure): it must return at once, handing the work to another
+    thread. An exception (or ``done(exc)``) lands on ``writes``: waiting on them raises it.
+
+    When an array holds the error of an earlier operation the call is skipped and ``writes``
+    inherit that error; an asynchronous call given ``on_error`` runs ``on_error(exc, *data,
+    done)`` instead (a collective its peers wait for can still tell them).
+    """
+    arrays = (*reads, *writes)
+    if not writes and not reads:
+        raise MXNetError(f"engine_call {name!r}: give at least one NDArray to read or write")
+    ctx = (writes or reads)[0].context
+    data = [a._data() for a in arrays]
+    const = tuple(a._chunk.var for a in reads)
+    mutate = tuple(a._chunk.var for a in writes)
+    eng = _engine.get()
+    if asynchronous:     # it only hands work over: run it on this thread when its arrays are
+        if on_error is None:       # free, else on a worker of the ASYNC lane once they are
+            eng.push_async(lambda rctx, done: fn(*data, done), ctx, const, mutate,
+                           prop=FnProperty.ASYNC, priority=priority, name=name, cheap=True)
+            return
+
+        def guarded(rctx, done):
+            box = next((v.error for v in (*const, *mutate)
+                        if v.error is not None and v.error.exc is not None), None)
+            if box is None:
+                fn(*data, done)
+            else:
+                on_error(box.exc, *data, done)
+
+        eng.push(OprHandle(guarded, True, const, mutate, FnProperty.ASYNC, name,
+                           skip_on_error=False, cheap=True), ctx, priority)
+    else:
+        cheap = sum(d.nbytes for d in data[len(reads):]) <= CHEAP_BYTES
+        eng.push_sync(lambda rctx: fn(*data), ctx, const, mutate, priority=priority,
+                      name=name, cheap=cheap)
+
+
+def _check_shapes(srcs, dst, what, key):
     for s in srcs:
         if s.shape != dst.shape:
             raise MXNetError(f"{what}: key {key!r}: expected arrays of shape {dst.shape}, "
                              f"got one of shape {s.shape}")
+
+
+def _on(dst):
+    """``convert(value, src_device_type)``: a device array of ``src``'s type as one on
+    ``dst``'s device (host copies between device types)."""
     dctx = dst.context
     ddev = _device.get(dctx.device_type)
-    xp = ddev.xp
-    d = dst._data()
-    parts = [(s._data(), s.context.device_type) for s in srcs]
 
-    def on_dst(v, dev_type):
+    def convert(v, dev_type):
         if dev_type == dctx.device_type:
             return v
         return ddev.from_numpy(_device.get(dev_type).to_numpy(v), dctx.device_id)
+    return ddev.xp, convert
 
-    def fn(rctx):
-        vals = [on_dst(v, t) for v, t in parts]
+
+def assign_sum(srcs, dst, priority=0, what="KVStore", key=None) -> None:
+    """Push ``dst[...] = srcs[0] + srcs[1] + ...`` (cast to ``dst``'s dtype) to the engine."""
+    _check_shapes(srcs, dst, what, key)
+    xp, convert = _on(dst)
+    types = [s.context.device_type for s in srcs]
+
+    def fn(*data):
+        vals, d = [convert(v, t) for v, t in zip(data, types)], data[-1]
         if len(vals) == 1:
             d[...] = vals[0]
             return
@@ -42,6 +100,23 @@ def assign_sum(srcs, dst, priority=0, what="KVStore", key=None) -> None:
         for v in vals[2:]:
             xp.add(d, v, out=d, casting="unsafe")
 
-    _engine.get().push_sync(fn, dctx, tuple(s._chunk.var for s in srcs), (dst._chunk.var,),
-                            priority=priority, name=f"{what}({key!r})",
-                            cheap=d.nbytes <= CHEAP_BYTES)
+    engine_call(fn, srcs, (dst,), name=f"{what}({key!r})", priority=priority)
+
+
+def assign_sum_compressed(srcs, residuals, dst, gc, priority=0, what="KVStore",
+                          key=None) -> None:
+    """Push ``dst[...] = sum(dequantize(quantize(src, residual)))``: each source is quantized
+    with its own residual (``gc``, a ``GradientCompression``), as if sent compressed to
+    ``dst``'s device, which sums what it receives. Host (numpy) arrays only."""
+    _check_shapes(srcs, dst, what, key)
+    gc.check_dtype(what, key, dst.dtype)
+    n = len(srcs)
+
+    def fn(*data):
+        vals, res, d = data[:n], data[n:2 * n], data[-1]
+        packed = np.empty(gc.compressed_size(d.size), np.float32)
+        for i, (v, r) in enumerate(zip(vals, res)):
+            gc.quantize(v, r, packed)
+            gc.dequantize(packed, d, add=i > 0)
+
+    engine_call(fn, srcs, (*residuals, dst), name=f"{what}({key!r}, 2bit)", priority=priority)

@@ -12,23 +12,43 @@ from .._runtime.base import MXNetError
 from .._runtime.firstuse import fill as _fill
 from .._runtime.kvstores import _backends, _describe, available, register, unregister
 
-__all__ = ["KVStoreBase", "create", "register", "unregister", "available"]
+__all__ = ["KVStoreBase", "create", "canonical_name", "register", "unregister", "available"]
 
 def create(name: str = "local") -> "KVStoreBase":
-    """A new KVStore of type ``name`` (``local``; others come with plugins)."""
+    """A new KVStore of type ``name`` (``local``, ``device``; others come with plugins).
+
+    Names resolve as MXNet's do: a registered name is used as is; otherwise one containing
+    ``dist`` is ``dist_sync`` or ``dist_async`` (with ``_async``), plus ``_device`` when it
+    contains ``device`` (``dist_device_sync`` is ``dist_sync_device``); else one containing
+    ``nccl`` is ``nccl``, one containing ``device`` is ``device``, one starting with
+    ``local`` is ``local``. The store's ``type`` is the name given (lower case). Other names
+    are errors (MXNet makes a local store of them).
+    """
     if not isinstance(name, str):
         raise TypeError(f"kvstore.create: name must be a str, got {type(name).__name__}")
     name = name.lower()
-    factory = _backends.get(name)
+    factory = _backends.get(name) or _backends.get(canonical_name(name))
     if factory is None:
         _fill()
-        factory = _backends.get(name)
+        factory = _backends.get(name) or _backends.get(canonical_name(name))
         if factory is None:
             from .._runtime.mxnet_names import suggest    # the error path only
             raise MXNetError(f"unknown KVStore type {name!r}"
-                             f"{suggest('kvstore', name, _backends)}; known KVStore types "
-                             f"are: {', '.join(sorted(_backends)) or '(none)'}")
+                             f"{suggest('kvstore', canonical_name(name), _backends)}; known "
+                             f"KVStore types are: {', '.join(sorted(_backends)) or '(none)'}")
     return factory(name)
+
+
+def canonical_name(name: str) -> str:
+    """The KVStore type MXNet's ``KVStore::Create`` makes of ``name`` (lower case)."""
+    if "dist" in name:
+        return "dist_" + ("async" if "_async" in name else "sync") + (
+            "_device" if "device" in name else "")
+    if "nccl" in name:
+        return "nccl"
+    if "device" in name:
+        return "device"
+    return "local" if name.startswith("local") else name
 
 
 class _NoArgFactory:

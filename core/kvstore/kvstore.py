@@ -32,7 +32,7 @@ class KVStore(KVStoreBase):
         self._type = name
         self._ctx = cpu(0)
         self._store: dict = {}       # key -> NDArray on cpu(0)
-        self._merged: dict = {}      # key -> sum buffer handed to the updater
+        self._merge_bufs: dict = {}  # key -> sum buffer handed to the updater
         self._key_type = None        # int or str, fixed by the first call
         self._updater = None
 
@@ -76,16 +76,25 @@ class KVStore(KVStoreBase):
         for k, vals in self._group("push", key, value).items():
             stored = self._stored("push", k)
             if self._updater is None:
-                assign_sum(vals, stored, priority, "KVStore.push", k)
-                continue
-            if len(vals) == 1 and vals[0].context == self._ctx:
-                merged = vals[0]
+                self._merge(k, vals, stored, priority)
             else:
-                merged = self._merged.get(k)
-                if merged is None:
-                    merged = self._merged[k] = new_array(stored.shape, stored._dtype, self._ctx)
-                assign_sum(vals, merged, priority, "KVStore.push", k)
-            self._updater(k, merged, stored)
+                self._updater(k, *self._merged(k, vals, stored, priority))
+
+    def _merge(self, key, vals, dst, priority) -> None:
+        """Push ``dst = sum(vals)`` (a subclass may compress on the way)."""
+        assign_sum(vals, dst, priority, "KVStore.push", key)
+
+    def _merged(self, key, vals, stored, priority):
+        """``(sum of vals, stored value)`` for the updater: the sum in a buffer of the key's
+        (or the value itself when one comes from the store's device)."""
+        if len(vals) == 1 and vals[0].context == stored.context:
+            return vals[0], stored
+        merged = self._merge_bufs.get(key)
+        if merged is None:
+            merged = self._merge_bufs[key] = new_array(stored.shape, stored._dtype,
+                                                       stored.context)
+        self._merge(key, vals, merged, priority)
+        return merged, stored
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True) -> None:
         """Copy the stored value of each key into its output array(s).

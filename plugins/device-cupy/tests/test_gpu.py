@@ -65,15 +65,7 @@ def test_bad_pool_settings_are_named(monkeypatch):
         GpuDevice().reserve()
 
 
-def test_device_kvstore_reduces_on_the_first_device_of_the_values():
-    td0, td1 = mx.Context("testdev", 0), mx.Context("testdev", 1)
-    kv = mx.kv.create("device")
-    kv.init(3, mx.nd.zeros((2, 2), ctx=td1))
-    assert kv._store[3].context == td0
-    kv.push(3, [mx.nd.ones((2, 2), ctx=td0), mx.nd.ones((2, 2), ctx=td1) * 2])
-    out = mx.nd.zeros((2, 2), ctx=mx.cpu())
-    kv.pull(3, out=out)
-    np.testing.assert_array_equal(out.asnumpy(), np.full((2, 2), 3.0))
+
 
 
 # -- with a GPU ------------------------------------------------------------------------------

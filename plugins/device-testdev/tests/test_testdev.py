@@ -59,6 +59,25 @@ def test_kvstore_device_reduces_across_devices():
     np.testing.assert_array_equal(out.asnumpy(), np.full((2, 2), 3.0))
 
 
+def test_device_kvstore_sums_each_key_on_a_device_of_its_values():
+    kv = mx.kv.create("device")
+    seen = {}
+
+    def updater(key, recv, local):
+        seen[key] = (recv.context, local.context)
+        local += recv
+
+    kv._set_updater(updater)
+    kv.init(["a", "b"], [mx.nd.zeros((2, 2)), mx.nd.ones((2, 2))])
+    kv.push(["a", "b"], [[mx.nd.ones((2, 2), ctx=TD0), mx.nd.ones((2, 2), ctx=TD1) * 2]] * 2)
+    outs = [mx.nd.zeros((2, 2)), mx.nd.zeros((2, 2), ctx=TD1)]
+    kv.pull(["a", "b"], out=outs)
+    np.testing.assert_array_equal(outs[0].asnumpy(), np.full((2, 2), 3.0))
+    np.testing.assert_array_equal(outs[1].asnumpy(), np.full((2, 2), 4.0))
+    assert {seen["a"][0], seen["b"][0]} == {TD0, TD1}          # one key on each device
+    assert all(recv == local for recv, local in seen.values())
+
+
 def test_module_trains_on_testdev_like_on_cpu():
     def fit(ctx):
         mx.random.seed(3)

@@ -1,5 +1,5 @@
-"""Registers the ``gpu`` device type, the ``device`` KVStore and the GPU kernels; imports no
-cupy (that happens when a gpu context is first used)."""
+"""Registers the ``gpu`` device type and the GPU kernels; imports no cupy (that happens when a
+gpu context is first used). The ``device`` KVStore is mxnext's builtin one."""
 
 from opsdk import hookimpl
 
@@ -8,12 +8,6 @@ from opsdk import hookimpl
 def mxnext_register_devices(registry):
     from .device import GpuDevice
     registry.register(GpuDevice())
-
-
-@hookimpl
-def mxnext_register_kvstores(registry):
-    from .kvstore import DeviceKVStore
-    registry.register("device", DeviceKVStore)
 
 
 @hookimpl

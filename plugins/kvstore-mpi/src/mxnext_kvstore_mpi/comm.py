@@ -1,0 +1,416 @@
+"""The process's MPI world for the dist KVStores: one thread runs every collective, in the
+order the program issued them, and no rank waits for another longer than the timeout.
+
+mpi4py is imported when the first dist store is created (``world()``), never before.
+
+Every collective gets a sequence number. Before running one, a rank tells every other rank
+it has arrived (a small control message carrying a signature of the call) and waits, at
+most ``MXNEXT_KVSTORE_TIMEOUT`` seconds (default 60), until all have; only then does the
+blocking MPI call run, so it never waits on a rank that is not there. A rank that left (its
+process ended: it says so at exit), whose process is gone (checked for ranks on this host),
+or that does not arrive in time makes the collective fail with ``RankFault`` naming it; the
+failing rank tells the others, which fail naming the same rank, and every later collective
+fails at once. A process that saw a fault, at exit, gives the other healthy ranks the
+timeout to see it too, then ends the whole job (``MPI_Abort``), so nothing is left behind; a
+watchdog ends it too if a collective stalls after every rank arrived (a rank died
+mid-transfer).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import queue
+import socket
+import sys
+import threading
+import time
+import zlib
+
+import numpy as np
+
+from opsdk import MXNetError
+
+__all__ = ["RankFault", "world", "timeout"]
+
+TIMEOUT_ENV = "MXNEXT_KVSTORE_TIMEOUT"
+_TAG = 0x6D78              # control messages on our own communicator
+_TEXT_TAG = _TAG + 1       # the text after a FAULT message
+_HELLO_TAG = 0x6D786E      # the one message ever sent on COMM_WORLD: at start-up
+_ARRIVE, _LEAVE, _FAULT = 1, 2, 3
+_MSG = 8                   # int64 words in a control message
+
+_world = None
+_lock = threading.Lock()
+
+
+class RankFault(MXNetError):
+    """A rank died, left, or did not reach a collective within the timeout; ``ranks`` are
+    the ranks at fault, ``cause`` says what happened to them."""
+
+    def __init__(self, message, ranks=(), cause=None):
+        super().__init__(message)
+        self.cause = cause or message
+        self.ranks = tuple(ranks)
+
+
+def _failed(what, cause, ranks=()) -> RankFault:
+    return RankFault(f"KVStore {what} failed: {cause}", ranks, cause)
+
+
+# why ranks are at fault: what a FAULT message carries, and how it reads
+_LATE, _DIED, _ENDED, _ENDED_ERROR, _FAILED = range(5)
+
+
+def _cause(reason, ranks, seq, timeout_s, seen_by=None, waiting=None) -> str:
+    who = f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}"
+    phrase = {_LATE: f"did not reach collective #{seq} within {timeout_s:g} s",
+              _DIED: f"died before collective #{seq}",
+              _ENDED: f"ended (its program finished) before collective #{seq}",
+              _ENDED_ERROR: f"ended with an error before collective #{seq}",
+              _FAILED: f"failed at collective #{seq}"}[reason]
+    notes = [f"seen by rank {seen_by}"] if seen_by is not None else []
+    if waiting is not None:
+        notes.append(f"rank {waiting} waited")
+    if reason == _LATE:
+        notes.append(f"set {TIMEOUT_ENV} to wait longer")
+    return f"{who} {phrase} ({'; '.join(notes)})" if notes else f"{who} {phrase}"
+
+
+def timeout() -> float:
+    """Seconds a rank waits for the others (``MXNEXT_KVSTORE_TIMEOUT``, default 60)."""
+    raw = os.environ.get(TIMEOUT_ENV, "60")
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise MXNetError(f"{TIMEOUT_ENV} must be a positive number of seconds, got {raw!r}")
+    return value
+
+
+def world() -> "World":
+    """The process's ``World`` (created, with MPI, on first call)."""
+    global _world
+    with _lock:
+        if _world is None:
+            _world = World()
+        return _world
+
+
+class _Ticket:
+    """One collective: ``work(world, *data)`` once the engine has handed this rank's data
+    over (``give``); ``finish`` completes it, whichever of the two comes last."""
+
+    __slots__ = ("what", "work", "sig", "ready", "data", "done", "error", "result", "lock")
+
+    def __init__(self, what, work, sig):
+        self.what, self.work, self.sig = what, work, sig
+        self.ready = threading.Event()
+        self.lock = threading.Lock()
+        self.data, self.done, self.error, self.result = (), None, None, None
+
+    def give(self, data, done, error=None):
+        """The engine's side: the data is ready (``error``: an input holds one)."""
+        with self.lock:
+            failed = self.result
+            if failed is None:
+                self.data, self.done, self.error = data, done, error
+                self.ready.set()
+        if failed is not None:             # the collective failed before the data came
+            done(failed)
+
+    def finish(self, exc):
+        with self.lock:
+            done = self.done
+            if done is None:
+                self.result = exc
+        if done is not None:
+            done(exc)
+
+
+class World:
+    """MPI's COMM_WORLD seen by the stores: rank, size, and the collective thread."""
+
+    def __init__(self):
+        from mpi4py import MPI
+        self.MPI = MPI
+        self.timeout = timeout()
+        base = MPI.COMM_WORLD
+        self.rank, self.size = base.Get_rank(), base.Get_size()
+        self._pids = {}
+        self._seq = 0
+        self._arrived = [0] * self.size
+        self._sigs = [{} for _ in range(self.size)]
+        self._left: dict = {}
+        self._fault = None
+        self._sends: list = []
+        self._busy_since = None
+        self._uncaught = False
+        self._stopping = threading.Event()
+        self._send_lock = threading.Lock()
+        self.comm = self._start(base)
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name="mxnext-kvstore-mpi",
+                                        daemon=True)
+        self._thread.start()
+        threading.Thread(target=self._watchdog, name="mxnext-kvstore-mpi-watchdog",
+                         daemon=True).start()
+        hook = sys.excepthook
+
+        def excepthook(*exc_info):
+            self._uncaught = True
+            hook(*exc_info)
+        sys.excepthook = excepthook
+        atexit.register(self._at_exit)
+
+    # -- start-up: every rank says hello, then the communicator is duplicated -------------
+    def _start(self, base):
+        host = zlib.crc32(socket.gethostname().encode())
+        mine = np.array([os.getpid(), host], np.int64)
+        peers = [r for r in range(self.size) if r != self.rank]
+        got = {r: np.zeros(2, np.int64) for r in peers}
+        reqs = [base.Isend(mine, dest=r, tag=_HELLO_TAG) for r in peers]
+        recvs = {r: base.Irecv(got[r], source=r, tag=_HELLO_TAG) for r in peers}
+        comm, dup = base.Idup()
+        deadline = time.monotonic() + self.timeout
+        pending = dict(recvs)
+        while pending or not dup.Test():
+            for r, req in list(pending.items()):
+                if req.Test():
+                    del pending[r]
+            if time.monotonic() > deadline:
+                missing = sorted(pending) or peers
+                atexit.register(self._abort, "KVStore: the dist KVStore did not start; rank "
+                                f"{self.rank} ends the job")
+                raise _failed("start-up", f"rank{_s(missing)} {_ranks(missing)} did not "
+                                f"create a dist KVStore within {self.timeout:g} s (rank "
+                                f"{self.rank} waited; set {TIMEOUT_ENV} to wait longer)",
+                                missing)
+            time.sleep(0.001)
+        self.MPI.Request.Waitall(reqs)
+        self._pids = {r: (int(v[0]), int(v[1]) == host) for r, v in got.items()}
+        return comm
+
+    # -- what the stores call -------------------------------------------------------------
+    def submit(self, what, work, sig, reads=(), writes=(), priority=0):
+        """Queue ``work(world, *data)`` now (so every rank runs its collectives in issue
+        order) and push to the engine the call that hands it the data of ``reads`` and
+        ``writes``; ``writes`` are ready once it ran."""
+        from opsdk.kvstore import engine_call
+        t = _Ticket(what, work, sig)
+        self._queue.put(t)
+        engine_call(lambda *data: t.give(data[:-1], data[-1]), reads, writes,
+                    name=f"dist {what}", priority=priority, asynchronous=True,
+                    on_error=lambda exc, *data: t.give(data[:-1], data[-1], exc))
+
+    def run(self, what, work, sig):
+        """Queue ``work(world)`` and wait for it (barriers, start-up broadcasts)."""
+        t = _Ticket(what, work, sig)
+        finished = threading.Event()
+        result = []
+
+        def done(exc=None):
+            result.append(exc)
+            finished.set()
+
+        t.give((), done)
+        self._queue.put(t)
+        finished.wait()
+        if result[0] is not None:
+            raise result[0]
+
+    # -- the collective thread ------------------------------------------------------------
+    def _loop(self):
+        while True:
+            t = self._queue.get()
+            if t is None:
+                return
+            try:
+                if self._fault is None and not self._wait_ready(t):
+                    return                 # the program ends before this rank's data came
+                if self._fault is not None:
+                    raise _failed(t.what, self._fault.cause, self._fault.ranks)
+                self._seq += 1
+                if t.error is not None:    # this rank's data is an error: tell the others
+                    self._fail(_FAILED, [self.rank], f"an array of {t.what} holds an error "
+                                                     f"({type(t.error).__name__}: {t.error})")
+                    t.finish(t.error)
+                    continue
+                self._arrive(t)
+                self._busy_since = time.monotonic()
+                try:
+                    t.work(self, *t.data)
+                finally:
+                    self._busy_since = None
+            except RankFault as exc:
+                t.finish(exc)
+            except Exception as exc:        # an MPI error or ranks out of step: no way on
+                self._fail(_FAILED, [self.rank], f"{type(exc).__name__}: {exc}")
+                t.finish(_failed(t.what, self._fault.cause, self._fault.ranks))
+            else:
+                t.finish(None)
+
+    def _fail(self, reason, ranks, detail=None):
+        """Record a fault seen here and tell the other ranks."""
+        cause = _cause(reason, ranks, self._seq, self.timeout,
+                       waiting=None if list(ranks) == [self.rank] else self.rank)
+        self._fault = _failed("", f"{cause}: {detail}" if detail else cause, ranks)
+        text = (detail or "").encode()
+        self._tell(_FAULT, self._seq, reason, len(text), *ranks[:_MSG - 4], text=text)
+
+    def _wait_ready(self, t) -> bool:
+        """Wait for this rank's own data, listening for faults of the others meanwhile;
+        False when the program ends first."""
+        while not t.ready.wait(0.05):
+            if self._stopping.is_set():
+                return False
+            self._drain()
+            if self._fault is not None:
+                break
+        return True
+
+    def _arrive(self, t):
+        """Tell every rank we are at collective ``self._seq``; wait until all are."""
+        seq = self._seq
+        self._tell(_ARRIVE, seq, t.sig)
+        start = time.monotonic()
+        deadline = start + self.timeout
+        next_check = start + 0.2
+        spins = 0
+        while True:
+            self._drain()
+            if self._fault is None:
+                missing = [r for r in range(self.size)
+                           if r != self.rank and self._arrived[r] < seq]
+                if not missing:
+                    break
+                left = [r for r in missing if r in self._left]
+                now = time.monotonic()
+                if left:
+                    self._fail(self._left[left[0]], left)
+                elif now >= next_check:
+                    dead = [r for r in missing if not self._alive(r)]
+                    if dead:
+                        self._fail(_DIED, dead)
+                    next_check = now + 0.2
+                if self._fault is None and now > deadline:
+                    self._fail(_LATE, missing)
+            if self._stopping.is_set():
+                raise _failed(t.what, f"the program of rank {self.rank} ended first")
+            if self._fault is not None:
+                raise _failed(t.what, self._fault.cause, self._fault.ranks)
+            spins += 1
+            if spins > 200:
+                time.sleep(0.0002 if spins < 5000 else 0.002)
+        for r in range(self.size):
+            if r != self.rank and self._sigs[r].pop(seq, t.sig) != t.sig:
+                self._fail(_FAILED, [r], f"rank {self.rank} is at {t.what}, rank {r} at "
+                                         f"another call (key, shape or dtype); every rank "
+                                         f"must make the same KVStore calls in the same order")
+                raise _failed(t.what, self._fault.cause, self._fault.ranks)
+
+    # -- control messages -------------------------------------------------------------------
+    def _tell(self, kind, *words, text=b""):
+        """Send a control message (and ``text`` after it) to every rank still there."""
+        msg = np.full(_MSG, -1, np.int64)
+        msg[0] = kind
+        msg[1:1 + len(words)] = words
+        with self._send_lock:
+            self._sends = [r for r in self._sends if not r.Test()]
+            for r in range(self.size):
+                if r != self.rank and r not in self._left:
+                    self._sends.append(self.comm.Isend(msg, dest=r, tag=_TAG))
+                    if text:
+                        self._sends.append(self.comm.Isend(text, dest=r, tag=_TEXT_TAG))
+
+    def _drain(self):
+        """Read every control message that has come in."""
+        MPI = self.MPI
+        status = MPI.Status()
+        buf = np.empty(_MSG, np.int64)
+        while self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=_TAG, status=status):
+            src = status.Get_source()
+            self.comm.Recv(buf, source=src, tag=_TAG)
+            kind = int(buf[0])
+            if kind == _ARRIVE:
+                self._arrived[src] = int(buf[1])
+                self._sigs[src][int(buf[1])] = int(buf[2])
+            elif kind == _LEAVE:
+                self._left[src] = int(buf[1])
+            elif kind == _FAULT:
+                seq, reason, size = int(buf[1]), int(buf[2]), int(buf[3])
+                ranks = [int(r) for r in buf[4:] if r >= 0]
+                text = bytearray(size)
+                if size:
+                    self.comm.Recv(text, source=src, tag=_TEXT_TAG)
+                if self._fault is None:
+                    cause = _cause(reason, ranks, seq, self.timeout,
+                                   seen_by=None if ranks == [src] else src)
+                    detail = text.decode(errors="replace")
+                    self._fault = _failed("", f"{cause}: {detail}" if detail else cause, ranks)
+
+    def _alive(self, r) -> bool:
+        """Whether rank ``r``'s process still runs (known only for ranks on this host)."""
+        pid, local = self._pids.get(r, (0, False))
+        if not local:
+            return True
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+            return state not in (b"Z", b"X")
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True
+
+    # -- the end: say goodbye; after a fault, end the job -----------------------------------
+    def _watchdog(self):
+        while True:
+            time.sleep(min(1.0, self.timeout / 4))
+            since = self._busy_since
+            if since is not None and time.monotonic() - since > self.timeout:
+                dead = [r for r in range(self.size) if r != self.rank and not self._alive(r)]
+                who = f"rank{_s(dead)} {_ranks(dead)} died" if dead else "a rank stalled"
+                self._abort(f"KVStore: a collective did not finish within {self.timeout:g} s "
+                            f"after every rank arrived ({who}); rank {self.rank} ends the job")
+
+    def _at_exit(self):
+        self._queue.put(None)              # what was issued still runs, unless this ends
+        if not self._uncaught:             # in an error
+            self._thread.join(timeout=self.timeout)
+        self._stopping.set()
+        self._thread.join(timeout=2.0)
+        fault = self._fault
+        self._tell(_LEAVE, _ENDED_ERROR if (fault or self._uncaught) else _ENDED)
+        deadline = time.monotonic() + 1.0
+        while self._sends and time.monotonic() < deadline:
+            with self._send_lock:
+                self._sends = [r for r in self._sends if not r.Test()]
+            time.sleep(0.001)
+        if fault is None:
+            return
+        # let the other ranks see the fault and end on their own, then end the job (mpiexec
+        # -disable-auto-cleanup would wait for the ranks at fault, alive or not)
+        deadline = time.monotonic() + self.timeout
+        others = [r for r in range(self.size) if r != self.rank and r not in fault.ranks]
+        while time.monotonic() < deadline and any(
+                r not in self._left and self._alive(r) for r in others):
+            self._drain()
+            time.sleep(0.01)
+        self._abort(f"KVStore: rank {self.rank} ends the job: {fault.cause}")
+
+    def _abort(self, message):
+        sys.stderr.write(message + "\n")
+        sys.stderr.flush()
+        sys.stdout.flush()
+        time.sleep(0.3)                    # let mpiexec forward what was written
+        self.MPI.COMM_WORLD.Abort(1)
+
+
+def _s(ranks):
+    return "s" if len(ranks) > 1 else ""
+
+
+def _ranks(ranks):
+    return ", ".join(str(r) for r in ranks)
