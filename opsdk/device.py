@@ -34,9 +34,11 @@ stream and waited for: only this stream's work, never the whole device). Dependa
 start on any stream, and ``wait_to_read``/``asnumpy`` wait only for the functions they
 depend on. ``synchronize(device_id)`` waits for everything on the device.
 
-Engine policy. ``inline_policy``: ``"timed"`` (cpu) lets the engine time a kernel and run
-fast ones at once on the pushing thread; ``"never"`` (gpu) always hands kernels to the
-device's workers, so the pushing thread never waits for the device.
+Engine policy. ``inline_policy`` is an inline policy object (``mxnext._runtime.inline``,
+re-exported here): ``TIMED_INLINE`` (cpu) lets the engine time a kernel and run fast ones
+at once on the pushing thread; ``NEVER_INLINE`` (gpu) always hands kernels to the device's
+workers (pools of its own, whose work no fast path takes), so the pushing thread never
+waits for the device.
 
 Random numbers and scratch space come from ``mxnext.resource`` per device id, built on
 ``view`` and ``xp.random.default_rng(entropy)``, or on the device's optional
@@ -47,9 +49,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+from mxnext._runtime.inline import NEVER_INLINE, TIMED_INLINE, NeverInline, TimedInline
 from mxnext.engine import RunContext
 
-__all__ = ["Device", "REQUIRED", "check_contract", "StreamRunContext"]
+__all__ = ["Device", "REQUIRED", "check_contract", "StreamRunContext", "TIMED_INLINE",
+           "NEVER_INLINE", "TimedInline", "NeverInline"]
 
 
 class StreamRunContext(RunContext):
@@ -71,7 +75,7 @@ class Device(Protocol):
     type: str                      # "cpu", "gpu"
     xp: Any                        # array namespace (may import its library on first access)
     kernels: tuple                 # FCompute kinds run, preferred first
-    inline_policy: str             # "timed" or "never"
+    inline_policy: TimedInline     # TIMED_INLINE, NEVER_INLINE
 
     def count(self) -> int: ...    # usable device ids; raise with the reason when none can be
 
@@ -103,6 +107,7 @@ def check_contract(dev) -> list[str]:
     a device library); empty when it has everything."""
     cls = type(dev)
     missing = [n for n in REQUIRED if not hasattr(cls, n) and n not in vars(dev)]
-    if hasattr(cls, "inline_policy") and dev.inline_policy not in ("timed", "never"):
-        missing.append(f"inline_policy ('timed' or 'never', got {dev.inline_policy!r})")
+    if hasattr(cls, "inline_policy") and not isinstance(dev.inline_policy, TimedInline):
+        missing.append(f"inline_policy (an inline policy: TIMED_INLINE or NEVER_INLINE, got "
+                       f"{dev.inline_policy!r})")
     return missing

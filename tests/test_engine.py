@@ -528,6 +528,24 @@ def test_in_worker(eng):
     assert seen == [True] and not engine.in_worker()
 
 
+def test_push_kernel_keeps_push_order_on_its_split_var_lists(eng):
+    """The frontends' entry: var tuples already free of repeats, a var both read and written
+    only in ``mutate``; heavy (not cheap) and cheap kernels alike keep the push order."""
+    x, y = eng.new_var(), eng.new_var()
+    log = []
+
+    def slow_write(r):
+        time.sleep(0.01)
+        log.append("write x")
+    eng.push_kernel(slow_write, mx.cpu(), (), (x,), "write x", False)
+    eng.push_kernel(lambda r: log.append("read x, write y"), mx.cpu(), (x,), (y,), "read", True)
+    eng.push_kernel(lambda r: log.append("update x"), mx.cpu(), (), (x,), "update", True)
+    eng.push_kernel(lambda r: log.append("x into y"), mx.cpu(), (x,), (y,), "into", False,
+                    priority=5)
+    eng.wait_for_var(y)
+    assert log == ["write x", "read x, write y", "update x", "x into y"]
+
+
 @_engines({"NaiveEngine": NaiveEngine, **FAST})
 def test_kernel_pushed_by_the_only_thread_runs_inline_as_on_a_worker(make, new_engine):
     # the imperative hot path: a cheap leaf function from the only thread using the engine
@@ -541,10 +559,10 @@ def test_kernel_pushed_by_the_only_thread_runs_inline_as_on_a_worker(make, new_e
     def boom(r):
         raise ZeroDivisionError("kaboom")
     for _ in range(2):          # the first push makes this thread the engine's only one
-        eng._push_lists(kernel, mx.cpu(), (), (a,), "kernel", True, fresh=True, leaf=True)
+        eng.push_kernel(kernel, mx.cpu(), (), (a,), "kernel", True, fresh=True, leaf=True)
     assert seen == [True, True] and not engine.in_worker()  # ran at once, as on a worker
-    eng._push_lists(boom, mx.cpu(), (), (a,), "exploding_op", True, leaf=True)
-    eng._push_lists(kernel, mx.cpu(), (a,), (b,), "dependant", True, leaf=True)
+    eng.push_kernel(boom, mx.cpu(), (), (a,), "exploding_op", True, leaf=True)
+    eng.push_kernel(kernel, mx.cpu(), (a,), (b,), "dependant", True, leaf=True)
     with pytest.raises(EngineError, match="exploding_op.*kaboom"):
         eng.wait_for_var(b)
     assert seen == [True, True]                              # the dependant inherited it
@@ -574,10 +592,10 @@ def test_second_thread_waits_for_a_solo_kernel_in_flight(fast, monkeypatch):
     def other():
         started.wait(WAIT)
         fast.push_sync(lambda r: log.append("write"), mx.cpu(), (), (x,), cheap=True)
-    fast._push_lists(lambda r: None, mx.cpu(), (), (y,), "first", True, leaf=True)
+    fast.push_kernel(lambda r: None, mx.cpu(), (), (y,), "first", True, leaf=True)
     t = threading.Thread(target=other)
     t.start()
-    fast._push_lists(kernel, mx.cpu(), (x,), (y,), "kernel", True, leaf=True)
+    fast.push_kernel(kernel, mx.cpu(), (x,), (y,), "kernel", True, leaf=True)
     t.join()
     fast.wait_for_all()
     assert log == ["kernel end", "write"]

@@ -20,8 +20,8 @@ from .._runtime import device as _device
 from .._runtime import engine as _engine
 from .._runtime import storage as _storage
 from .._runtime.engine import Var
+from .._runtime.inline import CHEAP_BYTES
 from ..ndarray._array import NDArray
-from ..ndarray._plan import CHEAP_BYTES, INLINE_SECONDS, TIMED_RUNS
 from .._runtime.opctx import BoundState, OpContext, call_compute
 from . import _bulk
 
@@ -40,7 +40,8 @@ class Instance:
         self.program = p = program
         g, plan, ctx = p.graph, p.plan, p.ctx
         self.ctx = ctx
-        self._dev = _device.get(ctx.device_type)
+        self._dev = dev = _device.get(ctx.device_type)
+        self._policy = dev.inline_policy
         self._group_vars = [Var() for _ in plan.size]
         self._shared = [()] * len(plan.size)       # per group: vars of other instances' bytes
         if share is not None and share.arena is not None and share.arena.nbytes >= plan.total:
@@ -125,7 +126,8 @@ class Instance:
                 self.views[eid] = self._dev.view(raw, dtype, shape, plan.offset[gid])
                 self.vars[eid] = self._group_vars[gid]
             elif eid in plan.unused and shape is not None:
-                self.views[eid] = np.broadcast_to(np.empty((), dtype), shape)   # never written
+                xp = self._dev.xp                                      # never written
+                self.views[eid] = xp.broadcast_to(xp.empty((), dtype), shape)
 
     def array(self, eid):
         """An NDArray over entry ``eid`` (an executor output)."""
@@ -154,17 +156,15 @@ class Instance:
         grad_req = {eid: req for eid, req, _ in p.grads.values()}
         run = _Run(kernel, self._compute_of(nid, kernel), [self.views[e] for e in ins],
                    [self.views[e] for e in outs],
-                   [p.req(nid, o, grad_req) for o in range(len(outs))])
+                   [p.req(nid, o, grad_req) for o in range(len(outs))], self._policy)
         run.in_eids, run.out_eids = ins, outs
         for views, eids in ((run.ins, ins), (run.outs, outs)):
             for k, e in enumerate(eids):
                 if e in self._rebindable:
                     self._users.setdefault(e, []).append((views, k, run))
-        small = sum(p.nbytes[e] for e in outs) <= CHEAP_BYTES
-        run.cheap = small and not kernel.requested and not kernel.is_async
-        run.bulkable = small and not kernel.is_async
-        if getattr(self._dev, "inline_policy", "timed") != "timed":   # a GPU: never inline
-            run.cheap, run.timed = False, TIMED_RUNS
+        nbytes = sum(p.nbytes[e] for e in outs)
+        self._policy.start(run, nbytes, kernel.requested, kernel.is_async)
+        run.bulkable = nbytes <= CHEAP_BYTES and not kernel.is_async
         return run
 
     def _compute_of(self, nid, kernel):
@@ -239,7 +239,7 @@ class Instance:
 
     def _make_transfers(self):
         """Copies (or sums) of gradients that their op could not write in place."""
-        p, eng = self.program, _engine.get()
+        p, eng, copy = self.program, _engine.get(), self._dev.copy
         out = []
         for name, (eid, req, direct) in p.grads.items():
             if direct:
@@ -247,10 +247,10 @@ class Instance:
             dst = self.grad_arrays[name]
             src, d = self.views[eid], dst._data()
             fn = (lambda rctx, s=src, d=d: d.__iadd__(s)) if req == 3 else \
-                (lambda rctx, s=src, d=d: np.copyto(d, s))
+                (lambda rctx, s=src, d=d: copy(d, s))
             out.append(eng.new_operator(fn, (self.vars[eid],), (dst._chunk.var,),
-                                        name=f"{name}_grad", cheap=True, is_async=False,
-                                        leaf=True))
+                                        name=f"{name}_grad", cheap=self._policy.inline,
+                                        is_async=False, leaf=True))
         return out
 
     # -- running ------------------------------------------------------------------------
@@ -312,11 +312,12 @@ class _Run:
     is the function pushed."""
 
     __slots__ = ("kernel", "fn", "ins", "outs", "req", "in_eids", "out_eids", "cheap", "timed",
-                 "fastest", "segs", "octx", "fixed", "fixed_reads", "vars", "bulkable")
+                 "fastest", "segs", "octx", "fixed", "fixed_reads", "vars", "bulkable",
+                 "policy", "timing")
 
-    def __init__(self, kernel, fn, ins, outs, req):
+    def __init__(self, kernel, fn, ins, outs, req, policy):
         self.kernel, self.fn, self.ins, self.outs, self.req = kernel, fn, ins, outs, req
-        self.timed, self.fastest = 0, float("inf")
+        self.policy = policy        # its device's inline policy: ``cheap``, ``timing``
         self.segs = []              # the segments (operators) it runs in
         self.octx = {}
         self.fixed = None           # mutated vars that stay (resources, overlapped groups)
@@ -337,7 +338,7 @@ class _Run:
             if octx is None or octx.run_ctx is not rctx:
                 octx = self.octx[is_train] = OpContext(is_train, rctx, k.requested,
                                                        _device.get(rctx.ctx.device_type).xp)
-            if self.timed >= TIMED_RUNS:
+            if not self.timing:
                 call_compute(self.fn, octx, self.ins, self.req, self.outs, k.params)
                 return
             t = perf_counter()
@@ -346,13 +347,11 @@ class _Run:
         return run
 
     def _observe(self, seconds):
-        """After the first few runs, the node is cheap when the kernel is fast, as the
-        imperative path settles it; a segment is cheap (runs at once where pushed) while
-        all its nodes are."""
-        self.fastest = min(self.fastest, seconds)
-        self.timed += 1
-        if self.timed == TIMED_RUNS:
-            self.cheap = self.fastest < INLINE_SECONDS and not self.kernel.requested
+        """The device's inline policy settles ``cheap`` after the first few runs, as on the
+        imperative path; a segment is cheap (runs at once where pushed) while all its nodes
+        are."""
+        self.policy.observe(self, seconds)
+        if not self.timing:
             for seg in self.segs:
                 seg.update_cheap()
 

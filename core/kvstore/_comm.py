@@ -3,7 +3,9 @@
 
 A function pushed with ``engine_call`` reads its ``reads`` and writes its ``writes`` through
 their engine vars, so pushes and pulls of one key run in the order they were issued, those of
-different keys overlap, and nothing waits on the caller's thread.
+different keys overlap, and nothing waits on the caller's thread. A sum of one source is a
+copy (the device's ``copy``, or ``copy_across`` from another device type); a source on
+another device type is brought over through host memory before it is added.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from .._runtime import device as _device
 from .._runtime import engine as _engine
 from .._runtime.base import MXNetError
 from .._runtime.engine import FnProperty, OprHandle
-from ..ndarray._plan import CHEAP_BYTES
 
 __all__ = ["engine_call", "assign_sum", "assign_sum_compressed"]
 
@@ -60,9 +61,12 @@ def engine_call(fn, reads=(), writes=(), *, name, priority=0, asynchronous=False
         eng.push(OprHandle(guarded, True, const, mutate, FnProperty.ASYNC, name,
                            skip_on_error=False, cheap=True), ctx, priority)
     else:
-        cheap = sum(d.nbytes for d in data[len(reads):]) <= CHEAP_BYTES
-        eng.push_sync(lambda rctx: fn(*data), ctx, const, mutate, priority=priority,
-                      name=name, cheap=cheap)
+        mutate = tuple(dict.fromkeys(mutate))
+        const = tuple(v for v in dict.fromkeys(const) if v not in mutate)
+        cheap = _device.get(ctx.device_type).inline_policy.cheap(
+            sum(d.nbytes for d in data[len(reads):]))
+        eng.push_kernel(lambda rctx: fn(*data), ctx, const, mutate, name, cheap,
+                        priority=priority)
 
 
 def _check_shapes(srcs, dst, what, key):
@@ -72,30 +76,26 @@ def _check_shapes(srcs, dst, what, key):
                              f"got one of shape {s.shape}")
 
 
-def _on(dst):
-    """``convert(value, src_device_type)``: a device array of ``src``'s type as one on
-    ``dst``'s device (host copies between device types)."""
-    dctx = dst.context
-    ddev = _device.get(dctx.device_type)
-
-    def convert(v, dev_type):
-        if dev_type == dctx.device_type:
-            return v
-        return ddev.from_numpy(_device.get(dev_type).to_numpy(v), dctx.device_id)
-    return ddev.xp, convert
-
-
 def assign_sum(srcs, dst, priority=0, what="KVStore", key=None) -> None:
     """Push ``dst[...] = srcs[0] + srcs[1] + ...`` (cast to ``dst``'s dtype) to the engine."""
     _check_shapes(srcs, dst, what, key)
-    xp, convert = _on(dst)
-    types = [s.context.device_type for s in srcs]
+    dctx = dst.context
+    ddev = _device.get(dctx.device_type)
+    xp = ddev.xp
+    devs = [_device.get(s.context.device_type) for s in srcs]
+
+    def on_dst(v, dev):
+        return v if dev is ddev else ddev.from_host(dev.to_host(v), dctx.device_id)
 
     def fn(*data):
-        vals, d = [convert(v, t) for v, t in zip(data, types)], data[-1]
-        if len(vals) == 1:
-            d[...] = vals[0]
+        d = data[-1]
+        if len(srcs) == 1:
+            if devs[0] is ddev:
+                ddev.copy(d, data[0])
+            else:
+                _device.copy_across(ddev, d, dctx.device_id, devs[0], data[0])
             return
+        vals = [on_dst(v, dev) for v, dev in zip(data, devs)]
         xp.add(vals[0], vals[1], out=d, casting="unsafe")
         for v in vals[2:]:
             xp.add(d, v, out=d, casting="unsafe")

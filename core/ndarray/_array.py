@@ -121,7 +121,7 @@ class NDArray(Arithmetic, OpMethods, Indexing):
         """A numpy copy of the data (waits for pending writes)."""
         _engine.get().wait_for_var(self._chunk.var)
         v = self._data()
-        host = _device.get(self._ctx.device_type).to_numpy(v)
+        host = _device.get(self._ctx.device_type).to_host(v)
         return host.copy() if host is v else host
 
     def asscalar(self):

@@ -17,14 +17,13 @@ def push_copy(src, dst) -> None:
         raise MXNetError(f"copyto: shape mismatch: source {src._shape} vs target {dst._shape}")
     s, d = src._data(), dst._data()
     sctx, dctx = src._ctx, dst._ctx
-    if sctx.device_type == dctx.device_type:
+    sdev, ddev = _device.get(sctx.device_type), _device.get(dctx.device_type)
+    if sdev is ddev:
         def fn(rctx):
-            d[...] = s
+            ddev.copy(d, s)
     else:
-        sdev, ddev = _device.get(sctx.device_type), _device.get(dctx.device_type)
-
         def fn(rctx):
-            d[...] = ddev.from_numpy(sdev.to_numpy(s), dctx.device_id)
+            _device.copy_across(ddev, d, dctx.device_id, sdev, s)
     gpu = dctx if dctx.device_type != "cpu" else sctx
     prop = FnProperty.NORMAL if gpu.device_type == "cpu" else (
         FnProperty.COPY_TO_GPU if gpu is dctx else FnProperty.COPY_FROM_GPU)
@@ -43,9 +42,10 @@ def push_add(src, dst) -> None:
 def push_fill(dst, value, name="_fill") -> None:
     """Fill ``dst`` with ``value``; ``name``: the engine's (and profiler's) name of it."""
     d = dst._data()
+    dev = _device.get(dst._ctx.device_type)
 
     def fn(rctx):
-        d[...] = value
+        dev.fill(d, value)
     push(fn, dst._ctx, (), (dst._chunk.var,), name, d.nbytes)
 
 

@@ -26,7 +26,7 @@ from .._runtime.context import current_context
 from .._runtime.engine import FnProperty, Var
 from .._runtime.opctx import BoundState, OpContext, OpReqType, call_compute
 from .._runtime.opfunc import make_op_function
-from ._plan import CHEAP_BYTES, make_plan
+from ._plan import make_plan
 
 __all__ = ["invoke", "invoke_params", "invoke_name", "op_function", "new_array", "from_host",
            "push", "array_class", "use_array_class"]
@@ -161,7 +161,7 @@ def _run(plan, inputs, out, all_outputs=False, req=None, state=None):
         _engine.get().push_async(_Job((plan, fn, in_views, req, out_views, _state.training))
                                  .run_async, plan.ctx, const, mutate, name=plan.name)
     elif any(req) or plan.mutate or plan.res_vars:   # else every output is aliased or unused
-        _engine.get()._push_lists(
+        _engine.get().push_kernel(
             _Job((plan, fn, in_views, req, out_views, _state.training)).run, plan.ctx, const,
             mutate, plan.name, plan.cheap,
             fresh=out is None and not plan.mutate and not plan.res_vars, leaf=True)
@@ -276,7 +276,7 @@ class _Job(tuple):
             return
         t = perf_counter()
         call_compute(fn, octx, ins, req, outs, plan.params)
-        plan.observe(perf_counter() - t)
+        plan.policy.observe(plan, perf_counter() - t)
 
     def run_async(self, rctx, on_complete):
         plan, fn, ins, req, outs, is_train = self
@@ -370,12 +370,12 @@ def from_host(host, ctx):
     else references yet is written at once, as MXNet does."""
     out = new_array(host.shape, host.dtype, ctx)
     dev = _device.get(ctx.device_type)
-    out._data()[...] = host if ctx.device_type == "cpu" else dev.from_numpy(host, ctx.device_id)
+    dev.copy(out._data(), host if ctx.device_type == "cpu" else dev.from_host(host, ctx.device_id))
     return out
 
 
 def push(fn, ctx, const, mutate, name, nbytes, prop=FnProperty.NORMAL):
-    """Push ``fn(run_ctx)`` for the NDArray layer (copies, fills, index writes); it may run
-    inline when it writes at most ``CHEAP_BYTES``."""
+    """Push ``fn(run_ctx)`` for the NDArray layer (copies, fills, index writes); whether it
+    may run inline on this thread is the device's inline policy's word for ``nbytes``."""
     _engine.get().push_sync(fn, ctx, const, mutate, prop, name=name,
-                            cheap=nbytes <= CHEAP_BYTES)
+                            cheap=_device.get(ctx.device_type).inline_policy.cheap(nbytes))

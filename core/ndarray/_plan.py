@@ -16,11 +16,8 @@ from .._runtime.base import MXNetError, ShapeError, TypeInferError
 from .._runtime.context import as_context, current_context
 from .._runtime.opctx import OpReqType, is_async, kernel_of
 
-__all__ = ["Plan", "make_plan", "CHEAP_BYTES", "TIMED_RUNS", "INLINE_SECONDS"]
+__all__ = ["Plan", "make_plan"]
 
-CHEAP_BYTES = 1 << 16      # ops writing at most this much may run inline on the pushing thread
-TIMED_RUNS = 3            # kernel runs timed per plan before ``cheap`` is settled
-INLINE_SECONDS = 1e-3     # kernels faster than this run inline on the pushing thread
 _WRITE, _NULL = OpReqType.WRITE_TO, OpReqType.NULL
 
 
@@ -30,17 +27,7 @@ class Plan:
     __slots__ = ("op", "name", "params", "ctx", "n_in", "n_vis", "out_specs", "out_sigs",
                  "fcompute", "req", "mutate", "inplace", "alias", "requested", "res_vars",
                  "xp", "view", "alloc", "octx", "cheap", "timing", "timed", "fastest", "saves",
-                 "stateful", "create_state", "is_async", "in_specs")
-
-    def observe(self, seconds):
-        """Time of one kernel run. After the first few, ``cheap`` (run inline when ready,
-        never handed to a worker) follows the fastest: under the GIL a hand-off only pays
-        for kernels long enough to hide a thread switch."""
-        self.fastest = min(self.fastest, seconds)
-        self.timed += 1
-        if self.timed == TIMED_RUNS:
-            self.timing = False
-            self.cheap = self.fastest < INLINE_SECONDS and not self.requested
+                 "stateful", "create_state", "is_async", "in_specs", "policy")
 
 
 def make_plan(opdef, params, inputs, ctx, out_specs=None) -> Plan:
@@ -102,6 +89,7 @@ def _settle_kernel(p):
     p.requested = [_resource.request(ctx, r) for r in rr(p.params)] if rr is not None else []
     p.res_vars = [r.var for r in p.requested]
     p.xp, p.view = dev.xp, dev.view
+    p.policy = dev.inline_policy     # settles ``cheap`` from the kernel's first timed runs
     p.octx = [None, None]            # OpContext by is_train, made on first run
     p.saves = None                   # what recording keeps (autograd), found on first use
 
@@ -121,17 +109,15 @@ def _settle_writes(p, inputs):
 
 def _settle_memory(p):
     """Each output's allocation: (shape, dtype, pool, nbytes, sig), or the index of the input
-    it aliases; whether the op starts out as cheap (until its kernel is timed; an async op's
-    kernel only starts its work: never cheap, never timed)."""
+    it aliases; whether the op starts out as cheap, until its kernel is timed (the device's
+    inline policy)."""
     pool = _storage.pool(p.ctx)
     p.alloc = [(s, t, pool, t.itemsize * _prod(s), sig)
                for (s, t), sig in zip(p.out_specs, p.out_sigs)]
     for o, i in p.alias:
         p.alloc[o] = i
     nbytes = sum(t.itemsize * _prod(s) for s, t in p.out_specs)
-    timed = getattr(_device.get(p.ctx.device_type), "inline_policy", "timed") == "timed"
-    p.cheap = timed and nbytes <= CHEAP_BYTES and not p.requested and not p.is_async
-    p.timing, p.timed, p.fastest = timed and not p.is_async, 0, float("inf")
+    p.policy.start(p, nbytes, p.requested, p.is_async)
 
 
 def _identity_pairs(opdef, params, inputs, out_specs):

@@ -284,7 +284,7 @@ def _resolve(key, ctx):
         d = key._data()
         return d if d.dtype.kind in "iub" else d.astype(np.intp)
     if isinstance(key, np.ndarray) and ctx.device_type != "cpu":
-        return _device.get(ctx.device_type).from_numpy(key, ctx.device_id)
+        return _device.get(ctx.device_type).from_host(key, ctx.device_id)
     return key
 
 

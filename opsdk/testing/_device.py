@@ -11,6 +11,8 @@ From a script: ``run_device_checks(mx.gpu(0))`` returns ``[(check, error or None
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 __all__ = ["DEVICE_CHECKS", "run_device_checks", "device_conformance_tests", "device_unusable"]
@@ -138,7 +140,69 @@ def check_wait(ctx):
     mx.nd.waitall()
 
 
+def check_stays_on_device(ctx):
+    """Copies, fills and sums between arrays of the device (``copyto``, creation, autograd's
+    gradients, a KVStore's sums, an executor's gradient copy) use its ``copy``/``fill`` and
+    ``xp``: never ``to_host``/``from_host``."""
+    mx = _mx()
+    from mxnext.kvstore._comm import assign_sum
+    dev = _dev(ctx)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = mx.nd.array(x, ctx=ctx)
+    a.wait_to_read()
+    trips = []
+
+    def counted(name, fn):
+        def call(*args):
+            trips.append(name)
+            return fn(*args)
+        return call
+    dev.to_host = counted("to_host", dev.to_host)
+    dev.from_host = counted("from_host", dev.from_host)
+    try:
+        b = a.copyto(mx.nd.zeros((2, 3), ctx=ctx))
+        a.attach_grad()
+        with mx.autograd.record():
+            y = a * b
+        y.backward()
+        total = mx.nd.empty((2, 3), ctx=ctx)
+        assign_sum([a.grad, b, a], total)
+        grad = mx.nd.empty((2, 3), ctx=ctx, dtype="float64")   # another dtype: copied in
+        ex = (mx.sym.var("v") * 2).bind(ctx, {"v": total}, args_grad={"v": grad})
+        ex.forward(is_train=True)
+        ex.backward(mx.nd.ones((2, 3), ctx=ctx))
+        mx.nd.waitall()
+    finally:
+        del dev.to_host, dev.from_host
+    assert not trips, f"work within the device passed through the host: {trips}"
+    np.testing.assert_array_equal(ex.outputs[0].asnumpy(), x * 6)
+    np.testing.assert_array_equal(grad.asnumpy(), np.full((2, 3), 2.0))
+
+
+def check_inline_policy(ctx):
+    """Where the device's functions run follows its ``inline_policy``: with ``NEVER_INLINE``
+    never on the thread that pushed them, even when that thread then waits for them."""
+    mx = _mx()
+    policy = _dev(ctx).inline_policy
+    if policy.inline:
+        return                    # timed: the engine may run fast kernels on either thread
+    eng = mx.engine.get()
+    a = mx.nd.zeros((256,), ctx=ctx)
+    b = mx.nd.zeros((256,), ctx=ctx)
+    ran = []
+
+    def probe(rctx):
+        ran.append(threading.get_ident())
+    cheap = policy.cheap(1024)
+    eng.push_kernel(probe, ctx, (), (a._chunk.var,), "inline_probe", cheap)
+    eng.push_kernel(probe, ctx, (a._chunk.var,), (b._chunk.var,), "inline_probe", cheap)
+    b.wait_to_read()
+    me = threading.get_ident()
+    assert len(ran) == 2 and me not in ran, "a function of the device ran on the pushing thread"
+
+
 DEVICE_CHECKS = {"contract": check_contract, "pool": check_pool, "copies": check_copies,
+                 "stays_on_device": check_stays_on_device, "inline_policy": check_inline_policy,
                  "rng": check_rng, "dispatch": check_dispatch, "error": check_error,
                  "wait_for_var": check_wait}
 

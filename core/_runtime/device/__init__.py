@@ -11,7 +11,7 @@ from ..engine._types import RUN_CONTEXTS as _RUN_CONTEXTS
 from ..firstuse import fill as _fill
 from ..base import MXNetError
 
-__all__ = ["register", "get", "available"]
+__all__ = ["register", "get", "available", "copy_across", "inline_policy"]
 
 _devices: dict = {}
 
@@ -46,6 +46,21 @@ def available() -> dict:
     """``{type: device}`` for every registered device type."""
     _fill()
     return dict(_devices)
+
+
+def copy_across(dst_dev, dst, device_id, src_dev, src) -> None:
+    """``dst[...] = src`` from an array of device ``src_dev`` to one of ``dst_dev`` (id
+    ``device_id``), another device type: through host memory (``to_host``, ``from_host``),
+    the only copies that leave a device."""
+    dst_dev.copy(dst, dst_dev.from_host(src_dev.to_host(src), device_id))
+
+
+def inline_policy(device_type: str):
+    """The inline policy of the device registered as ``device_type``, or None while there is
+    none. The engine asks; it loads no plugin (work on a device's arrays comes after a lookup
+    of the device, which does)."""
+    dev = _devices.get(device_type)
+    return None if dev is None else dev.inline_policy
 
 
 def _unknown(device_type) -> str:

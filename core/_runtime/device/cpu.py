@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy
 
+from ..inline import TIMED_INLINE
+
 __all__ = ["CpuDevice", "CpuPinnedDevice", "CpuSharedDevice"]
 
 
@@ -12,7 +14,7 @@ class CpuDevice:
     type = "cpu"
     xp = numpy
     kernels = ("cpu",)
-    inline_policy = "timed"   # fast kernels run on the pushing thread (timed first)
+    inline_policy = TIMED_INLINE    # fast kernels run on the pushing thread (timed first)
 
     def count(self) -> int:
         return 1 << 30  # cpu(i) ids are logical: any non-negative id is valid
@@ -32,7 +34,6 @@ class CpuDevice:
     def from_host(self, arr, device_id: int):
         return numpy.array(arr, copy=True)
 
-    to_numpy, from_numpy = to_host, from_host   # the names the frontends' copies call
 
     def copy(self, dst, src) -> None:
         dst[...] = src

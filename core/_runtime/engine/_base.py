@@ -91,15 +91,16 @@ class Engine:
                   priority=0, name=None, cheap=False) -> None:
         """Push ``fn(run_ctx)``; it is done when it returns. ``cheap`` lets the engine run
         it on the pushing thread when its vars are already free."""
-        self._push_lists(fn, ctx, *var_lists(const_vars, mutate_vars), name, cheap, prop,
-                         priority)
+        self.push_kernel(fn, ctx, *var_lists(const_vars, mutate_vars), name, cheap, prop,
+                         priority, leaf=False)
 
-    def _push_lists(self, fn, ctx, const, mutate, name, cheap, prop=FnProperty.NORMAL,
-                    priority=0, fresh=False, leaf=False):
-        """``push_sync`` with var tuples already free of repeats, a var both read and
-        written only in ``mutate`` (the imperative hot path builds them so). ``fresh``: the
-        ``mutate`` vars are new, unknown to any other thread until this returns; ``leaf``:
-        ``fn`` pushes and waits for nothing (a kernel). Both only inform fast paths."""
+    def push_kernel(self, fn, ctx, const, mutate, name, cheap, prop=FnProperty.NORMAL,
+                    priority=0, fresh=False, leaf=True):
+        """Push sync kernel ``fn(run_ctx)`` (the frontends' entry): ``push_sync`` with the
+        var lists already split, free of repeats, a var both read and written only in
+        ``mutate``. ``cheap``: from the device's inline policy (``mxnext._runtime.inline``).
+        ``fresh``: the ``mutate`` vars are new, unknown to any other thread until this
+        returns; ``leaf``: ``fn`` pushes and waits for nothing. Both only inform fast paths."""
         self.push(OprHandle(fn, False, None, None, prop, name, cheap=cheap,
                             _lists=(const, mutate)), ctx, priority)
 

@@ -5,7 +5,7 @@ Under the GIL a worker cannot run Python while the pushing thread does, and a
 thread that wants the GIL back after a kernel may wait for the switch interval
 (5 ms). So handing a function to a worker pays only where it can overlap
 other work. ``FastPaths`` is mixed in before ``ThreadedEngineBase`` and
-overrides ``push``, ``_push_lists``, ``push_delete``, ``_dispatch`` and the
+overrides ``push``, ``push_kernel``, ``push_delete``, ``_dispatch`` and the
 waits; it never grants a var early, it only chooses which thread runs a
 function whose vars are granted or free:
 
@@ -28,6 +28,9 @@ function whose vars are granted or free:
    functions runs its own oldest ones until half are left;
 6. ``push_delete`` on a var with nothing pending runs the delete at once.
 
+None of 3-5 takes a block of a *pinned* pool (a device whose inline policy never inlines,
+``mxnext._runtime.inline``): only that pool's workers run its work.
+
 ``MXNEXT_ENGINE_FAST_PATHS=0`` (or ``fast_paths=False``) switches all of it off.
 """
 
@@ -39,7 +42,7 @@ from collections import deque
 from threading import Event, get_ident
 
 from ._base import _tls
-from ._types import RUN_CONTEXTS, FnProperty
+from ._types import FnProperty
 from ._vars import _Block, _free
 
 __all__ = ["FastPaths", "enabled"]
@@ -70,12 +73,12 @@ class FastPaths:
         self._solo_done = None    # Event the second thread waits on while a solo run ends
 
     # -- 1, 2: inline runs --------------------------------------------------------------
-    def _push_lists(self, fn, ctx, const, mutate, name, cheap, prop=_NORMAL, priority=0,
-                    fresh=False, leaf=False):
+    def push_kernel(self, fn, ctx, const, mutate, name, cheap, prop=_NORMAL, priority=0,
+                    fresh=False, leaf=True):
         if (self.fast_paths and cheap and not self._stopped
                 and self._run_inline(fn, ctx, const, mutate, name, fresh, leaf)):
             return
-        super()._push_lists(fn, ctx, const, mutate, name, cheap, prop, priority, fresh, leaf)
+        super().push_kernel(fn, ctx, const, mutate, name, cheap, prop, priority, fresh, leaf)
 
     def _run_inline(self, fn, ctx, const, mutate, name, fresh, leaf) -> bool:
         """Run a cheap sync function on this thread now if its vars are free; whether it
@@ -140,7 +143,7 @@ class FastPaths:
             return super().push(opr, ctx, priority)
         if opr.leaf and opr.cheap and not opr.is_async and self._run_inline(
                 opr.fn, ctx, opr.const_vars, opr.mutate_vars, opr.name, False, True):
-            return                      # a pre-built kernel (the executor's), as _push_lists
+            return                      # a pre-built kernel (the executor's), as push_kernel
         me = get_ident()
         if opr.prop != _DELETE:
             self._enter(me)
@@ -148,9 +151,8 @@ class FastPaths:
                 self._run_awaited(opr.const_vars, opr.mutate_vars)
         cheap = opr.cheap
         blk = _Block(opr, ctx, priority, None if cheap else self._pool_for(ctx, opr.prop))
-        if (not cheap and opr.prop == _NORMAL and not _tls.in_worker
-                and (ctx is None or ctx.device_type not in RUN_CONTEXTS)):
-            blk.owner = me                # kept for this thread; a stream device's go to its workers
+        if not cheap and opr.prop == _NORMAL and not _tls.in_worker and not blk.pool.pinned:
+            blk.owner = me                # kept for this thread; a pinned pool's go to its workers
         todo = wake = None
         with self._lock:
             if self._admit(blk):
@@ -192,7 +194,7 @@ class FastPaths:
         if type(runner) is deque:         # a thread driving work: cheap blocks and one heavy
             heavy = any(not b.opr.cheap for b in runner)
             for b in ready:
-                if b.opr.cheap or not heavy:
+                if b.opr.cheap or not (heavy or b.pool.pinned):
                     runner.append(b)
                     heavy = heavy or not b.opr.cheap
                 else:
@@ -253,6 +255,8 @@ class FastPaths:
         could block this thread on unrelated work. Its worker token is then spent idle."""
         best = best_pool = None
         for pool in self._pools.values():
+            if pool.pinned:
+                continue
             for entry in pool.heap:
                 if best is not None and not entry < best:
                     continue

@@ -13,8 +13,8 @@ class NaiveEngine(Engine):
     def push(self, opr, ctx, priority=0):
         self._run_now(opr, ctx)
 
-    def _push_lists(self, fn, ctx, const, mutate, name, cheap, prop=None, priority=0,
-                    fresh=False, leaf=False):
+    def push_kernel(self, fn, ctx, const, mutate, name, cheap, prop=None, priority=0,
+                    fresh=False, leaf=True):
         self._run_guarded(fn, self._run_ctx(ctx), const, mutate, name)
 
     def _wait_var(self, var, write):

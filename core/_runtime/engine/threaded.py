@@ -25,6 +25,7 @@ import threading
 import weakref
 from queue import SimpleQueue
 
+from .. import device as _device
 from . import _base, _events
 from ._base import Engine, _tls
 from ._fastpath import FastPaths
@@ -35,9 +36,12 @@ __all__ = ["ThreadedEngineBase", "ThreadedEngine", "ThreadedEnginePerDevice"]
 
 
 class _Pool:
-    """Worker threads fed from a priority heap; one token in ``tokens`` per heap entry."""
+    """Worker threads fed from a priority heap; one token in ``tokens`` per heap entry.
+    ``pinned``: its work is a device's whose inline policy never inlines; only these
+    workers run it (the fast paths never take it)."""
 
-    def __init__(self, engine, name, nthreads):
+    def __init__(self, engine, name, nthreads, pinned=False):
+        self.pinned = pinned
         self.heap = []
         self.tokens = SimpleQueue()
         self.threads = [threading.Thread(target=engine._worker, args=(self,), daemon=True,
@@ -69,7 +73,8 @@ def _env_int(names, default):
 
 class ThreadedEngineBase(Engine):
     """The threaded engine without fast paths: every function is granted its vars through
-    their queues and runs on a worker of its pool. One shared pool."""
+    their queues and runs on a worker of its pool. One shared pool (and one for the devices
+    whose inline policy never inlines, ``_pinned``)."""
 
     name = "ThreadedEngineBase"
 
@@ -84,6 +89,7 @@ class ThreadedEngineBase(Engine):
         self._queued = 0       # ready blocks in pool heaps
         self._seq = itertools.count()
         self._pools = {}
+        self._pinned_types = {}    # device type -> whether its pools are pinned
         self._stopped = False
         self._forking = None   # the thread preparing a fork (_fork_prepare)
         self._nthreads = _env_int(("MXNEXT_CPU_WORKER_NTHREADS", "MXNET_CPU_WORKER_NTHREADS"),
@@ -92,19 +98,34 @@ class ThreadedEngineBase(Engine):
 
     # -- pools ---------------------------------------------------------------
     def _pool_key(self, ctx, prop):
-        return "shared"
+        return "pinned" if self._pinned(ctx) else "shared"
 
     def _pool_size(self, key):
         return self._nthreads
+
+    def _pinned(self, ctx) -> bool:
+        """Whether work on ``ctx`` runs on its pool's workers only: its device's inline
+        policy never inlines (asked once per registered device type)."""
+        if ctx is None:
+            return False
+        pinned = self._pinned_types.get(ctx.device_type)
+        if pinned is None:
+            policy = _device.inline_policy(ctx.device_type)
+            if policy is None:
+                return False
+            pinned = self._pinned_types[ctx.device_type] = not policy.inline
+        return pinned
 
     def _pool_for(self, ctx, prop):
         key = self._pool_key(ctx, prop)
         pool = self._pools.get(key)
         if pool is None:
+            pinned = self._pinned(ctx)
             with self._lock:
                 pool = self._pools.get(key)
                 if pool is None:
-                    pool = self._pools[key] = _Pool(self, str(key), self._pool_size(key))
+                    pool = self._pools[key] = _Pool(self, str(key), self._pool_size(key),
+                                                    pinned)
         return pool
 
     # -- push ------------------------------------------------------------------
@@ -291,7 +312,7 @@ class ThreadedEngineBase(Engine):
 
 
 class ThreadedEngine(FastPaths, ThreadedEngineBase):
-    """All functions share one worker pool (with the fast paths)."""
+    """All functions share one worker pool, but a pinned device's (with the fast paths)."""
 
     name = "ThreadedEngine"
 

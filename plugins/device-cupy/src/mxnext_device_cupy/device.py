@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from mxnext.base import MXNetError
+from opsdk.device import NEVER_INLINE
 
 from ._cupy import cupy, unusable
 from .streams import GpuRunContext, thread_stream
@@ -50,7 +51,7 @@ def _env(names, default):
 class GpuDevice:
     type = "gpu"
     kernels = ("gpu", "cpu")          # FCompute<gpu>, else the generic xp body on cupy
-    inline_policy = "never"           # kernels go to the gpu workers' streams
+    inline_policy = NEVER_INLINE      # kernels go to the gpu workers' streams
     run_context = GpuRunContext
 
     def __init__(self):
@@ -127,7 +128,6 @@ class GpuDevice:
         with cp.cuda.Device(device_id):
             return cp.asarray(arr)
 
-    to_numpy, from_numpy = to_host, from_host   # the names the frontends' copies call
 
     def copy(self, dst, src) -> None:
         dst[...] = src

@@ -8,7 +8,7 @@ import threading
 import numpy
 
 from mxnext.device.cpu import CpuDevice
-from opsdk.device import StreamRunContext
+from opsdk.device import NEVER_INLINE, StreamRunContext
 
 from .arrays import XP, DeviceArray
 
@@ -61,7 +61,7 @@ class TestDevice(CpuDevice):
     type = "testdev"
     xp = XP
     kernels = ("testdev", "cpu")      # no kernels of its own: the generic numpy bodies
-    inline_policy = "never"
+    inline_policy = NEVER_INLINE
     run_context = TestdevRunContext
 
     def __init__(self):
@@ -82,7 +82,6 @@ class TestDevice(CpuDevice):
             self.from_host_calls += 1
         return numpy.array(arr, copy=True).view(DeviceArray)
 
-    to_numpy, from_numpy = to_host, from_host   # the names the frontends' copies call
 
     def view(self, raw, dtype, shape, offset=0):
         return super().view(raw, dtype, shape, offset).view(DeviceArray)

@@ -40,8 +40,13 @@ def _sign(xp, x):
 
 
 def _relu_grad(xp, y):
-    """1 above 0, else 0; NaN stays NaN (MXNet's relu_grad), so a NaN input's gradient is NaN."""
-    return xp.where(xp.isnan(y), y, y > 0) if y.dtype.kind == "f" else y > 0
+    """1 above 0, else 0; NaN stays NaN (MXNet's relu_grad), so a NaN input's gradient is NaN.
+    The ``where`` runs only when there is a NaN: always, it took twice as long (+0.1 ms a call
+    on the MLP of bench/ndarray.py)."""
+    above = y > 0
+    if y.dtype.kind == "f" and xp.isnan(y).any():
+        return xp.where(xp.isnan(y), y, above)
+    return above
 
 
 def _round_half_away(xp, x):

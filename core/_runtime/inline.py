@@ -1,0 +1,80 @@
+"""Which kernels may run on the thread that pushes them: a device's inline policy.
+
+Under Python's GIL a worker gains nothing on a short kernel: handing it over costs more
+than running it (docs/engine.md). So the engine's fast paths run a function pushed
+``cheap`` at once on the pushing thread when its vars are free; what is pushed cheap is
+the device's choice, through its ``inline_policy``:
+
+- ``TimedInline`` (``TIMED_INLINE``, the cpu device's): a kernel starts cheap when it
+  writes at most ``CHEAP_BYTES``; its first ``TIMED_RUNS`` runs are timed, and from then on
+  it is cheap when the fastest took under ``INLINE_SECONDS``. A kernel that requests
+  resources or completes asynchronously is never cheap (nor timed).
+- ``NeverInline`` (``NEVER_INLINE``): for devices whose kernels enqueue work on a stream.
+  Nothing is cheap, and the threaded engines run none of such a device's work on a user
+  thread (``inline`` is False: its pools are its own, and no fast path takes their work).
+
+A kernel keeps its own state in four attributes, ``cheap``, ``timing``, ``timed`` and
+``fastest`` (the imperative path's plans and the executor's node runs): ``start`` sets
+them, each timed run while ``timing`` goes to ``observe``, and a push reads ``cheap``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["TimedInline", "NeverInline", "TIMED_INLINE", "NEVER_INLINE", "CHEAP_BYTES",
+           "TIMED_RUNS", "INLINE_SECONDS"]
+
+CHEAP_BYTES = 1 << 16      # untimed work writing at most this much may run inline
+TIMED_RUNS = 3            # kernel runs timed before ``cheap`` is settled
+INLINE_SECONDS = 1e-3     # kernels faster than this run inline on the pushing thread
+
+
+class TimedInline:
+    """Time a kernel's first runs; the fast ones run inline from then on."""
+
+    inline = True             # the engine may run this device's work on a user thread
+
+    def __init__(self, cheap_bytes=CHEAP_BYTES, timed_runs=TIMED_RUNS,
+                 inline_seconds=INLINE_SECONDS):
+        self.cheap_bytes, self.timed_runs = cheap_bytes, timed_runs
+        self.inline_seconds = inline_seconds
+
+    def cheap(self, nbytes) -> bool:
+        """Whether work that is never timed (a copy, a fill) writing ``nbytes`` is cheap."""
+        return nbytes <= self.cheap_bytes
+
+    def start(self, k, nbytes, requested, is_async) -> None:
+        """Kernel ``k``'s state before its first run; it writes ``nbytes``, ``requested``
+        its resources."""
+        k.cheap = nbytes <= self.cheap_bytes and not requested and not is_async
+        k.timing = self.timed_runs > 0 and not requested and not is_async
+        k.timed, k.fastest = 0, float("inf")
+
+    def observe(self, k, seconds) -> None:
+        """One timed run of ``k``; after ``timed_runs`` of them ``k.cheap`` follows the
+        fastest and ``k.timing`` ends."""
+        if seconds < k.fastest:
+            k.fastest = seconds
+        k.timed += 1
+        if k.timed >= self.timed_runs:
+            k.timing = False
+            k.cheap = k.fastest < self.inline_seconds
+
+    def __repr__(self):
+        return (f"TimedInline(cheap_bytes={self.cheap_bytes}, timed_runs={self.timed_runs}, "
+                f"inline_seconds={self.inline_seconds})")
+
+
+class NeverInline(TimedInline):
+    """Nothing runs on the pushing thread: every kernel goes to the device's workers."""
+
+    inline = False
+
+    def __init__(self):
+        super().__init__(cheap_bytes=-1, timed_runs=0)
+
+    def __repr__(self):
+        return "NeverInline()"
+
+
+TIMED_INLINE = TimedInline()
+NEVER_INLINE = NeverInline()
