@@ -394,8 +394,8 @@ def main(argv=None) -> int:
     if report is None:
         print(text, flush=True)
     else:
-        with open(os.path.join(report, f"rank-{kv.rank}.json"), "w") as f:
-            f.write(text)
+        from mxnext._atomic_write import write_atomic
+        write_atomic(os.path.join(report, f"rank-{kv.rank}.json"), text.encode())
     return 1 if failed else 0
 
 
