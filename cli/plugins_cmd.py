@@ -73,22 +73,13 @@ def _print_problems(h, verbose) -> None:
                        f"({p['status']}): {p['error']}")
             if verbose and p["traceback"]:
                 click.echo("    " + p["traceback"].rstrip().replace("\n", "\n    "))
-    if h["failed_modules"]:
-        click.echo("")
-        heading("Op modules that failed to import")
-        for f in h["failed_modules"]:
-            click.echo(f"  {f['module']}: {f['error']}")
-    if h["conflicts"]:
-        click.echo("")
-        heading("Conflicts (two plugins set one attribute at the same plevel)")
-        for c in h["conflicts"]:
-            click.echo(f"  {c['op']}.{c['key']} at plevel {c['plevel']}: "
+    _section(h["failed_modules"], "Op modules that failed to import",
+             lambda f: f"{f['module']}: {f['error']}")
+    _section(h["conflicts"], "Conflicts (two plugins set one attribute at the same plevel)",
+             lambda c: f"{c['op']}.{c['key']} at plevel {c['plevel']}: "
                        f"{c['first']} vs {c['second']}")
-    if h["orphans"]:
-        click.echo("")
-        heading("Orphans (attributes on ops no plugin defines)")
-        for o in h["orphans"]:
-            click.echo(f"  {o['op']}: {', '.join(o['keys'])} from {', '.join(o['providers'])}")
+    _section(h["orphans"], "Orphans (attributes on ops no plugin defines)",
+             lambda o: f"{o['op']}: {', '.join(o['keys'])} from {', '.join(o['providers'])}")
     if h["gaps"]:
         click.echo(f"\n{len(h['gaps'])} op(s) lack FInferShape or a compute function "
                    f"(listed by 'mxnext plugins --json' under \"gaps\")")
@@ -144,3 +135,12 @@ def _run_conformance(plugin: str, quiet: bool) -> bool:
         proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
         click.echo(proc.stdout + proc.stderr, err=True, nl=False)  # keep stdout pure JSON
     return proc.returncode == 0
+
+
+def _section(rows, title, line) -> None:
+    """A titled block of the health report, one ``line(row)`` per row; nothing if empty."""
+    if rows:
+        click.echo("")
+        heading(title)
+        for row in rows:
+            click.echo(f"  {line(row)}")
