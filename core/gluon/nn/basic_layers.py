@@ -205,9 +205,6 @@ class BatchNormReLU(_BatchNorm):
                          beta_initializer, gamma_initializer, running_mean_initializer,
                          running_variance_initializer, in_channels, **kwargs)
 
-    def _alias(self):
-        return "batchnorm"
-
 
 class InstanceNorm(_Norm):
     """Normalises each sample and channel (``axis``) over the remaining axes."""
