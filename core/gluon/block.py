@@ -301,6 +301,17 @@ class Block:
         warnings.warn("load_params is deprecated. Please use load_parameters.")
         self.load_parameters(filename, ctx, allow_missing, ignore_extra)
 
+    def save(self, prefix):
+        """Save the structure (``<prefix>-model.json``: names, graphs of hybridized blocks)
+        and parameters (``<prefix>-model.params``), as MXNet 1.9's ``Block.save``."""
+        from . import _structure
+        _structure.save(self, prefix)
+
+    def load(self, prefix):
+        """Load what ``save(prefix)`` wrote into this block, built the same way."""
+        from . import _structure
+        _structure.load(self, prefix)
+
     def register_child(self, block, name=None):
         """Register ``block`` as a child (name: its attribute, else its position)."""
         if name is None:
