@@ -517,6 +517,15 @@ class HybridBlock(Block):
                           f'will not take effect.')
         super().hybridize(active, **kwargs)
 
+    def optimize_for(self, x, *args, backend=None, clear=False, **kwargs):
+        """Hybridize with the CachedOp ``kwargs`` flags and run ``x, *args`` once, building
+        the graph. Partitioning ``backend``s are not provided."""
+        if backend is not None:
+            raise MXNetError(f"optimize_for: backend={backend!r} is not supported; mxnext has "
+                             f"no subgraph partitioning backends (backend must be None)")
+        self.hybridize(True, clear=clear, **kwargs)
+        self(x, *args)
+
     def cast(self, dtype):
         self._clear_cached_op()
         super().cast(dtype)

@@ -152,3 +152,25 @@ def test_summary_prints_layers_and_counts(capsys):
     net.hybridize()
     with pytest.raises(AssertionError, match="must not be hybridized to print summary"):
         net.summary(mx.nd.ones((2, 5)))
+
+
+def test_several_contexts_each_use_their_copy_of_the_parameters():
+    ctxs = [mx.cpu(0), mx.cpu(1)]
+    net = _net()
+    net.initialize(ctx=ctxs)
+    net.optimize_for(mx.nd.ones((2, 5), ctx=ctxs[1]), static_alloc=True)
+    assert net._active and net._cached_op is not None
+    x = mx.nd.array(np.random.RandomState(1).uniform(size=(4, 5)))
+    parts = gluon.utils.split_and_load(x, ctxs)
+    with autograd.record():
+        outs = [net(p) for p in parts]
+    for o in outs:
+        o.backward()
+    assert [o.context for o in outs] == ctxs
+    w = net[0].weight
+    assert w.grad(ctxs[0]).context == ctxs[0]
+    assert not np.allclose(w.grad(ctxs[0]).asnumpy(), w.grad(ctxs[1]).asnumpy())
+    with pytest.raises(ValueError, match="only supports one input context"):
+        net(mx.nd.ones((2, 5), ctx=ctxs[0]), mx.nd.ones((2, 5), ctx=ctxs[1]))
+    with pytest.raises(mx.base.MXNetError, match="backend='MKLDNN' is not supported"):
+        net.optimize_for(x, backend="MKLDNN")
