@@ -475,12 +475,15 @@ class HybridBlock(Block):
     def _call_cached_op(self, *args):
         if self._cached_op is None:
             self._build_cache(*args)
-        flat, fmt = _flatten(args, "input")
-        if fmt != self._in_format and not _compatible_format(fmt, self._in_format):
-            raise ValueError(f"The argument structure of HybridBlock does not match the cached "
-                             f"version. Stored format = {fmt}, input format = "
-                             f"{self._in_format}")
-        flat = [a for a in flat if a is not None]
+        if len(args) == 1 and self._in_format == [0] and isinstance(args[0], NDArray):
+            flat = args                                   # the common case, one array
+        else:
+            flat, fmt = _flatten(args, "input")
+            if fmt != self._in_format and not _compatible_format(fmt, self._in_format):
+                raise ValueError(f"The argument structure of HybridBlock does not match the "
+                                 f"cached version. Stored format = {self._in_format}, input "
+                                 f"format = {fmt}")
+            flat = [a for a in flat if a is not None]
         try:
             cargs = [flat[i] if is_arg else i.data() for is_arg, i in self._cached_op_args]
         except DeferredInitializationError:
@@ -491,9 +494,9 @@ class HybridBlock(Block):
                     i._finish_deferred_init()
                 cargs.append(flat[i] if is_arg else i.data())
         out = self._cached_op(*cargs)
-        if isinstance(out, NDArray):
-            out = [out]
-        return _regroup(out, self._out_format)
+        if self._out_format == 0:
+            return out
+        return _regroup([out] if isinstance(out, NDArray) else out, self._out_format)
 
     def _clear_cached_op(self):
         self._cached_graph = ()

@@ -174,3 +174,19 @@ def test_several_contexts_each_use_their_copy_of_the_parameters():
         net(mx.nd.ones((2, 5), ctx=ctxs[0]), mx.nd.ones((2, 5), ctx=ctxs[1]))
     with pytest.raises(mx.base.MXNetError, match="backend='MKLDNN' is not supported"):
         net.optimize_for(x, backend="MKLDNN")
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_grad_req_add_accumulates_over_steps(hybrid):
+    net = nn.Dense(2, in_units=3)
+    net.initialize(mx.init.One())
+    net.collect_params().setattr("grad_req", "add")
+    if hybrid:
+        net.hybridize(static_alloc=True)
+    for _ in range(3):
+        with autograd.record():
+            y = net(mx.nd.ones((1, 3)))
+        y.backward()
+    np.testing.assert_array_equal(net.weight.grad().asnumpy(), np.full((2, 3), 3.0))
+    net.collect_params().zero_grad()
+    assert net.bias.grad().asnumpy().tolist() == [0.0, 0.0]
