@@ -190,3 +190,26 @@ def test_grad_req_add_accumulates_over_steps(hybrid):
     np.testing.assert_array_equal(net.weight.grad().asnumpy(), np.full((2, 3), 3.0))
     net.collect_params().zero_grad()
     assert net.bias.grad().asnumpy().tolist() == [0.0, 0.0]
+
+
+def test_nested_and_none_inputs_and_outputs_keep_their_structure():
+    class Cell(gluon.HybridBlock):
+        def hybrid_forward(self, F, x, states, mask=None):
+            h = F.broadcast_add(x, states[0]) * states[1]
+            if mask is not None:
+                h = h * mask
+            return h, [h + 1, states[1]]
+
+    x, s = mx.nd.ones((2, 3)), [mx.nd.full((1, 3), 2), mx.nd.full((2, 3), 3)]
+    cell = Cell()
+    expect = cell(x, s)
+    cell.hybridize()
+    for _ in range(2):
+        out, states = cell(x, s)
+        np.testing.assert_array_equal(out.asnumpy(), expect[0].asnumpy())
+        assert len(states) == 2 and states[0].asnumpy()[0, 0] == 10
+    assert [v.name for v in cell._cached_graph[0]] == ["data0", "data1", "data2"]
+    masked = Cell()
+    masked.hybridize()
+    out, _ = masked(x, s, mx.nd.zeros((2, 3)))
+    assert out.asnumpy().sum() == 0
