@@ -2,3 +2,5 @@
 
 from ..block import *
 from .basic_layers import *
+from .conv_layers import *
+from .activations import *
