@@ -58,11 +58,33 @@ def _create_kvstore(kvstore, num_device, params):
     return kv, update_on_kvstore and _capable(kv)
 
 
+def _create_sparse_kvstore(kvstore, update_on_kvstore):
+    """The store of a Trainer with row_sparse weights (MXNet's rule): always one, even for
+    one device, and it updates them."""
+    if isinstance(kvstore, str):
+        kvstore = _create_kvstore_named(kvstore)
+    elif not isinstance(kvstore, KVStoreBase):
+        raise TypeError(f"Cannot create {kvstore!r} KVStore with row_sparse parameters. The "
+                        f"type must be KVStore or str.")
+    if not _capable(kvstore):
+        raise ValueError(f"KVStore with sparse weight requires optimizer support, which "
+                         f"{type(kvstore)} lacks")
+    if update_on_kvstore is False:
+        raise ValueError("Cannot set update_on_kvstore=False when sparse weights are present.")
+    return kvstore
+
+
 def _size(shape) -> int:
     n = 1
     for d in shape or ():
         n *= d
     return n
+
+
+def _values(param):
+    """The parameter's arrays on its contexts (row_sparse ones included: mxnext keeps them
+    dense, so the store moves them whole)."""
+    return param._check_and_get(param._data, list)
 
 
 _STALE = ("Gradient of Parameter `{}` on context {} has not been updated by backward since "
@@ -96,6 +118,9 @@ class Trainer:
             self._param2idx[param.name] = i
             self._params.append(param)
             param._set_trainer(self)
+        # mxnext stores row_sparse parameters dense; their stypes still pick MXNet's rules
+        self._contains_sparse_weight = any(p._stype != "default" for p in self._params)
+        self._contains_sparse_grad = any(p._grad_stype != "default" for p in self._params)
         self._compression_params = compression_params
         self._contexts = self._check_contexts()
         self._init_optimizer(optimizer, optimizer_params or {})
@@ -146,10 +171,22 @@ class Trainer:
 
     def _init_kvstore(self):
         config = self._kvstore_params
+        if self._contains_sparse_weight:
+            kvstore = _create_sparse_kvstore(config["kvstore"], config["update_on_kvstore"])
+            self._distributed = "dist" in kvstore.type
+            self._set_kvstore(kvstore, True)
+            return
         kvstore, update_on_kvstore = _create_kvstore(config["kvstore"], len(self._contexts),
                                                      self._params)
         self._distributed = kvstore is not None and "dist" in kvstore.type
-        if self._distributed and "async" in kvstore.type:
+        if self._contains_sparse_grad:
+            # one machine prefers pushing and pulling the gradients; several update on the
+            # store
+            update_on_kvstore = self._distributed
+            if config["update_on_kvstore"] is False and self._distributed:
+                raise ValueError("Cannot set update_on_kvstore=False on dist kvstore when "
+                                 "sparse gradients are present.")
+        elif self._distributed and "async" in kvstore.type:
             update_on_kvstore = True
             if config["update_on_kvstore"] is False:
                 raise ValueError("Please set update_on_kvstore=True when training in async "
@@ -161,6 +198,9 @@ class Trainer:
                 raise ValueError(f"Please set update_on_kvstore=False when training with "
                                  f"{type(kvstore)}")
             update_on_kvstore = False
+        self._set_kvstore(kvstore, update_on_kvstore)
+
+    def _set_kvstore(self, kvstore, update_on_kvstore):
         if kvstore is not None:
             if self._compression_params:
                 kvstore.set_gradient_compression(self._compression_params)
@@ -181,7 +221,7 @@ class Trainer:
             if param._deferred_init:
                 waiting.append(param)
             elif self._kvstore is not None:
-                arrays = param.list_data()
+                arrays = _values(param)
                 self._kvstore.broadcast(self._param2idx[param.name], arrays[0], out=arrays)
         self._params_to_init = waiting
 
@@ -251,7 +291,7 @@ class Trainer:
     def _check_fresh(self):
         for param in self._params:
             if param.grad_req != "null":
-                for data in param.list_data():
+                for data in _values(param):
                     if not data._fresh_grad:
                         raise UserWarning(_STALE.format(param.name, data.context))
 
@@ -265,10 +305,10 @@ class Trainer:
         skip_stale = skip_stale and not self._distributed
         for i, param in enumerate(self._params):
             if param.grad_req != "null":
-                if skip_stale and not any(d._fresh_grad for d in param.list_data()):
+                if skip_stale and not any(d._fresh_grad for d in _values(param)):
                     continue
                 if on_kvstore:
-                    kv.pushpull(i, param.list_grad(), out=param.list_data(), priority=-i)
+                    kv.pushpull(i, param.list_grad(), out=_values(param), priority=-i)
                 else:
                     kv.pushpull(i, param.list_grad(), priority=-i)
 
@@ -278,7 +318,7 @@ class Trainer:
         for i, param in enumerate(self._params):
             if param.grad_req == "null":
                 continue
-            for (idx, grads, weights), data, grad in zip(per_context, param.list_data(),
+            for (idx, grads, weights), data, grad in zip(per_context, _values(param),
                                                          param.list_grad()):
                 if not data._fresh_grad and ignore_stale_grad:
                     continue

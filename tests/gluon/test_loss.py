@@ -129,6 +129,7 @@ def test_hybridized_equals_imperative_values_and_gradients(name):
     loss, values, _ = CASES[name]
     value, grad = _run(loss, values, False)
     h_value, h_grad = _run(loss, values, True)
+    assert loss._cached_op is not None          # it ran as one graph
     np.testing.assert_allclose(h_value, value, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(h_grad, grad, rtol=1e-5, atol=1e-6)
     loss.hybridize(False)

@@ -9,7 +9,6 @@ import pytest
 
 import mxnext as mx
 from mxnext import autograd, gluon
-from mxnext.kvstore import KVStoreBase
 
 CTXS = [mx.cpu(0), mx.cpu(1)]
 
@@ -217,35 +216,16 @@ def test_load_states_refuses_a_file_that_is_not_optimizer_states(tmp_path):
         trainer.load_states(bad)
 
 
-class NoOptimizerStore(KVStoreBase):
-    """A store that sums but cannot run an optimizer (MXNet's TestStore)."""
-
-    def broadcast(self, key, value, out, priority=0):
-        for o in out:
-            o[:] = value
-
-    def pushpull(self, key, value, out=None, priority=0):
-        total = sum(v.as_in_context(value[0].context) for v in value)
-        for o in value if out is None else out:
-            o[:] = total
-
-    def is_capable(self, capability):
-        return False
-
-    @property
-    def type(self):
-        return "nooptimizer"
-
-
 def test_a_store_without_optimizer_support_updates_here_and_refuses_update_on_kvstore():
     p = _param(W0)
-    trainer = gluon.Trainer([p], "sgd", {"learning_rate": 1.0}, kvstore=NoOptimizerStore())
+    kv = mx.kv.create("teststore")
+    trainer = gluon.Trainer([p], "sgd", {"learning_rate": 1.0}, kvstore=kv)
     _backward([p], [[G[0]], [G[1]]])
     trainer.step(1)
     assert trainer._update_on_kvstore is False
     for value in _values(p):
         np.testing.assert_allclose(value, W0 - G[0] - G[1], rtol=1e-6)
-    forced = gluon.Trainer([p], "sgd", kvstore=NoOptimizerStore(), update_on_kvstore=True)
+    forced = gluon.Trainer([p], "sgd", kvstore=kv, update_on_kvstore=True)
     with pytest.raises(ValueError, match="Please set update_on_kvstore=False"):
         forced.step(1)
 
