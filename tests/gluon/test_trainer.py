@@ -272,3 +272,45 @@ def test_arguments_are_checked():
         gluon.Trainer([p, _param(W0, ctx=[mx.cpu(0)], name="one")], "sgd")
     with pytest.raises(TypeError, match="kvstore must be a KVStore, a KVStore type name"):
         gluon.Trainer([p], "sgd", kvstore=3).step(1)
+
+
+@pytest.mark.parametrize("stype,grad_stype,given,chosen", [
+    ("default", "row_sparse", None, False), ("default", "row_sparse", True, True),
+    ("row_sparse", "row_sparse", None, True), ("row_sparse", "default", None, True)])
+def test_row_sparse_parameters_follow_mxnets_update_on_kvstore_rules(stype, grad_stype, given,
+                                                                      chosen):
+    p = gluon.Parameter("w", shape=(2, 3), stype=stype, grad_stype=grad_stype)
+    p.initialize(ctx=CTXS, init="zeros")
+    trainer = gluon.Trainer([p], "sgd", {"learning_rate": 1.0}, kvstore="local",
+                            update_on_kvstore=given)
+    rows = mx.nd.arange(2)
+    with autograd.record():
+        ys = [(w * mx.nd.array(G[0], ctx=w.context)).sum()
+              for w in p.list_row_sparse_data(rows)]
+    autograd.backward(ys)
+    trainer.step(1)
+    assert trainer._kvstore.type == "local"
+    assert trainer._update_on_kvstore is chosen
+    for value in p.list_row_sparse_data(rows):
+        np.testing.assert_allclose(value.asnumpy(), -2 * G[0], rtol=1e-6)
+
+
+def test_a_row_sparse_weight_gets_a_kvstore_even_on_one_device():
+    p = gluon.Parameter("w", shape=(2, 3), stype="row_sparse")
+    p.initialize(ctx=[mx.cpu(0)], init="zeros")
+    trainer = gluon.Trainer([p], "sgd", {"learning_rate": 1.0})
+    with autograd.record():
+        y = (p.row_sparse_data(mx.nd.arange(2)) * mx.nd.array(G[0])).sum()
+    y.backward()
+    trainer.step(1)
+    assert trainer._kvstore.type == "device" and trainer._update_on_kvstore is True
+    np.testing.assert_allclose(p.row_sparse_data(mx.nd.arange(2)).asnumpy(), -G[0])
+
+
+def test_row_sparse_weights_refuse_updates_off_the_kvstore():
+    p = gluon.Parameter("w", shape=(2, 3), stype="row_sparse")
+    p.initialize(ctx=[mx.cpu(0)], init="zeros")
+    trainer = gluon.Trainer([p], "sgd", update_on_kvstore=False)
+    with pytest.raises(ValueError, match="Cannot set update_on_kvstore=False when sparse "
+                                         "weights are present"):
+        trainer.step(1)
