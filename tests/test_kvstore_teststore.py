@@ -21,5 +21,5 @@ def test_teststore_sums_broadcasts_and_cannot_run_an_optimizer():
     assert all((o.asnumpy() == 5).all() for o in out)
     kv.pushpull(0, a[0], out=out[1])
     np.testing.assert_array_equal(out[1].asnumpy(), a[0].asnumpy())
-    with pytest.raises(NotImplementedError, match="'teststore'.*set_optimizer"):
+    with pytest.raises(NotImplementedError, match="'teststore' cannot run an optimizer"):
         kv.set_optimizer(mx.optimizer.SGD())

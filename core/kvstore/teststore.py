@@ -6,18 +6,20 @@ from __future__ import annotations
 
 from ..ndarray import NDArray
 from .base import KVStoreBase
+from .kvstore import KVStore
 
 __all__ = ["TestStore"]
 
 
-class TestStore(KVStoreBase):
-    """A store of no keys: ``broadcast`` copies ``value`` into ``out``, ``pushpull`` writes
-    the sum of the values into ``out`` (or back into the values)."""
+class TestStore(KVStore):
+    """One process's store whose ``broadcast`` copies ``value`` into ``out`` and whose
+    ``pushpull`` writes the sum of the values into ``out`` (or back into the values),
+    keeping nothing."""
 
     __test__ = False      # not a pytest test class
 
     def __init__(self, name: str = "teststore"):
-        self._type = name
+        super().__init__(name)
 
     def broadcast(self, key, value, out, priority=0) -> None:
         for o in out if isinstance(out, (list, tuple)) else [out]:
@@ -40,14 +42,6 @@ class TestStore(KVStoreBase):
         raise ValueError(f"TestStore.is_capable: unknown capability {capability!r}; known: "
                          f"{KVStoreBase.OPTIMIZER!r}")
 
-    @property
-    def type(self) -> str:
-        return self._type
-
-    @property
-    def rank(self) -> int:
-        return 0
-
-    @property
-    def num_workers(self) -> int:
-        return 1
+    def set_optimizer(self, optimizer) -> None:
+        raise NotImplementedError("KVStore type 'teststore' cannot run an optimizer "
+                                  "(is_capable('optimizer') is False)")
