@@ -660,6 +660,11 @@ class SymbolBlock(HybridBlock):
                 raise ParameterError(f"Input symbols must be variable, but {s} is an output "
                                      f"of operators")
             input_names.add(s.name)
+        for name, attrs in out.attr_dict().items():
+            if attrs.get("__storage_type__", "0") not in ("0", "-1") and \
+                    name not in input_names:
+                raise ParameterError(f"SymbolBlock doesn't support Parameter {name!r} because "
+                                     f"its storage type is not 'default'.")
         arg_types, aux_types = _infer_param_types(syms, out)
         for arg, dtype in zip(out.list_arguments(), arg_types):
             if arg not in input_names:
