@@ -284,14 +284,17 @@ def test_row_sparse_parameters_follow_mxnets_update_on_kvstore_rules(stype, grad
     trainer = gluon.Trainer([p], "sgd", {"learning_rate": 1.0}, kvstore="local",
                             update_on_kvstore=given)
     rows = mx.nd.arange(2)
+
+    def values():
+        return p.list_data() if stype == "default" else p.list_row_sparse_data(rows)
+
     with autograd.record():
-        ys = [(w * mx.nd.array(G[0], ctx=w.context)).sum()
-              for w in p.list_row_sparse_data(rows)]
+        ys = [(w * mx.nd.array(G[0], ctx=w.context)).sum() for w in values()]
     autograd.backward(ys)
     trainer.step(1)
     assert trainer._kvstore.type == "local"
     assert trainer._update_on_kvstore is chosen
-    for value in p.list_row_sparse_data(rows):
+    for value in values():
         np.testing.assert_allclose(value.asnumpy(), -2 * G[0], rtol=1e-6)
 
 
