@@ -219,6 +219,18 @@ def test_ctc_equals_the_sum_over_alignments_with_lengths_and_layouts():
     np.testing.assert_allclose(weighted.asnumpy(), [0.5 * want[0], want[1]], rtol=1e-4)
 
 
+def test_ctc_hybridized_equals_imperative_with_lengths():
+    pred = rng.uniform(-1, 1, (2, 5, 3)).astype(np.float32)
+    inputs = [pred, np.array([[1, 0, 0], [1, 1, 0]], np.float32), None,
+              np.array([1, 3], np.float32)]
+    loss = L.CTCLoss()
+    value, grad = _run(loss, inputs, False)
+    h_value, h_grad = _run(loss, inputs, True)
+    assert loss._cached_op is not None
+    np.testing.assert_allclose(h_value, value, rtol=1e-5)
+    np.testing.assert_allclose(h_grad, grad, rtol=1e-5, atol=1e-6)
+
+
 def test_ctc_gradient_matches_finite_differences():
     pred = rng.uniform(-1, 1, (1, 4, 3)).astype(np.float32)
     label = np.array([[1, 0]], np.float32)

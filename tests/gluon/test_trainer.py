@@ -317,3 +317,29 @@ def test_row_sparse_weights_refuse_updates_off_the_kvstore():
     with pytest.raises(ValueError, match="Cannot set update_on_kvstore=False when sparse "
                                          "weights are present"):
         trainer.step(1)
+
+
+def test_a_batch_split_over_two_contexts_trains_as_the_whole_batch_on_one():
+    data = mx.nd.array(np.random.default_rng(3).uniform(-1, 1, (8, 5)))
+    label = mx.nd.array([0, 1, 2, 0, 1, 2, 0, 1])
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+
+    def train(ctxs):
+        net = gluon.nn.Dense(3, in_units=5, prefix="fc_")
+        net.initialize(mx.init.Constant(0.1), ctx=ctxs)
+        net.hybridize()
+        trainer = gluon.Trainer(net.collect_params(), "adam", {"learning_rate": 0.1})
+        for _ in range(3):
+            xs = gluon.utils.split_and_load(data, ctxs)
+            ys = gluon.utils.split_and_load(label, ctxs)
+            with autograd.record():
+                losses = [loss_fn(net(x), y) for x, y in zip(xs, ys)]
+            autograd.backward(losses)
+            trainer.step(8)
+        return {k: [d.asnumpy() for d in p.list_data()]
+                for k, p in net.collect_params().items()}
+
+    whole, split = train([mx.cpu(0)]), train(CTXS)
+    for name, (value,) in whole.items():
+        for copy in split[name]:
+            np.testing.assert_allclose(copy, value, rtol=1e-5, atol=1e-6)
