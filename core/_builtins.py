@@ -1,6 +1,6 @@
-"""The frontends' part of the builtin plugin: the ``local`` and ``device`` KVStores and the
-``Custom`` op (Python operators, ``mx.operator``), registered through the same hooks as
-external plugins (``mxnext/__init__.py`` adds this module to the builtin plugin)."""
+"""The frontends' part of the builtin plugin: the ``local``, ``device`` and ``teststore``
+KVStores and the ``Custom`` op (Python operators, ``mx.operator``), registered through the
+same hooks as external plugins (``mxnext/__init__.py`` adds this module to the builtin plugin)."""
 
 from ._runtime.hookspecs import hookimpl
 
@@ -13,6 +13,8 @@ def mxnext_register_kvstores(registry):
         registry.register(name, KVStore)
     for name in DEVICE_TYPES:
         registry.register(name, DeviceKVStore)
+    from .kvstore.teststore import TestStore
+    registry.register("teststore", TestStore)
 
 
 @hookimpl

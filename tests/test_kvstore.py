@@ -331,7 +331,7 @@ def test_builtin_local_is_registered_through_the_plugin_hook():
     builtin = next(p for p in mx.plugins.report() if p.name == "builtin")
     assert builtin.contributions["kvstores"] == [
         "device", "local", "local_allreduce_cpu", "local_allreduce_device", "local_update_cpu",
-        "local_update_device"]
+        "local_update_device", "teststore"]
     assert mx.kvstore.available()["local"] is mx.kvstore.KVStore
 
 

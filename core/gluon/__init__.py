@@ -8,3 +8,5 @@ from . import utils
 # gluon.contrib are imported here by the modules that provide them:
 from . import model_zoo
 from . import contrib
+from . import loss
+from .trainer import Trainer
