@@ -394,7 +394,7 @@ class ModifierCell(HybridRecurrentCell):
     def state_info(self, batch_size=0):
         return self.base_cell.state_info(batch_size)
 
-    def begin_state(self, func=symbol.zeros, **kwargs):
+    def begin_state(self, func=ndarray.zeros, **kwargs):
         _check_unmodified(self)
         self.base_cell._modified = False
         try:
