@@ -322,3 +322,27 @@ def test_mxnet_saved_layer_loads_and_gives_mxnet_numbers(name, make):
     np.testing.assert_allclose(out.asnumpy(), ref["y"], rtol=1e-5, atol=1e-6)
     for i, s in enumerate(new_states):
         np.testing.assert_allclose(s.asnumpy(), ref[f"out_s{i}"], rtol=1e-5, atol=1e-6)
+
+
+def test_mxnet_exported_lstm_imports_and_gives_mxnet_numbers():
+    net = gluon.SymbolBlock.imports(os.path.join(FIXTURES, "lstm_export-symbol.json"), ["data"],
+                                    os.path.join(FIXTURES, "lstm_export-0000.params"))
+    ref = np.load(os.path.join(FIXTURES, "lstm_export-expected.npz"))
+    np.testing.assert_allclose(net(mx.nd.array(ref["x"])).asnumpy(), ref["y"], rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_bidirectional_layer_in_hybridized_net_infers_and_exports(tmp_path):
+    net = gluon.nn.HybridSequential()
+    with net.name_scope():
+        net.add(gluon.rnn.GRU(4, num_layers=2, bidirectional=True, layout="NTC"))
+        net.add(gluon.nn.Dense(2, flatten=False))
+    net.initialize()
+    net.hybridize()
+    x = mx.nd.array(RNG.uniform(-1, 1, (3, 5, 6)))
+    y = net(x)
+    assert net[0].r0_i2h_weight.shape == (12, 6) and y.shape == (3, 5, 2)
+    net.export(str(tmp_path / "net"))
+    again = gluon.SymbolBlock.imports(str(tmp_path / "net-symbol.json"), ["data"],
+                                      str(tmp_path / "net-0000.params"))
+    np.testing.assert_allclose(again(x).asnumpy(), y.asnumpy(), rtol=1e-6)

@@ -201,7 +201,8 @@ class _RNNLayer(HybridBlock):
         flat = [params[f"{d}{i}_{g}_{kind}"].reshape((-1,))
                 for kind in ("weight", "bias") for i in range(self._num_layers)
                 for d in "lr"[:self._dir] for g in ("i2h", "h2h")]
-        rnn = F.RNN(inputs, F.Concat(*flat, dim=0), *states, state_size=self._hidden_size,
+        packed = F._internal._rnn_param_concat(*flat, dim=0)
+        rnn = F.RNN(inputs, packed, *states, state_size=self._hidden_size,
                     num_layers=self._num_layers, bidirectional=self._dir == 2,
                     p=self._dropout, state_outputs=True, mode=self._mode)
         return rnn[0], [rnn[i] for i in range(1, len(states) + 1)]
