@@ -242,6 +242,25 @@ def test_layer_hybridized_equals_imperative(make):
         np.testing.assert_allclose(imperative, hybridized, rtol=1e-5, atol=1e-6)
 
 
+def test_cell_unroll_hybridized_equals_imperative():
+    stack = gluon.rnn.HybridSequentialRNNCell()
+    stack.add(gluon.rnn.LSTMCell(5, input_size=3))
+    stack.add(gluon.rnn.ResidualCell(gluon.rnn.GRUCell(5, input_size=5)))
+    stack.initialize()
+    x = mx.nd.array(RNG.uniform(-1, 1, (2, 4, 3)))
+    results = []
+    for hybrid in (False, True):
+        stack.hybridize(hybrid)
+        xx = x.copy()
+        xx.attach_grad()
+        with autograd.record():
+            out, states = stack.unroll(4, xx, merge_outputs=True)
+        out.backward()
+        results.append((out.asnumpy(), states[-1].asnumpy(), xx.grad.asnumpy()))
+    for imperative, hybridized in zip(*results):
+        np.testing.assert_allclose(imperative, hybridized, rtol=1e-5, atol=1e-6)
+
+
 def test_layer_states_returned_only_when_given():
     layer = gluon.rnn.LSTM(4, num_layers=2)
     layer.initialize()
