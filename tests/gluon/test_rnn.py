@@ -222,24 +222,30 @@ def test_layer_equals_unrolled_cells_with_gradients(mode, num_layers, bidirectio
                                    atol=1e-5)
 
 
+def assert_hybridized_equals_imperative(block, run, x):
+    """``run(block, x)`` -> arrays, recorded with ``x``'s gradient: equal before and after
+    ``block.hybridize()``."""
+    results = []
+    for hybrid in (False, True):
+        block.hybridize(hybrid)
+        xx = x.copy()
+        xx.attach_grad()
+        with autograd.record():
+            arrays = run(block, xx)
+        arrays[0].backward()
+        results.append([a.asnumpy() for a in arrays] + [xx.grad.asnumpy()])
+    for imperative, hybridized in zip(*results):
+        np.testing.assert_allclose(imperative, hybridized, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("make", [lambda: gluon.rnn.LSTM(4, 2, bidirectional=True),
                                   lambda: gluon.rnn.GRU(4, layout="NTC")])
 def test_layer_hybridized_equals_imperative(make):
     layer = make()
     layer.initialize()
-    x = mx.nd.array(RNG.uniform(-1, 1, (5, 3, 6)))
-    results = []
-    for hybrid in (False, True):
-        layer.hybridize(hybrid)
-        xx = x.copy()
-        xx.attach_grad()
-        with autograd.record():
-            out = layer(xx)
-        out.backward()
-        results.append((out.asnumpy(), xx.grad.asnumpy(),
-                        layer.l0_i2h_weight.grad().asnumpy()))
-    for imperative, hybridized in zip(*results):
-        np.testing.assert_allclose(imperative, hybridized, rtol=1e-5, atol=1e-6)
+    assert_hybridized_equals_imperative(
+        layer, lambda b, xx: [b(xx), b.l0_i2h_weight.grad()],
+        mx.nd.array(RNG.uniform(-1, 1, (5, 3, 6))))
 
 
 def test_cell_unroll_hybridized_equals_imperative():
@@ -247,18 +253,11 @@ def test_cell_unroll_hybridized_equals_imperative():
     stack.add(gluon.rnn.LSTMCell(5, input_size=3))
     stack.add(gluon.rnn.ResidualCell(gluon.rnn.GRUCell(5, input_size=5)))
     stack.initialize()
-    x = mx.nd.array(RNG.uniform(-1, 1, (2, 4, 3)))
-    results = []
-    for hybrid in (False, True):
-        stack.hybridize(hybrid)
-        xx = x.copy()
-        xx.attach_grad()
-        with autograd.record():
-            out, states = stack.unroll(4, xx, merge_outputs=True)
-        out.backward()
-        results.append((out.asnumpy(), states[-1].asnumpy(), xx.grad.asnumpy()))
-    for imperative, hybridized in zip(*results):
-        np.testing.assert_allclose(imperative, hybridized, rtol=1e-5, atol=1e-6)
+
+    def run(b, xx):
+        out, states = b.unroll(4, xx, merge_outputs=True)
+        return [out, states[-1]]
+    assert_hybridized_equals_imperative(stack, run, mx.nd.array(RNG.uniform(-1, 1, (2, 4, 3))))
 
 
 def test_layer_states_returned_only_when_given():

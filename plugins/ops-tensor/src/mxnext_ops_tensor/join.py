@@ -67,19 +67,27 @@ def _concat_gradient(node, og):
     return [NodeEntry(back, k) for k in range(len(node.inputs))]
 
 
-(register_op("Concat").add_alias("concat")
-    .describe("Places the inputs one after another along dim; other axes must agree.")
-    .set_attr_parser(ConcatParam)
-    .set_num_inputs(lambda p: p.num_args).set_num_outputs(1)
-    .set_attr("FListInputNames", _names).set_attr("key_var_num_args", "num_args")
-    .set_attr("FInferShape", _concat_infer)
-    .set_attr("FInferType", same_type("Concat"))
-    .set_attr("FCompute<cpu>", _concat_compute)
-    .set_attr("FGradient", _concat_gradient)
+def _concat_op(name, infer, description):
+    """An op joining its inputs as Concat does, with ``infer`` for its shapes."""
+    return (register_op(name)
+            .describe(description)
+            .set_attr_parser(ConcatParam)
+            .set_num_inputs(lambda p: p.num_args).set_num_outputs(1)
+            .set_attr("FListInputNames", _names).set_attr("key_var_num_args", "num_args")
+            .set_attr("FInferShape", infer)
+            .set_attr("FInferType", same_type(name))
+            .set_attr("FCompute<cpu>", _concat_compute)
+            .set_attr("FGradient", _concat_gradient)
+            .add_argument("data", "NDArray-or-Symbol[]", "The arrays to join"))
+
+
+(_concat_op("Concat", _concat_infer,
+            "Places the inputs one after another along dim; other axes must agree.")
+    .add_alias("concat")
     .set_attr("TExamples", [{"inputs": [(2, 3), (2, 2)], "params": {"num_args": 2}},
                             {"inputs": [(1, 3), (2, 3), (3, 3)],
-                             "params": {"num_args": "3", "dim": "0"}}])
-    .add_argument("data", "NDArray-or-Symbol[]", "The arrays to join"))
+                             "params": {"num_args": "3", "dim": "0"}}]))
+
 
 def _rnn_param_concat_infer(p, ins, outs):
     """Concat's, except that two inputs unknown along ``dim`` (a bidirectional RNN layer's
@@ -96,20 +104,12 @@ def _rnn_param_concat_infer(p, ins, outs):
     return _concat_infer(p, ins, outs)
 
 
-(register_op("_rnn_param_concat")
-    .describe("Concat for an RNN layer's packed parameter vector: as Concat, and two inputs "
-              "of unknown length (the two directions' first input weights) are given equal "
-              "halves of what a known output leaves.")
-    .set_attr_parser(ConcatParam)
-    .set_num_inputs(lambda p: p.num_args).set_num_outputs(1)
-    .set_attr("FListInputNames", _names).set_attr("key_var_num_args", "num_args")
-    .set_attr("FInferShape", _rnn_param_concat_infer)
-    .set_attr("FInferType", same_type("_rnn_param_concat"))
-    .set_attr("FCompute<cpu>", _concat_compute)
-    .set_attr("FGradient", _concat_gradient)
+(_concat_op("_rnn_param_concat", _rnn_param_concat_infer,
+            "Concat for an RNN layer's packed parameter vector: as Concat, and two inputs of "
+            "unknown length (the two directions' first input weights) are given equal halves "
+            "of what a known output leaves.")
     .set_attr("TExamples", [{"inputs": [(6,), (4,), (2,)], "params": {"num_args": 3,
-                                                                      "dim": 0}}])
-    .add_argument("data", "NDArray-or-Symbol[]", "The arrays to join"))
+                                                                      "dim": 0}}]))
 
 
 def _concat_backward_infer(p, ins, outs):
