@@ -239,7 +239,10 @@ def assert_hybridized_equals_imperative(block, run, x):
 
 
 @pytest.mark.parametrize("make", [lambda: gluon.rnn.LSTM(4, 2, bidirectional=True),
-                                  lambda: gluon.rnn.GRU(4, layout="NTC")])
+                                  lambda: gluon.rnn.GRU(4, layout="NTC"),
+                                  lambda: gluon.rnn.LSTM(4, 2, projection_size=3,
+                                                         state_clip_min=-0.5,
+                                                         state_clip_max=0.5)])
 def test_layer_hybridized_equals_imperative(make):
     layer = make()
     layer.initialize()
@@ -297,11 +300,8 @@ def test_layer_errors_name_the_argument():
         gluon.rnn.GRU(3, layout="CTN")
     with pytest.raises(mx.base.MXNetError, match="set together"):
         gluon.rnn.LSTM(3, state_clip_min=-1)
-    layer = gluon.rnn.LSTM(3, projection_size=2, input_size=2)
-    layer.initialize()
-    layer.hybridize()
-    with pytest.raises(mx.base.MXNetError, match="do not hybridize"):
-        layer(mx.nd.ones((2, 1, 2)))
+    with pytest.raises(mx.base.MXNetError, match="state_clip_nan"):
+        gluon.rnn.LSTM(3, state_clip_min=-1, state_clip_max=1, state_clip_nan=True)
 
 
 def test_lstm_state_clip_bounds_the_cell_state():

@@ -2,10 +2,7 @@
 ``RNN`` op (MXNet 1.9's ``mxnet.gluon.rnn.rnn_layer``).
 
 The parameters are MXNet's: ``{l|r}{layer}_{i2h|h2h}_{weight|bias}`` (and ``h2r_weight``
-with a projection), concatenated in the ``RNN`` op's packed order at each forward. The
-ops-nn ``RNN`` op has neither the LSTM projection nor the cell-state clip (MXNet has them
-only through cuDNN), so an LSTM with ``projection_size`` or ``state_clip_*`` runs its
-steps here with elementwise ops, imperatively only.
+with a projection), concatenated in the ``RNN`` op's packed order at each forward.
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ from ... import ndarray, symbol
 from ..._runtime.base import MXNetError, ParamError
 from ..block import HybridBlock
 from . import rnn_cell
-from ._sequence import TENSOR_TYPES, as_steps
+from ._sequence import TENSOR_TYPES
 from .rnn_cell import _make_state
 
 __all__ = ["RNN", "LSTM", "GRU"]
@@ -58,6 +55,10 @@ class _RNNLayer(HybridBlock):
         self._h2h_bias_initializer = h2h_bias_initializer
         self._lstm_state_clip_min = lstm_state_clip_min
         self._lstm_state_clip_max = lstm_state_clip_max
+        self._lstm_options = {k: v for k, v in (("projection_size", self._projection_size),
+                                                ("lstm_state_clip_min", lstm_state_clip_min),
+                                                ("lstm_state_clip_max", lstm_state_clip_max))
+                              if v is not None}
         self._dtype = dtype
         self._gates = _GATES[mode]
         self.skip_states = None
@@ -189,63 +190,22 @@ class _RNNLayer(HybridBlock):
                                      f"{state.shape}, expected {info['shape']}")
         if self._layout == "NTC":
             inputs = F.swapaxes(inputs, dim1=0, dim2=1)
-        if self._projection_size or self._lstm_state_clip_min is not None:
-            outputs, states = self._lstm_steps(F, inputs, states, kwargs)
-        else:
-            outputs, states = self._fused(F, inputs, states, kwargs)
+        outputs, states = self._fused(F, inputs, states, kwargs)
         if self._layout == "NTC":
             outputs = F.swapaxes(outputs, dim1=0, dim2=1)
         return outputs if self.skip_states else (outputs, states)
 
     def _fused(self, F, inputs, states, params):
+        groups = ("i2h", "h2h", "h2r") if self._projection_size else ("i2h", "h2h")
         flat = [params[f"{d}{i}_{g}_{kind}"].reshape((-1,))
                 for kind in ("weight", "bias") for i in range(self._num_layers)
-                for d in "lr"[:self._dir] for g in ("i2h", "h2h")]
+                for d in "lr"[:self._dir] for g in groups if (g, kind) != ("h2r", "bias")]
         packed = F._internal._rnn_param_concat(*flat, dim=0)
         rnn = F.RNN(inputs, packed, *states, state_size=self._hidden_size,
                     num_layers=self._num_layers, bidirectional=self._dir == 2,
-                    p=self._dropout, state_outputs=True, mode=self._mode)
+                    p=self._dropout, state_outputs=True, mode=self._mode,
+                    **self._lstm_options)
         return rnn[0], [rnn[i] for i in range(1, len(states) + 1)]
-
-    def _lstm_steps(self, F, inputs, states, params):
-        """The LSTM with projection and/or cell clip, step by step (TNC)."""
-        if F is not ndarray:
-            raise MXNetError(f"{type(self).__name__}: projection_size and state_clip run "
-                             f"step by step here (the RNN op has neither), which needs the "
-                             f"sequence length; do not hybridize this layer")
-        h, p = self._hidden_size, self._projection_size
-        steps = as_steps(F.split(inputs, axis=0, num_outputs=inputs.shape[0],
-                                 squeeze_axis=True))
-        h_out, c_out = [], []
-        for i in range(self._num_layers):
-            layer_outputs = []
-            for k, d in enumerate("lr"[:self._dir]):
-                w = {n: params[f"{d}{i}_{n}"] for n in ("i2h_weight", "h2h_weight",
-                                                         "i2h_bias", "h2h_bias")}
-                proj = params.get(f"{d}{i}_h2r_weight")
-                hs, cs = states[0][i * self._dir + k], states[1][i * self._dir + k]
-                outs = []
-                for x in (steps if d == "l" else steps[::-1]):
-                    gates = (F.FullyConnected(x, w["i2h_weight"], w["i2h_bias"],
-                                              num_hidden=4 * h)
-                             + F.FullyConnected(hs, w["h2h_weight"], w["h2h_bias"],
-                                                num_hidden=4 * h))
-                    g_i, g_f, g_c, g_o = F.SliceChannel(gates, num_outputs=4)
-                    cs = F.sigmoid(g_f) * cs + F.sigmoid(g_i) * F.tanh(g_c)
-                    if self._lstm_state_clip_min is not None:
-                        cs = F.clip(cs, self._lstm_state_clip_min, self._lstm_state_clip_max)
-                    hs = F.sigmoid(g_o) * F.tanh(cs)
-                    if proj is not None:
-                        hs = F.FullyConnected(hs, proj, no_bias=True, num_hidden=p)
-                    outs.append(hs)
-                layer_outputs.append(outs if d == "l" else outs[::-1])
-                h_out.append(hs)
-                c_out.append(cs)
-            steps = [F.concat(*per_dir, dim=1) if self._dir == 2 else per_dir[0]
-                     for per_dir in zip(*layer_outputs)]
-            if self._dropout and i != self._num_layers - 1:
-                steps = [F.Dropout(x, p=self._dropout) for x in steps]
-        return F.stack(*steps, axis=0), [F.stack(*h_out, axis=0), F.stack(*c_out, axis=0)]
 
 
 _INIT_DOC = ("hidden_size, num_layers, layout ('TNC' or 'NTC'), dropout (between layers, in "
