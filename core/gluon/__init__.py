@@ -10,3 +10,4 @@ from . import model_zoo
 from . import contrib
 from . import loss
 from .trainer import Trainer
+from . import rnn

@@ -150,9 +150,19 @@ def test_interface_and_shape_inference():
     assert opdef.num_visible_outputs(gru) == 1
     with pytest.raises(ShapeError, match=r"RNN.*state.*\(1, 3, 4\).*\(1, 2, 4\)"):
         opdef.get_attr("FInferShape")(gru, [(5, 2, 3), None, (1, 3, 4)], [None, None])
-    for bad in ({"projection_size": 2}, {"lstm_state_clip_min": -1, "lstm_state_clip_max": 1},
-                {"use_sequence_length": True}):
+    proj = parse(opdef, {"mode": "lstm", "state_size": 4, "num_layers": 2,
+                         "bidirectional": True, "projection_size": 3, "state_outputs": True})
+    ins, outs = opdef.get_attr("FInferShape")(proj, [(5, 2, 3)] + [None] * 3,
+                                             [None] * opdef.num_outputs(proj))
+    # per direction: layer 0 (16*3 + 16*3 + 3*4 + 32), layer 1 (16*6 + 16*3 + 3*4 + 32)
+    assert ins[1:] == [(2 * (140 + 188),), (4, 2, 3), (4, 2, 4)]
+    assert outs[:3] == [(5, 2, 6), (4, 2, 3), (4, 2, 4)]
+    for bad, match in (({"use_sequence_length": True}, "use_sequence_length"),
+                       ({"mode": "gru", "projection_size": 2}, "projection_size is for mode"),
+                       ({"projection_size": 5}, r"projection_size must be in 1\.\.state_size"),
+                       ({"lstm_state_clip_min": -1}, "set together"),
+                       ({"lstm_state_clip_min": 1, "lstm_state_clip_max": -1}, "min <= max")):
         q = parse(opdef, {"mode": "lstm", "state_size": 4, "num_layers": 1, **bad})
-        with pytest.raises(MXNetError, match=next(iter(bad))):
+        with pytest.raises(MXNetError, match=match):
             opdef.get_attr("FInferShape")(q, [(5, 2, 3)] + [None] * (opdef.num_inputs(q) - 1),
                                           [None] * opdef.num_outputs(q))

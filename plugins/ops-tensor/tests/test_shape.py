@@ -55,6 +55,21 @@ def test_reshape_fills_one_unknown_input_dim_from_a_known_output():
     assert ins == [(0, 0, 4)]                           # two unknown dims: left unknown
 
 
+def test_rnn_param_concat_halves_the_rest_between_two_unknown_inputs():
+    # a bidirectional RNN layer's flattened first i2h weights: both lengths from the output's
+    a, b, c = mx.sym.var("a"), mx.sym.var("b", shape=(3,)), mx.sym.var("c")
+    packed = mx.sym._internal._rnn_param_concat(a, b, c, dim=0)
+    tied = packed + mx.sym.var("out", shape=(11,))
+    assert tied.infer_shape()[0] == [(4,), (3,), (4,), (11,)]
+    plain = mx.sym.Concat(a, b, c, dim=0) + mx.sym.var("out", shape=(11,))
+    assert plain.infer_shape_partial()[0] == [(0,), (3,), (0,), (11,)]  # Concat cannot
+    x, y = np.arange(4, dtype=np.float32), np.ones(2, np.float32)
+    check_forward("_rnn_param_concat", [x, y], [np.concatenate([x, y])],
+                  {"num_args": 2, "dim": 0})
+    check_backward("_rnn_param_concat", [x, y], [np.arange(6, dtype=np.float32)],
+                   [np.arange(4), np.arange(4, 6)], {"num_args": 2, "dim": 0})
+
+
 def test_partial_inference_of_concat_batch_dot_and_where_as_mxnet():
     a, b, c = mx.sym.var("a"), mx.sym.var("b"), mx.sym.var("c")
     cat = mx.sym.Concat(a, b, dim=1) + mx.sym.var("d", shape=(2, 0))

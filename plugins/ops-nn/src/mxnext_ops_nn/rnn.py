@@ -2,17 +2,21 @@
 ``(seq_len, batch, input_size)``, with MXNet's packed parameter vector.
 
 Parameter layout (MXNet's cuDNN-compatible one): all weights first, for each
-layer and then each direction ``W_x (gates*H, input)`` then ``W_h (gates*H, H)``;
-then all biases in the same order, ``b_x (gates*H)`` then ``b_h (gates*H)``.
+layer and then each direction ``W_x (gates*H, input)`` then ``W_h (gates*H, H)``
+(an LSTM with ``projection_size`` P: ``W_h (4H, P)`` then ``W_r (P, H)``, and the
+layer passes on and feeds back ``r = W_r h``); then all biases in the same order,
+``b_x (gates*H)`` then ``b_h (gates*H)``.
 Gate order: LSTM ``i, f, g, o``; GRU ``r, z, n`` with
 ``n = tanh(W_xn x + b_xn + r * (W_hn h + b_hn))``. Dropout ``p`` applies to the
 output of every layer but the last, in training.
 
 Like MXNet's CPU kernel, the forward keeps what backward needs (gate
 activations, cell states, inner layer outputs, dropout masks) in a reserve
-space: here a hidden last output, read by ``_backward_RNN``. ``projection_size``,
-``lstm_state_clip_*`` and ``use_sequence_length`` are accepted (MXNet writes them
-into symbol files) but, as on MXNet's CPU, using them raises an error.
+space: here a hidden last output, read by ``_backward_RNN``. The LSTM cell-state
+clip (``lstm_state_clip_min/max``) bounds every new cell state, as cuDNN does (MXNet's
+CPU build ignores it); its gradient passes where the state was inside the bounds.
+``use_sequence_length`` is accepted (MXNet writes it into symbol files) but, as on
+MXNet's CPU, using it raises an error.
 """
 
 from __future__ import annotations
@@ -42,14 +46,15 @@ class RNNParam(Param):
                                                       "passes on.")
     state_outputs: bool = Field(False, description="Also return the final hidden state (and "
                                                    "the final cell state for LSTM).")
-    projection_size: int | None = Field(None, description="LSTM projection length (cuDNN only "
-                                                          "in MXNet 1.9; an error here).")
+    projection_size: int | None = Field(None, description="LSTM only: the hidden state is "
+                                                          "projected to this length (at most "
+                                                          "state_size).")
     lstm_state_clip_min: float | None = Field(
         None, description="Lower bound for LSTM cell states, set together with "
-                          "lstm_state_clip_max (cuDNN only in MXNet 1.9; an error here).")
+                          "lstm_state_clip_max.")
     lstm_state_clip_max: float | None = Field(
         None, description="Upper bound for LSTM cell states, set together with "
-                          "lstm_state_clip_min (cuDNN only in MXNet 1.9; an error here).")
+                          "lstm_state_clip_min.")
     lstm_state_clip_nan: bool = Field(
         False, description="Replace NaN cell states by the clip bounds; meaningless without "
                            "them.")
@@ -77,11 +82,30 @@ def _visible_names(p):
     return ["output", "state_output"] + (["statecell_output"] if _lstm(p) else [])
 
 
-def _unsupported(p):
-    for name in ("projection_size", "lstm_state_clip_min", "lstm_state_clip_max"):
-        if getattr(p, name) is not None:
-            raise MXNetError(f"Operator {OP!r}: {name} is not supported (MXNet 1.9 offers it "
-                             f"only with cuDNN on GPU)")
+def _out_size(p):
+    """Length of what a layer direction feeds back and passes on: h, or its projection."""
+    return p.projection_size or p.state_size
+
+
+def _clips(p):
+    return p.lstm_state_clip_min is not None
+
+
+def _check(p):
+    lstm_only = {"projection_size": p.projection_size is not None,
+                 "lstm_state_clip_min": _clips(p) or p.lstm_state_clip_max is not None}
+    for name, used in lstm_only.items():
+        if used and not _lstm(p):
+            raise MXNetError(f"Operator {OP!r}: {name} is for mode 'lstm' only, got mode "
+                             f"{p.mode!r}")
+    if p.projection_size is not None and not 0 < p.projection_size <= p.state_size:
+        raise MXNetError(f"Operator {OP!r}: projection_size must be in 1..state_size "
+                         f"({p.state_size}), got {p.projection_size}")
+    if (p.lstm_state_clip_min is None) != (p.lstm_state_clip_max is None) or (
+            _clips(p) and p.lstm_state_clip_min > p.lstm_state_clip_max):
+        raise MXNetError(f"Operator {OP!r}: lstm_state_clip_min and lstm_state_clip_max are "
+                         f"set together with min <= max, got {p.lstm_state_clip_min} and "
+                         f"{p.lstm_state_clip_max}")
     if p.use_sequence_length:
         raise MXNetError(f"Operator {OP!r}: use_sequence_length=True is not supported (MXNet "
                          f"1.9 offers it only with cuDNN on GPU)")
@@ -89,30 +113,35 @@ def _unsupported(p):
 
 def param_size(p, input_size):
     """Length of the packed parameter vector (MXNet's GetRnnParamSize)."""
-    h, d = p.state_size, _dirs(p)
+    h, d, r = p.state_size, _dirs(p), _out_size(p)
     size = h * d * _GATES[p.mode]
-    return ((input_size + h + 2) * size
-            + (p.num_layers - 1) * (h * d + h + 2) * size)
+    projections = p.num_layers * d * r * h if p.projection_size else 0
+    return ((input_size + r + 2) * size
+            + (p.num_layers - 1) * (r * d + r + 2) * size + projections)
 
 
 def _weights(p, flat, input_size):
-    """Views ``[layer][direction] = (W_x, W_h, b_x, b_h)`` into the packed vector ``flat``."""
-    h, d, g = p.state_size, _dirs(p), _GATES[p.mode]
+    """Views ``[layer][direction] = (W_x, W_h, b_x, b_h, W_r or None)`` into the packed
+    vector ``flat``."""
+    h, d, g, r = p.state_size, _dirs(p), _GATES[p.mode], _out_size(p)
     views, off = [], 0
     for layer in range(p.num_layers):
-        n_in = input_size if layer == 0 else h * d
+        n_in = input_size if layer == 0 else r * d
         row = []
         for _ in range(d):
             wx = flat[off:off + g * h * n_in].reshape(g * h, n_in)
             off += g * h * n_in
-            wh = flat[off:off + g * h * h].reshape(g * h, h)
-            off += g * h * h
-            row.append([wx, wh])
+            wh = flat[off:off + g * h * r].reshape(g * h, r)
+            off += g * h * r
+            wr = None
+            if p.projection_size:
+                wr = flat[off:off + r * h].reshape(r, h)
+                off += r * h
+            row.append([wx, wh, wr])
         views.append(row)
     for row in views:
-        for pair in row:
-            pair.append(flat[off:off + g * h])
-            pair.append(flat[off + g * h:off + 2 * g * h])
+        for views_of in row:
+            views_of[2:2] = [flat[off:off + g * h], flat[off + g * h:off + 2 * g * h]]
             off += 2 * g * h
     return views
 
@@ -121,6 +150,7 @@ def _reserve_layout(p, steps, batch):
     """``[(key, shape)]`` of what the forward keeps for backward, in reserve order."""
     h, d = p.state_size, _dirs(p)
     per_dir = {"lstm": [("gates", 4 * h), ("c", h)], "gru": [("gates", 3 * h), ("hn", h)]}
+    h = _out_size(p)
     parts = []
     for layer in range(p.num_layers):
         for k in range(d):
@@ -153,20 +183,19 @@ def _shape(p, ins, outs):
     data = ins[0]
     if data is None:
         return ins, list(outs)
-    _unsupported(p)
+    _check(p)
     if len(data) != 3:
         fail(OP, f"input 'data' must be 3-D (sequence length, batch size, input size), got "
                  f"{tuple(data)}")
     steps, batch, size = data
-    h, layers = p.state_size, p.num_layers * _dirs(p)
-    names = _input_names(p)
+    h, r, layers = p.state_size, _out_size(p), p.num_layers * _dirs(p)
     assign_shape(OP, ins, 1, (dim_op(lambda n: param_size(p, n), size),), "input 'parameters'")
-    assign_shape(OP, ins, 2, (layers, batch, h), "input 'state'")
+    assign_shape(OP, ins, 2, (layers, batch, r), "input 'state'")
     if _lstm(p):
         assign_shape(OP, ins, 3, (layers, batch, h), "input 'state_cell'")
-    new = [(steps, batch, _dirs(p) * h)]
+    new = [(steps, batch, _dirs(p) * r)]
     if p.state_outputs:
-        new += [(layers, batch, h)] * (2 if _lstm(p) else 1)
+        new += [(layers, batch, r)] + ([(layers, batch, h)] if _lstm(p) else [])
     new.append((dim_op(lambda t, n: _reserve_size(p, t, n), steps, batch),))
     return ins, out_shapes(OP, outs, new, _visible_names(p) + ["reserve"])
 
@@ -180,17 +209,17 @@ def _sigmoid(xp, x):
     return 1 / (1 + xp.exp(-x))
 
 
-def _direction_forward(xp, p, x, wx, wh, bx, bh, h, c, reverse):
-    """One layer direction: returns ``(h sequence (T, N, H), h_last, c_last, kept)`` with
-    ``kept`` the arrays backward needs (gates, cells / GRU's ``W_hn h + b_hn``)."""
+def _direction_forward(xp, p, x, wx, wh, bx, bh, wr, h, c, reverse):
+    """One layer direction: returns ``(h sequence (T, N, H or P), h_last, c_last, kept)``
+    with ``kept`` the arrays backward needs (gates, cells / GRU's ``W_hn h + b_hn``)."""
     steps, batch, _ = x.shape
     n = p.state_size
     gru = p.mode == "gru"
     xw = (x.reshape(steps * batch, -1) @ wx.T + (bx if gru else bx + bh)).reshape(steps, batch, -1)
-    hs = xp.empty((steps, batch, n), x.dtype)
+    hs = xp.empty((steps, batch, _out_size(p)), x.dtype)
     kept = {}
     if p.mode == "lstm":
-        gates, cells = xp.empty_like(xw), xp.empty_like(hs)
+        gates, cells = xp.empty_like(xw), xp.empty((steps, batch, n), x.dtype)
         kept = {"gates": gates, "c": cells}
     elif gru:
         gates, hn = xp.empty_like(xw), xp.empty_like(hs)
@@ -201,7 +230,11 @@ def _direction_forward(xp, p, x, wx, wh, bx, bh, h, c, reverse):
             sig = _sigmoid(xp, pre)
             g = xp.tanh(pre[:, 2 * n:3 * n])
             c = sig[:, n:2 * n] * c + sig[:, :n] * g
+            if _clips(p):
+                c = xp.clip(c, p.lstm_state_clip_min, p.lstm_state_clip_max)
             h = sig[:, 3 * n:] * xp.tanh(c)
+            if wr is not None:
+                h = h @ wr.T
             gates[t] = sig
             gates[t, :, 2 * n:3 * n] = g
             cells[t] = c
@@ -230,7 +263,7 @@ def _forward(ctx, inputs, req, outputs, params):
     data = inputs[0]
     acc = _acc(data.dtype)
     steps, batch, size = data.shape
-    n, dirs = p.state_size, _dirs(p)
+    n, dirs = _out_size(p), _dirs(p)
     weights = _weights(p, inputs[1].astype(acc), size)
     h0 = inputs[2].astype(acc)
     c0 = inputs[3].astype(acc) if _lstm(p) else [None] * len(h0)
@@ -284,7 +317,7 @@ def _previous(xp, seq, first, reverse):
 def _direction_backward(xp, p, x, hs, w, dw, h0, c0, dy, dh, dc, kept, reverse):
     """Gradients of one layer direction: accumulates weight gradients into ``dw`` views and
     returns ``(dx, dh0, dc0)``."""
-    wx, wh, _, _ = w
+    wx, wh, _, _, wr = w
     steps = x.shape[0]
     n = p.state_size
     h_prev = _previous(xp, hs, h0, reverse)
@@ -294,11 +327,18 @@ def _direction_backward(xp, p, x, hs, w, dw, h0, c0, dy, dh, dc, kept, reverse):
     if p.mode == "lstm":
         gates, cells = kept["gates"], kept["c"]
         c_prev = _previous(xp, cells, c0, reverse)
+        inside = ((cells > p.lstm_state_clip_min) & (cells < p.lstm_state_clip_max)
+                  if _clips(p) else None)
         for t in order:
             i, f, g, o = (gates[t, :, j * n:(j + 1) * n] for j in range(4))
             tc = xp.tanh(cells[t])
             dht = dy[t] + dh
+            if wr is not None:
+                dw[4][...] += dht.T @ (o * tc)
+                dht = dht @ wr
             dct = dht * o * (1 - tc * tc) + dc
+            if inside is not None:
+                dct = dct * inside[t]
             d_xw[t] = xp.concatenate([dct * g * i * (1 - i), dct * c_prev[t] * f * (1 - f),
                                       dct * i * (1 - g * g), dht * tc * o * (1 - o)], axis=1)
             dh = d_xw[t] @ wh
@@ -343,7 +383,7 @@ def _backward(ctx, inputs, req, outputs, params):
     data = at["data"]
     acc = _acc(data.dtype)
     steps, batch, size = data.shape
-    n, dirs = p.state_size, _dirs(p)
+    n, dirs = _out_size(p), _dirs(p)
     weights = _weights(p, at["parameters"].astype(acc), size)
     d_flat = xp.zeros(at["parameters"].shape, acc)
     d_weights = _weights(p, d_flat, size)
@@ -352,8 +392,8 @@ def _backward(ctx, inputs, req, outputs, params):
     kept = _unpack(p, at["reserve"].astype(acc, copy=False), steps, batch)
     dhy = at["ograd_state_output"].astype(acc) if p.state_outputs else xp.zeros_like(h0)
     dcy = (at["ograd_statecell_output"].astype(acc) if p.state_outputs and _lstm(p)
-           else xp.zeros_like(h0))
-    d_h0, d_c0 = xp.zeros_like(h0), xp.zeros_like(h0)
+           else xp.zeros((len(h0),) + h0.shape[1:-1] + (p.state_size,), acc))
+    d_h0, d_c0 = xp.zeros_like(h0), xp.zeros_like(dcy)
     dy = at["ograd_output"].astype(acc)
     for layer in range(p.num_layers - 1, -1, -1):
         if layer == 0:
@@ -402,21 +442,27 @@ def _examples():
     rng = np.random.default_rng(0)
 
     def case(mode, layers=1, bidirectional=False, state_outputs=False, p=0.0, steps=3, batch=2,
-             size=2, hidden=2):
+             size=2, hidden=2, **lstm_only):
         params = {"mode": mode, "state_size": hidden, "num_layers": layers,
-                  "bidirectional": bidirectional, "state_outputs": state_outputs, "p": p}
+                  "bidirectional": bidirectional, "state_outputs": state_outputs, "p": p,
+                  **lstm_only}
         prm = RNNParam(**params)
         dirs = 2 if bidirectional else 1
-        shapes = [(steps, batch, size), (param_size(prm, size),), (layers * dirs, batch, hidden)]
+        shapes = [(steps, batch, size), (param_size(prm, size),),
+                  (layers * dirs, batch, _out_size(prm))]
         if mode == "lstm":
-            shapes.append(shapes[-1])
+            shapes.append((layers * dirs, batch, hidden))
         inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in shapes]
         return {"inputs": inputs, "params": params, "atol": 2e-3}
 
     return [case("lstm", state_outputs=True), case("gru", layers=2, bidirectional=True),
             case("rnn_tanh", bidirectional=True, state_outputs=True),
             case("rnn_relu", layers=2, p=0.4, state_outputs=True),
-            case("lstm", layers=2, bidirectional=True, p=0.5)]
+            case("lstm", layers=2, bidirectional=True, p=0.5),
+            case("lstm", layers=2, bidirectional=True, state_outputs=True, hidden=3,
+                 projection_size=2),
+            case("lstm", state_outputs=True, lstm_state_clip_min=-0.3,
+                 lstm_state_clip_max=0.3)]
 
 
 def _backward_example():

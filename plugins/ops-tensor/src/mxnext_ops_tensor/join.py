@@ -62,21 +62,55 @@ def _concat_backward(ctx, inputs, req, outputs, params):
         start += n
 
 
-(register_op("Concat").add_alias("concat")
-    .describe("Places the inputs one after another along dim; other axes must agree.")
-    .set_attr_parser(ConcatParam)
-    .set_num_inputs(lambda p: p.num_args).set_num_outputs(1)
-    .set_attr("FListInputNames", _names).set_attr("key_var_num_args", "num_args")
-    .set_attr("FInferShape", _concat_infer)
-    .set_attr("FInferType", same_type("Concat"))
-    .set_attr("FCompute<cpu>", _concat_compute)
-    .set_attr("FGradient", lambda node, og: [
-        NodeEntry(n, k) for n in [make_node("_backward_Concat", [og[0]] + node.inputs,
-                                            node.params)] for k in range(len(node.inputs))])
+def _concat_gradient(node, og):
+    back = make_node("_backward_Concat", [og[0]] + node.inputs, node.params)
+    return [NodeEntry(back, k) for k in range(len(node.inputs))]
+
+
+def _concat_op(name, infer, description):
+    """An op joining its inputs as Concat does, with ``infer`` for its shapes."""
+    return (register_op(name)
+            .describe(description)
+            .set_attr_parser(ConcatParam)
+            .set_num_inputs(lambda p: p.num_args).set_num_outputs(1)
+            .set_attr("FListInputNames", _names).set_attr("key_var_num_args", "num_args")
+            .set_attr("FInferShape", infer)
+            .set_attr("FInferType", same_type(name))
+            .set_attr("FCompute<cpu>", _concat_compute)
+            .set_attr("FGradient", _concat_gradient)
+            .add_argument("data", "NDArray-or-Symbol[]", "The arrays to join"))
+
+
+(_concat_op("Concat", _concat_infer,
+            "Places the inputs one after another along dim; other axes must agree.")
+    .add_alias("concat")
     .set_attr("TExamples", [{"inputs": [(2, 3), (2, 2)], "params": {"num_args": 2}},
                             {"inputs": [(1, 3), (2, 3), (3, 3)],
-                             "params": {"num_args": "3", "dim": "0"}}])
-    .add_argument("data", "NDArray-or-Symbol[]", "The arrays to join"))
+                             "params": {"num_args": "3", "dim": "0"}}]))
+
+
+def _rnn_param_concat_infer(p, ins, outs):
+    """Concat's, except that two inputs unknown along ``dim`` (a bidirectional RNN layer's
+    first input weights, flattened) share what a known output leaves evenly (MXNet's
+    RNNParamConcatShape)."""
+    ins = list(ins)
+    if outs[0] is not None:
+        a = norm_axis("_rnn_param_concat", p.dim, len(outs[0]), "dim")
+        unknown = [k for k, s in enumerate(ins) if s is None or not dim_known(s[a])]
+        if len(unknown) == 2 and dim_known(outs[0][a]):
+            rest = outs[0][a] - sum(s[a] for k, s in enumerate(ins) if k not in unknown)
+            for k in unknown:
+                ins[k] = tuple(rest // 2 if j == a else d for j, d in enumerate(outs[0]))
+    return _concat_infer(p, ins, outs)
+
+
+(_concat_op("_rnn_param_concat", _rnn_param_concat_infer,
+            "Concat for an RNN layer's packed parameter vector: as Concat, and two inputs of "
+            "unknown length (the two directions' first input weights) are given equal halves "
+            "of what a known output leaves.")
+    .set_attr("TExamples", [{"inputs": [(6,), (4,), (2,)], "params": {"num_args": 3,
+                                                                      "dim": 0}}]))
+
 
 def _concat_backward_infer(p, ins, outs):
     if any(s is None for s in ins[1:]):

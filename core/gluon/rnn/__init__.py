@@ -1,0 +1,5 @@
+"""Recurrent cells and layers (MXNet 1.9's ``mxnet.gluon.rnn``)."""
+
+from .rnn_cell import *  # noqa: F401,F403
+from .rnn_layer import *  # noqa: F401,F403
+from . import rnn_cell, rnn_layer  # noqa: F401
