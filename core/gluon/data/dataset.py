@@ -155,3 +155,28 @@ class RecordFileDataset(Dataset):
 
     def __len__(self):
         return len(self._record.keys)
+
+
+class _DownloadedDataset(Dataset):
+    """Base of the datasets read from files in a folder (MXNet's name for it, which
+    subclasses elsewhere use): ``_get_data`` fills ``_data`` and ``_label``; a sample is
+    ``(data[i], label[i])``, through ``transform(data, label)`` when one is given."""
+
+    def __init__(self, root, transform):
+        self._transform = transform
+        self._data = None
+        self._label = None
+        self._root = os.path.expanduser(root)
+        os.makedirs(self._root, exist_ok=True)
+        self._get_data()
+
+    def __getitem__(self, idx):
+        if self._transform is not None:
+            return self._transform(self._data[idx], self._label[idx])
+        return self._data[idx], self._label[idx]
+
+    def __len__(self):
+        return len(self._label)
+
+    def _get_data(self):
+        raise NotImplementedError
