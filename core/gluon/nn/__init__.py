@@ -1,0 +1,4 @@
+"""MXNet 1.9's ``gluon.nn``: neural network layers."""
+
+from ..block import *
+from .basic_layers import *
