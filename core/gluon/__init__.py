@@ -6,3 +6,4 @@ from . import nn
 from . import utils
 # gluon.rnn, gluon.loss, gluon.Trainer (gluon.trainer), gluon.data, gluon.model_zoo and
 # gluon.contrib are imported here by the modules that provide them:
+from . import data
