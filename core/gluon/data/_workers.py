@@ -22,9 +22,7 @@ import multiprocessing.connection
 import os
 import pickle
 import random
-import secrets
 import signal
-import tempfile
 import time
 import traceback
 import weakref
@@ -39,7 +37,11 @@ from ...ndarray import NDArray, from_numpy
 
 __all__ = ["ProcessPool", "ThreadPool"]
 
-_SHM_DIR = "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+if os.access("/dev/shm", os.W_OK):
+    _SHM_DIR = "/dev/shm"
+else:                                   # a file-backed mapping of a file on disk
+    import tempfile
+    _SHM_DIR = tempfile.gettempdir()
 _ALIGN = 64
 _PER_WORKER = 4       # tasks in a worker's pipe at once: keeps both pipes far from full
 
@@ -275,7 +277,7 @@ class ProcessPool:
 
     def __init__(self, num_workers, dataset, batchify_fn):
         ctx = multiprocessing.get_context()
-        prefix = f"mxnext-dataloader-{os.getpid()}-{secrets.token_hex(4)}"
+        prefix = f"mxnext-dataloader-{os.getpid()}-{os.urandom(4).hex()}"
         self._workers = workers = _Workers(prefix)
         self._finalizer = weakref.finalize(self, workers.shutdown)
         seed = int(np.random.randint(0, 2**31 - 1))

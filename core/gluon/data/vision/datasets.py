@@ -11,11 +11,9 @@ batches are read with an unpickler that makes numpy arrays and plain containers 
 
 from __future__ import annotations
 
-import gzip
 import os
 import pickle
 import struct
-import tarfile
 
 import numpy as np
 
@@ -45,7 +43,11 @@ _IDX_TYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f
 def read_idx(path):
     """The array in an idx file (MNIST's format: a big-endian header with the item type
     and the dimensions, then the items), gzipped or not."""
-    opener = gzip.open if path.endswith(".gz") else open
+    if path.endswith(".gz"):
+        import gzip
+        opener = gzip.open
+    else:
+        opener = open
     with opener(path, "rb") as f:
         raw = f.read()
     if len(raw) < 4 or raw[:2] != b"\0\0" or raw[2] not in _IDX_TYPES:
@@ -186,6 +188,7 @@ class CIFAR10(_DownloadedDataset):
             for archive, _ in self._archives.values():
                 path = os.path.join(self._root, archive)
                 if os.path.isfile(path):
+                    import tarfile
                     with tarfile.open(path) as tar:
                         tar.extractall(self._root, filter="data")
             found = self._locate(names)
