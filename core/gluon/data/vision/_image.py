@@ -11,6 +11,9 @@ from ...._runtime.base import MXNetError
 __all__ = ["resize", "crop", "adjust", "rotate"]
 
 _GRAY = np.array([0.299, 0.587, 0.114], np.float32)         # ITU-R 601 luma
+_TO_YIQ = np.array([[0.299, 0.587, 0.114], [0.5959, -0.2746, -0.3213],
+                    [0.2115, -0.5227, 0.3112]])     # I and Q of a gray are 0
+_FROM_YIQ = np.linalg.inv(_TO_YIQ)
 
 
 def _float(x):
@@ -81,13 +84,9 @@ def adjust(x, kind, alpha):
         gray = (f @ _GRAY.astype(f.dtype))[..., None]
         out = f * alpha + gray * (1 - alpha)
     elif kind == "hue":
-        to_yiq = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.321],
-                           [0.211, -0.523, 0.311]])
-        from_yiq = np.array([[1.0, 0.956, 0.621], [1.0, -0.272, -0.647],
-                             [1.0, -1.107, 1.705]])
         c, s = np.cos(alpha * np.pi), np.sin(alpha * np.pi)
         turn = np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
-        out = f @ (from_yiq @ turn @ to_yiq).T.astype(f.dtype)
+        out = f @ (_FROM_YIQ @ turn @ _TO_YIQ).T.astype(f.dtype)
     else:                                   # lighting
         out = f + np.asarray(alpha, f.dtype)
     return _like(out, x)
