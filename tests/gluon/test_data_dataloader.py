@@ -179,7 +179,7 @@ def test_worker_error_is_raised_here_naming_the_worker():
 
 
 def test_a_dead_worker_is_reported_and_the_next_pass_gets_new_workers():
-    loader = gdata.DataLoader(DiesAt(), 2, num_workers=2)
+    loader = gdata.DataLoader(DiesAt(), 2, num_workers=2, prefetch=0)
     old = [p.pid for p in loader._pool._workers.procs]
     with pytest.raises(mx.MXNetError, match=r"DataLoader worker \d \(pid \d+\) exited with "
                                             r"code 3"):

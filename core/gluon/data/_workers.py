@@ -16,6 +16,7 @@ loading process receives results only while it waits for one, so no thread runs 
 from __future__ import annotations
 
 import glob
+import math
 import mmap
 import multiprocessing
 import multiprocessing.connection
@@ -43,7 +44,11 @@ else:                                   # a file-backed mapping of a file on dis
     import tempfile
     _SHM_DIR = tempfile.gettempdir()
 _ALIGN = 64
+_POPULATE = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)  # map the pages at once
 _PER_WORKER = 4       # tasks in a worker's pipe at once: keeps both pipes far from full
+_STOP = pickle.dumps(None)
+# messages are pickled here (the connections' own send pickles with multiprocessing's
+# ForkingPickler, whose set-up costs more than these small messages)
 
 
 class _Leaf:
@@ -108,7 +113,7 @@ def _plan(obj, leaves):
 
 
 def _nbytes(leaf):
-    return int(np.prod(leaf.shape, dtype=np.int64)) * np.dtype(leaf.dtype).itemsize
+    return math.prod(leaf.shape) * np.dtype(leaf.dtype).itemsize
 
 
 def _write(path, batch):
@@ -130,7 +135,7 @@ def _write(path, batch):
             raise MXNetError(f"DataLoader: no room for a batch of {size} bytes in "
                              f"{_SHM_DIR} ({exc.strerror}); use fewer workers, a smaller "
                              f"prefetch, or thread_pool=True") from None
-        mem = mmap.mmap(fd, size)
+        mem = mmap.mmap(fd, size, flags=_POPULATE)
     finally:
         os.close(fd)
     buf = np.frombuffer(mem, np.uint8)
@@ -142,7 +147,10 @@ def _write(path, batch):
             view[...] = src
         del view
     del buf
-    mem.close()
+    try:
+        mem.close()
+    except BufferError:     # a view still held (by a cycle): unmapped when it goes
+        pass
     return tree, size
 
 
@@ -184,7 +192,7 @@ def _worker_main(wid, conn, dataset, batchify_fn, prefix, seed):
     count = 0
     while True:
         try:
-            task = conn.recv()
+            task = pickle.loads(conn.recv_bytes())
         except (EOFError, OSError):                 # the loading process has gone
             return
         if task is None:
@@ -199,7 +207,7 @@ def _worker_main(wid, conn, dataset, batchify_fn, prefix, seed):
         except Exception as exc:                    # noqa: BLE001  (the parent raises it)
             reply = (ticket, False, _describe(exc))
         try:
-            conn.send(reply)
+            conn.send_bytes(pickle.dumps(reply, -1))
         except (EOFError, OSError):
             return
 
@@ -248,7 +256,7 @@ class _Workers:
     def shutdown(self):
         for conn in self.conns:
             try:
-                conn.send(None)
+                conn.send_bytes(_STOP)
             except (OSError, ValueError):
                 pass
         deadline = time.monotonic() + 1.0
@@ -298,7 +306,12 @@ class ProcessPool:
         self._next = 0
         self.broken = None
 
+    def _check_open(self):
+        if not self._finalizer.alive:
+            raise MXNetError(self.broken or "DataLoader: its workers were shut down")
+
     def submit(self, indices):
+        self._check_open()
         ticket = self._next
         self._next += 1
         self._queue.append((ticket, indices))
@@ -312,7 +325,7 @@ class ProcessPool:
             if load[wid] >= _PER_WORKER:
                 return
             ticket, indices = self._queue.popleft()
-            self._workers.conns[wid].send((ticket, indices))
+            self._workers.conns[wid].send_bytes(pickle.dumps((ticket, indices), -1))
             self._sent[ticket] = (wid, indices)
             load[wid] += 1
 
@@ -326,14 +339,17 @@ class ProcessPool:
         conns = {workers.conns[w]: w for w in busy}
         sentinels = {workers.procs[w].sentinel: w for w in busy}
         ready = multiprocessing.connection.wait(list(conns) + list(sentinels), timeout)
+        dead = [sentinels[obj] for obj in ready if obj in sentinels]
         for obj in ready:
             if obj in conns:
                 wid = conns[obj]
-                while obj.poll():
-                    self._take(wid, *obj.recv())
-        for obj in ready:
-            wid = sentinels.get(obj)
-            if wid is not None and self._load[wid]:
+                try:
+                    while obj.poll():
+                        self._take(wid, *pickle.loads(obj.recv_bytes()))
+                except (EOFError, OSError):        # it died after its last message
+                    dead.append(wid)
+        for wid in dead:
+            if self._load[wid]:
                 workers.procs[wid].join(5)
                 code = workers.procs[wid].exitcode
                 how = (f"was killed by signal {signal.Signals(-code).name}" if code < 0
@@ -358,6 +374,8 @@ class ProcessPool:
     def result(self, ticket, timeout):
         """The batch of ``ticket``, waiting at most ``timeout`` seconds for it."""
         deadline = time.monotonic() + timeout
+        if ticket not in self._done:
+            self._check_open()
         while ticket not in self._done:
             left = deadline - time.monotonic()
             if left <= 0 or not self._receive(left):
@@ -390,7 +408,7 @@ class ProcessPool:
     def drain(self, timeout):
         """Waits (at most ``timeout`` seconds) for dropped batches, removing their files."""
         deadline = time.monotonic() + timeout
-        while self._dropped and self.broken is None:
+        while self._dropped and self._finalizer.alive:
             left = deadline - time.monotonic()
             try:
                 if left <= 0 or not self._receive(left):

@@ -86,8 +86,8 @@ class _MultiWorkerIter:
         if self._tickets:
             self._pool.cancel(self._tickets)
             self._tickets.clear()
-            if wait:
-                self._pool.drain(self._timeout)
+        if wait:
+            self._pool.drain(self._timeout)
 
     def __del__(self):
         self.close()
