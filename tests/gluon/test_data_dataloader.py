@@ -8,6 +8,8 @@ import glob
 import multiprocessing
 import os
 import pickle
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -229,3 +231,18 @@ def test_auto_reload_prefetches_the_next_pass():
     loader.clean()
     assert loader._iter is None
     assert len(list(loader)) == 2
+
+
+def test_workers_start_with_spawn_too(tmp_path):
+    """Python 3.14 makes forkserver the default: a spawned worker gets the dataset pickled."""
+    script = tmp_path / "spawned.py"
+    script.write_text(
+        "import multiprocessing, numpy as np\n"
+        "if __name__ == '__main__':\n"
+        "    multiprocessing.set_start_method('spawn')\n"
+        "    from mxnext.gluon.data import ArrayDataset, DataLoader\n"
+        "    loader = DataLoader(ArrayDataset(np.arange(6.0), np.arange(6)), 4, num_workers=2)\n"
+        "    print([b[0].asnumpy().tolist() for b in loader])\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=100)
+    assert out.stdout.strip() == "[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0]]", out.stderr
