@@ -4,10 +4,10 @@ from .parameter import *
 from .block import *
 from . import nn
 from . import utils
-# gluon.rnn, gluon.loss, gluon.Trainer (gluon.trainer), gluon.data, gluon.model_zoo and
-# gluon.contrib are imported here by the modules that provide them:
-from . import model_zoo
-from . import contrib
+from . import rnn
 from . import loss
 from .trainer import Trainer
-from . import rnn
+from . import trainer
+from . import data
+from . import model_zoo
+from . import contrib
