@@ -23,7 +23,6 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 import selection as SEL  # noqa: E402
 
