@@ -152,8 +152,8 @@ class FileRun:
         for nid in self.collected or []:
             self.results.setdefault(nid, {"outcome": "not_run", "seconds": None,
                                           "message": "not reached (time bound or restarts)"})
-        if self.collected is None and not self.results:
-            msg = "file not collected: " + one_line(self.collect_error or "no output")
+        if not self.results:
+            msg = "file not collected: " + one_line(self.collect_error or "no test collected")
             for name in names or test_names(self.fname):
                 self.results[self.fname + "::" + name] = {"outcome": "not_collected",
                                                           "seconds": None, "message": msg}
@@ -389,12 +389,13 @@ def main(argv=None):
             "settings": {"files": files, "only": only, "seed": a.seed, "timeout_s": a.timeout,
                          "global_timeout_s": a.global_timeout, "jobs": a.jobs},
             "wall_s": round(time.time() - t0, 1),
-            "collect_errors": {f: runs[f].collect_error for f in files
-                               if runs[f].collect_error and runs[f].collected is None},
+            "collect_errors": {f: runs[f].collect_error for f in files if runs[f].collect_error},
             "tests": tests,
         }
         bpath = a.baseline or (os.path.join(HERE, SEL.BASELINE) if a.module != "mxnet" else "none")
-        if bpath != "none":
+        if bpath != "none" and not os.path.exists(bpath):
+            log("no baseline at %s: not scored" % bpath)
+        elif bpath != "none":
             with open(bpath) as f:
                 baseline = json.load(f)
             res["reference_version"] = baseline["environment"].get("module_version")
