@@ -46,20 +46,45 @@ FAULTS = """
 """
 
 
-def test_a_crash_or_a_hang_costs_one_test_and_the_file_resumes(tmp_path):
-    run = _runner()
+def _run_file(tmp_path, source, **env):
+    """Outcomes of the tests in ``source`` run as a file by the runner (3 s per test)."""
     unit, work, logs = (tmp_path / d for d in ("unit", "work", "logs"))
     for d in (unit, work, logs):
         d.mkdir()
-    (unit / "test_faults.py").write_text(textwrap.dedent(FAULTS))
-    (tmp_path / "pytest.ini").write_text("[pytest]\npython_files = test_faults.py\n")
-    env = dict(os.environ, PYTHONPATH=str(TOOL / "shim"), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    (unit / "test_file.py").write_text(textwrap.dedent(source))
+    (tmp_path / "pytest.ini").write_text("[pytest]\npython_files = test_file.py\n")
+    env = dict(os.environ, PYTHONPATH=str(TOOL / "shim"), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+               **env)
     cfg = {"python": sys.executable, "tmp": str(tmp_path), "work": str(work), "logs": str(logs),
            "ini": str(tmp_path / "pytest.ini"), "unit": str(unit), "env": env, "only": {},
            "timeout": 3, "deadline": time.time() + 240, "max_restarts": 5}
-    results = run.FileRun("test_faults.py", cfg).run().results
+    return _runner().FileRun("test_file.py", cfg).run().results
+
+
+def test_a_crash_or_a_hang_costs_one_test_and_the_file_resumes(tmp_path):
+    results = _run_file(tmp_path, FAULTS)
     outcomes = {nid.split("::")[1]: r["outcome"] for nid, r in results.items()}
     assert outcomes == {"test_first": "passed", "test_crash": "crashed", "test_hang": "timeout",
                         "test_wrong": "failed", "test_last": "passed"}
-    assert "exit status 3" in results["test_faults.py::test_crash"]["message"]
-    assert "one is not two" in results["test_faults.py::test_wrong"]["message"]
+    assert "exit status 3" in results["test_file.py::test_crash"]["message"]
+    assert "one is not two" in results["test_file.py::test_wrong"]["message"]
+
+
+STUBBED = """
+    import mxnet as mx
+    import mxnext
+    import mxnet.no_such_part as part
+    def test_uses_mxnet(): assert mx.nd is mxnext.nd and mx.nd.ones(2).sum().asscalar() == 2
+    def test_uses_the_missing_part(): part.make(3)
+"""
+
+
+def test_a_module_mxnext_lacks_fails_only_the_tests_using_it(tmp_path):
+    log = tmp_path / "stubs.log"
+    results = _run_file(tmp_path, STUBBED, GLUONTESTS_MODULE="mxnext",
+                        GLUONTESTS_STUB_LOG=str(log))
+    assert results["test_file.py::test_uses_mxnet"]["outcome"] == "passed"
+    missing = results["test_file.py::test_uses_the_missing_part"]
+    assert missing["outcome"] == "failed"
+    assert "stub: mxnext does not provide mxnet.no_such_part.make" in missing["message"]
+    assert log.read_text().split() == ["mxnet.no_such_part"]
