@@ -44,9 +44,9 @@ BATCH = nd_bench.BATCH
 # updates the numpy step's, and this factor its loss.
 L2_LR = nd_bench.LR * 20
 L2_TO_NUMPY = 20.0
-TARGETS = [("mlp hybridized", "mxnet mlp hybridized", 1.3),
-           ("mlp hybridized", "numpy mlp", 0.95),
-           ("mlp imperative", "mxnet mlp imperative", 1.3)]
+TARGETS = [("mxnext mlp hybridized", "mxnet mlp hybridized", 1.3),
+           ("mxnext mlp hybridized", "numpy mlp", 0.95),
+           ("mxnext mlp imperative", "mxnet mlp imperative", 1.3)]
 
 
 def _timed(step, sync, steps, repeats):
