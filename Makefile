@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.mxnext-installed
 PLUGINS := $(sort $(wildcard plugins/*))
 PROJECTS := pyproject.toml $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: setup test demo bench clean
+.PHONY: setup test demo bench gluon-tests clean
 
 $(PY):
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "mxnext needs Python 3.10+"'
@@ -31,6 +31,11 @@ bench: setup
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) bench/ndarray.py
 	$(PY) bench/plugins_import.py
 	$(PY) bench/kvstore.py
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) bench/gluon.py
+
+# MXNet 1.9's own Gluon tests, scored against MXNet 1.9.1's result (slow; not part of test).
+gluon-tests: setup
+	$(PY) tools/gluon-tests/run.py $(PY)
 
 clean:
 	rm -rf $(VENV)

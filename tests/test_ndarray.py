@@ -491,6 +491,8 @@ def test_mxnet_names_mxnext_lacks_say_where_they_come_from():
 def test_mxnet_module_surface_of_ndarray_ndarray():
     from mxnext.ndarray import ndarray as module
     assert module.py_slice is slice and module.NDArray is mx.nd.NDArray
+    assert module._STORAGE_TYPE_STR_TO_ID == {"_undefined": -1, "default": 0, "row_sparse": 1,
+                                              "csr": 2}
     for name in ("array", "zeros", "ones", "full", "empty", "arange", "moveaxis", "concatenate",
                  "from_numpy", "from_dlpack", "to_dlpack_for_read", "add", "maximum"):
         assert getattr(module, name) is getattr(mx.nd, name)

@@ -33,6 +33,8 @@ __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye"
            "from_numpy", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write"]
 
 _FLOAT32 = np.dtype(np.float32)
+# MXNet's storage type ids (its Gluon tests import the table); mxnext stores "default" only.
+_STORAGE_TYPE_STR_TO_ID = {"_undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
 
 
 def _ctx(ctx):
