@@ -7,7 +7,6 @@ from . import utils
 from . import rnn
 from . import loss
 from .trainer import Trainer
-from . import trainer
 from . import data
 from . import model_zoo
 from . import contrib
