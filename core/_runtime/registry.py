@@ -119,10 +119,7 @@ class OpDef:
         if hit is not None:
             return hit
         model = self.param_model
-        if model is None:
-            if kwargs:
-                raise ParamError(f"Operator {self.name!r} takes no parameters; got "
-                                 f"{', '.join(map(repr, kwargs))}")
+        if model is None:       # as MXNet's: an op without parameters ignores keywords
             return None
         params = model.parse(kwargs, op=self.name)
         if key is not None:

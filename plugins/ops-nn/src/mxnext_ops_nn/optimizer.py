@@ -420,3 +420,24 @@ _multi_register("multi_sgd_update", MultiSGDParam, 2,
 _multi_register("multi_sgd_mom_update", MultiSGDMomParam, 3,
                 "sgd_mom_update over ``num_weights`` (weight_i, grad_i, mom_i) triples with "
                 "per-weight ``lrs`` and ``wds``; the moms are updated in place.")
+
+
+# -- reset_arrays: gluon's zero_grad ----------------------------------------------------------
+class ResetArraysParam(Param):
+    num_arrays: int = Field(ge=1, description="How many arrays to set to zero.")
+
+
+def _reset_arrays(ctx, inputs, req, outputs, params):
+    for a in inputs:
+        a[...] = 0
+
+
+(register_op("reset_arrays")
+ .describe("Sets every input to zero in place (MXNet's gluon ``zero_grad``); no outputs.")
+ .set_attr_parser(ResetArraysParam)
+ .set_num_inputs(lambda p: p.num_arrays).set_num_outputs(0)
+ .set_attr("FInferShape", lambda p, ins, outs: (list(ins), []))
+ .set_attr("FInferType", lambda p, ins, outs: (list(ins), []))
+ .set_attr("FMutateInputs", lambda p: list(range(p.num_arrays)))
+ .set_attr("FCompute<cpu>", _reset_arrays)
+ .add_argument("data", "NDArray-or-Symbol[]", "The arrays to reset"))
