@@ -1,8 +1,9 @@
 """gluon.model_zoo: every architecture has MXNet 1.9.1's parameters — structural ``.params``
 keys, prefixed names and shapes (fixtures/model_zoo_params.json.gz, written by
 make_model_zoo_params.py with MXNet) — so MXNet's pretrained files load; forward and
-backward run, hybridized equal to imperative; pretrained weights load from a local file
-and a missing one is named in the error."""
+backward run, hybridized equal to imperative; with the same weights the outputs are
+MXNet's (fixtures/model_zoo_outputs.npz); pretrained weights load from a local file and a
+missing one is named in the error."""
 
 import gzip
 import hashlib
@@ -44,6 +45,38 @@ def test_shapes_completed_at_first_forward_as_mxnet(name):
     assert net(mx.nd.ones((1, 3, 32, 32))).shape == (1, 1000)
     want = [p[3] for p in MODELS[name]['params']]
     assert [s for _, _, s in _params(net)] == want
+
+
+OUTPUTS = np.load(os.path.join(os.path.dirname(__file__), 'fixtures',
+                               'model_zoo_outputs.npz'))
+SIZES = {'resnet18_v1': 64, 'resnet50_v2': 64, 'mobilenet0.25': 64, 'mobilenetv2_0.25': 64,
+         'squeezenet1.1': 224}
+
+
+def _fill(key, shape):
+    # make_model_zoo_outputs.py's fill: seeded by the name, scaled by the fan-in
+    u = np.random.RandomState(sum(key.encode())).uniform(-1, 1, shape)
+    if key.endswith(('gamma', 'running_var')):
+        return 1 + 0.5 * u
+    if len(shape) >= 2:
+        return u * np.sqrt(3 / np.prod(shape[1:]))
+    return 0.1 * u
+
+
+@pytest.mark.parametrize('hybridize', [False, True], ids=['imperative', 'hybridized'])
+@pytest.mark.parametrize('name', sorted(SIZES))
+def test_inference_output_as_mxnet(name, hybridize):
+    size = SIZES[name]
+    net = get_model(name)
+    net.initialize()
+    net(mx.nd.zeros((1, 3, size, size)))
+    for key, p in net._collect_params_with_prefix().items():
+        p.set_data(mx.nd.array(_fill(key, p.shape)))
+    if hybridize:
+        net.hybridize()
+    x = np.random.RandomState(7).uniform(-1, 1, (2, 3, size, size)).astype(np.float32)
+    np.testing.assert_allclose(net(mx.nd.array(x)).asnumpy(), OUTPUTS[name],
+                               rtol=1e-4, atol=1e-5 * np.abs(OUTPUTS[name]).max())
 
 
 def test_resnet18_v1_forward_backward_hybridized_equals_imperative():
