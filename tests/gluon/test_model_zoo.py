@@ -7,6 +7,7 @@ missing one is named in the error."""
 
 import gzip
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -18,9 +19,13 @@ import mxnext as mx
 from mxnext.gluon.model_zoo import model_store, vision
 from mxnext.gluon.model_zoo.vision import get_model
 
-with gzip.open(os.path.join(os.path.dirname(__file__), 'fixtures',
-                            'model_zoo_params.json.gz'), 'rt') as _f:
+FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures')
+with gzip.open(os.path.join(FIXTURES, 'model_zoo_params.json.gz'), 'rt') as _f:
     MODELS = json.load(_f)['models']
+_spec = importlib.util.spec_from_file_location('zoo_weights',
+                                               os.path.join(FIXTURES, 'zoo_weights.py'))
+zoo_weights = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(zoo_weights)
 
 
 def _params(net):
@@ -47,20 +52,9 @@ def test_shapes_completed_at_first_forward_as_mxnet(name):
     assert [s for _, _, s in _params(net)] == want
 
 
-OUTPUTS = np.load(os.path.join(os.path.dirname(__file__), 'fixtures',
-                               'model_zoo_outputs.npz'))
+OUTPUTS = np.load(os.path.join(FIXTURES, 'model_zoo_outputs.npz'))
 SIZES = {'resnet18_v1': 64, 'resnet50_v2': 64, 'mobilenet0.25': 64, 'mobilenetv2_0.25': 64,
          'squeezenet1.1': 224}
-
-
-def _fill(key, shape):
-    # make_model_zoo_outputs.py's fill: seeded by the name, scaled by the fan-in
-    u = np.random.RandomState(sum(key.encode())).uniform(-1, 1, shape)
-    if key.endswith(('gamma', 'running_var')):
-        return 1 + 0.5 * u
-    if len(shape) >= 2:
-        return u * np.sqrt(3 / np.prod(shape[1:]))
-    return 0.1 * u
 
 
 @pytest.mark.parametrize('hybridize', [False, True], ids=['imperative', 'hybridized'])
@@ -71,11 +65,10 @@ def test_inference_output_as_mxnet(name, hybridize):
     net.initialize()
     net(mx.nd.zeros((1, 3, size, size)))
     for key, p in net._collect_params_with_prefix().items():
-        p.set_data(mx.nd.array(_fill(key, p.shape)))
+        p.set_data(mx.nd.array(zoo_weights.fill(key, p.shape)))
     if hybridize:
         net.hybridize()
-    x = np.random.RandomState(7).uniform(-1, 1, (2, 3, size, size)).astype(np.float32)
-    np.testing.assert_allclose(net(mx.nd.array(x)).asnumpy(), OUTPUTS[name],
+    np.testing.assert_allclose(net(mx.nd.array(zoo_weights.image(size))).asnumpy(), OUTPUTS[name],
                                rtol=1e-4, atol=1e-5 * np.abs(OUTPUTS[name]).max())
 
 
