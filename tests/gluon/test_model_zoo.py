@@ -1,5 +1,5 @@
 """gluon.model_zoo: every architecture has MXNet 1.9.1's parameters — structural ``.params``
-keys, prefixed names and shapes (fixtures/model_zoo_params.json.gz, written by
+keys, prefixed names and shapes — and repr (fixtures/model_zoo_params.json.gz, written by
 make_model_zoo_params.py with MXNet) — so MXNet's pretrained files load; forward and
 backward run, hybridized equal to imperative; with the same weights the outputs are
 MXNet's (fixtures/model_zoo_outputs.npz); pretrained weights load from a local file and a
@@ -40,6 +40,7 @@ def test_parameters_as_mxnet(name):
     assert alias.sub('', net.prefix) == alias.sub('', MODELS[name]['prefix'])
     want = [p[:3] for p in MODELS[name]['params']]
     assert _params(net) == want
+    assert repr(net) == MODELS[name]['repr']
 
 
 @pytest.mark.parametrize('name', ['resnet18_v1', 'resnet18_v2', 'mobilenet0.25',
