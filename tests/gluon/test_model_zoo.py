@@ -1,11 +1,13 @@
 """gluon.model_zoo: every architecture has MXNet 1.9.1's parameters — structural ``.params``
-keys, prefixed names and shapes (fixtures/model_zoo_params.json.gz, written by
+keys, prefixed names and shapes — and repr (fixtures/model_zoo_params.json.gz, written by
 make_model_zoo_params.py with MXNet) — so MXNet's pretrained files load; forward and
-backward run, hybridized equal to imperative; pretrained weights load from a local file
-and a missing one is named in the error."""
+backward run, hybridized equal to imperative; with the same weights the outputs are
+MXNet's (fixtures/model_zoo_outputs.npz); pretrained weights load from a local file and a
+missing one is named in the error."""
 
 import gzip
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -17,9 +19,13 @@ import mxnext as mx
 from mxnext.gluon.model_zoo import model_store, vision
 from mxnext.gluon.model_zoo.vision import get_model
 
-with gzip.open(os.path.join(os.path.dirname(__file__), 'fixtures',
-                            'model_zoo_params.json.gz'), 'rt') as _f:
+FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures')
+with gzip.open(os.path.join(FIXTURES, 'model_zoo_params.json.gz'), 'rt') as _f:
     MODELS = json.load(_f)['models']
+_spec = importlib.util.spec_from_file_location('zoo_weights',
+                                               os.path.join(FIXTURES, 'zoo_weights.py'))
+zoo_weights = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(zoo_weights)
 
 
 def _params(net):
@@ -34,6 +40,7 @@ def test_parameters_as_mxnet(name):
     assert alias.sub('', net.prefix) == alias.sub('', MODELS[name]['prefix'])
     want = [p[:3] for p in MODELS[name]['params']]
     assert _params(net) == want
+    assert repr(net) == MODELS[name]['repr']
 
 
 @pytest.mark.parametrize('name', ['resnet18_v1', 'resnet18_v2', 'mobilenet0.25',
@@ -44,6 +51,26 @@ def test_shapes_completed_at_first_forward_as_mxnet(name):
     assert net(mx.nd.ones((1, 3, 32, 32))).shape == (1, 1000)
     want = [p[3] for p in MODELS[name]['params']]
     assert [s for _, _, s in _params(net)] == want
+
+
+OUTPUTS = np.load(os.path.join(FIXTURES, 'model_zoo_outputs.npz'))
+SIZES = {'resnet18_v1': 64, 'resnet50_v2': 64, 'mobilenet0.25': 64, 'mobilenetv2_0.25': 64,
+         'squeezenet1.1': 224}
+
+
+@pytest.mark.parametrize('hybridize', [False, True], ids=['imperative', 'hybridized'])
+@pytest.mark.parametrize('name', sorted(SIZES))
+def test_inference_output_as_mxnet(name, hybridize):
+    size = SIZES[name]
+    net = get_model(name)
+    net.initialize()
+    net(mx.nd.zeros((1, 3, size, size)))
+    for key, p in net._collect_params_with_prefix().items():
+        p.set_data(mx.nd.array(zoo_weights.fill(key, p.shape)))
+    if hybridize:
+        net.hybridize()
+    np.testing.assert_allclose(net(mx.nd.array(zoo_weights.image(size))).asnumpy(), OUTPUTS[name],
+                               rtol=1e-4, atol=1e-5 * np.abs(OUTPUTS[name]).max())
 
 
 def test_resnet18_v1_forward_backward_hybridized_equals_imperative():

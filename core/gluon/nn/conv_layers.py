@@ -67,6 +67,10 @@ class _Conv(HybridBlock):
                 'num_group': groups, 'no_bias': not use_bias, 'layout': layout}
             if adj is not None:
                 self._kwargs['adj'] = adj
+            for arg, value in (('channels', channels), ('in_channels', in_channels)):
+                if value % groups:
+                    raise AssertionError(f"{name}: {arg}={value} is not divisible by "
+                                         f"groups={groups}")
             if op_name == 'Deconvolution':
                 lead, per_group = in_channels, channels // groups
             else:

@@ -1,10 +1,11 @@
 """Blocks that run their children side by side and concatenate the outputs, and Identity
-(what the model zoo's DenseNet, Inception and SqueezeNet are built from)."""
+(``nn.Identity``): what the model zoo's DenseNet, Inception and SqueezeNet are built from."""
 
 __all__ = ['Concurrent', 'HybridConcurrent', 'Identity']
 
 from .... import ndarray
 from ... import nn
+from ...nn import Identity
 
 
 class Concurrent(nn.Sequential):
@@ -28,10 +29,3 @@ class HybridConcurrent(nn.HybridSequential):
 
     def hybrid_forward(self, F, x):
         return F.concat(*[block(x) for block in self._children.values()], dim=self.axis)
-
-
-class Identity(nn.HybridBlock):
-    """Returns its input."""
-
-    def hybrid_forward(self, F, x):
-        return x

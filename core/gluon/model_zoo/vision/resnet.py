@@ -72,8 +72,26 @@ class BottleneckV1(_ResidualV1):
         self.downsample = _shortcut_v1(channels, stride, in_channels) if downsample else None
 
 
-class BasicBlockV2(HybridBlock):
+class _ResidualV2(HybridBlock):
+    """x + (BatchNorm, relu, convolution) ``_depth`` times (bn1, conv1, bn2, ...); the
+    projection shortcut, where there is one, reads the first relu's output."""
+
+    def hybrid_forward(self, F, x):
+        residual = x
+        x = F.Activation(self.bn1(x), act_type='relu')
+        if self.downsample:
+            residual = self.downsample(x)
+        x = self.conv1(x)
+        for i in range(2, self._depth + 1):
+            x = F.Activation(getattr(self, f'bn{i}')(x), act_type='relu')
+            x = getattr(self, f'conv{i}')(x)
+        return x + residual
+
+
+class BasicBlockV2(_ResidualV2):
     """Pre-activation basic block: (BatchNorm, relu, 3x3 convolution) twice."""
+
+    _depth = 2
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
@@ -84,19 +102,13 @@ class BasicBlockV2(HybridBlock):
         self.downsample = nn.Conv2D(channels, 1, stride, use_bias=False,
                                     in_channels=in_channels) if downsample else None
 
-    def hybrid_forward(self, F, x):
-        residual = x
-        x = F.Activation(self.bn1(x), act_type='relu')
-        if self.downsample:
-            residual = self.downsample(x)
-        x = self.conv1(x)
-        x = F.Activation(self.bn2(x), act_type='relu')
-        return self.conv2(x) + residual
 
 
-class BottleneckV2(HybridBlock):
+class BottleneckV2(_ResidualV2):
     """Pre-activation bottleneck: (BatchNorm, relu, convolution) with 1x1, 3x3 (stride)
     and 1x1 kernels."""
+
+    _depth = 3
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
@@ -109,16 +121,6 @@ class BottleneckV2(HybridBlock):
         self.downsample = nn.Conv2D(channels, 1, stride, use_bias=False,
                                     in_channels=in_channels) if downsample else None
 
-    def hybrid_forward(self, F, x):
-        residual = x
-        x = F.Activation(self.bn1(x), act_type='relu')
-        if self.downsample:
-            residual = self.downsample(x)
-        x = self.conv1(x)
-        x = F.Activation(self.bn2(x), act_type='relu')
-        x = self.conv2(x)
-        x = F.Activation(self.bn3(x), act_type='relu')
-        return self.conv3(x) + residual
 
 
 def _check_spec(layers, channels):

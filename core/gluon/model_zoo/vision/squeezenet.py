@@ -32,8 +32,14 @@ def _make_fire(squeeze_channels, expand1x1_channels, expand3x3_channels):
     return out
 
 
-def _pool():
-    return nn.MaxPool2D(pool_size=3, strides=2, ceil_mode=True)
+# version: (stem channels, stem kernel, then 3x3/2 max pooling or a fire module's
+# (squeeze, expand 1x1, expand 3x3) channels)
+_SPEC = {'1.0': (96, 7, ['pool', (16, 64, 64), (16, 64, 64), (32, 128, 128), 'pool',
+                         (32, 128, 128), (48, 192, 192), (48, 192, 192), (64, 256, 256),
+                         'pool', (64, 256, 256)]),
+         '1.1': (64, 3, ['pool', (16, 64, 64), (16, 64, 64), 'pool', (32, 128, 128),
+                         (32, 128, 128), 'pool', (48, 192, 192), (48, 192, 192),
+                         (64, 256, 256), (64, 256, 256)])}
 
 
 class SqueezeNet(HybridBlock):
@@ -42,41 +48,18 @@ class SqueezeNet(HybridBlock):
 
     def __init__(self, version, classes=1000, **kwargs):
         super().__init__(**kwargs)
-        if version not in ('1.0', '1.1'):
+        if version not in _SPEC:
             raise AssertionError(f"SqueezeNet: unsupported version {version!r}; '1.0' or "
                                  f"'1.1' expected")
         with self.name_scope():
             self.features = nn.HybridSequential(prefix='')
-            add = self.features.add
-            if version == '1.0':
-                add(nn.Conv2D(96, kernel_size=7, strides=2))
-                add(nn.Activation('relu'))
-                add(_pool())
-                add(_make_fire(16, 64, 64))
-                add(_make_fire(16, 64, 64))
-                add(_make_fire(32, 128, 128))
-                add(_pool())
-                add(_make_fire(32, 128, 128))
-                add(_make_fire(48, 192, 192))
-                add(_make_fire(48, 192, 192))
-                add(_make_fire(64, 256, 256))
-                add(_pool())
-                add(_make_fire(64, 256, 256))
-            else:
-                add(nn.Conv2D(64, kernel_size=3, strides=2))
-                add(nn.Activation('relu'))
-                add(_pool())
-                add(_make_fire(16, 64, 64))
-                add(_make_fire(16, 64, 64))
-                add(_pool())
-                add(_make_fire(32, 128, 128))
-                add(_make_fire(32, 128, 128))
-                add(_pool())
-                add(_make_fire(48, 192, 192))
-                add(_make_fire(48, 192, 192))
-                add(_make_fire(64, 256, 256))
-                add(_make_fire(64, 256, 256))
-            add(nn.Dropout(0.5))
+            stem_channels, stem_kernel, stages = _SPEC[version]
+            self.features.add(nn.Conv2D(stem_channels, kernel_size=stem_kernel, strides=2))
+            self.features.add(nn.Activation('relu'))
+            for stage in stages:
+                self.features.add(nn.MaxPool2D(pool_size=3, strides=2, ceil_mode=True)
+                                  if stage == 'pool' else _make_fire(*stage))
+            self.features.add(nn.Dropout(0.5))
             self.output = nn.HybridSequential(prefix='')
             self.output.add(nn.Conv2D(classes, kernel_size=1))
             self.output.add(nn.Activation('relu'))
