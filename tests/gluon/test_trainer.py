@@ -111,9 +111,14 @@ def test_allreduce_grads_then_update_and_their_refusal_on_the_kvstore():
         np.testing.assert_allclose(grad.asnumpy(), G[0] + G[1], rtol=1e-6)
     for grad in p.list_grad():                      # a transformation between the two
         grad[:] = grad * 2
+    with pytest.raises(RuntimeError, match="summed by allreduce_grads.. already and step "
+                                           "would sum them again"):
+        trainer.step(2)
     trainer.update(2)
     for value in _values(p):
         np.testing.assert_allclose(value, W0 - 0.5 * (G[0] + G[1]), rtol=1e-6)
+    _backward([p], [[G[0]], [G[1]]])
+    trainer.step(1)                                 # after update, step is fine again
 
     on_kv = gluon.Trainer([_param(W0, name="v")], "sgd", update_on_kvstore=True)
     with pytest.raises(AssertionError, match=r"update\(\) when parameters are updated on "
