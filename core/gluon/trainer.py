@@ -10,6 +10,7 @@ created at the first ``step`` (or ``allreduce_grads``, ``update``, ``save_states
 
 from __future__ import annotations
 
+import math
 import os
 
 from .. import optimizer as opt
@@ -48,7 +49,7 @@ def _create_kvstore(kvstore, num_device, params):
         else:
             kv = _create_kvstore_named(kvstore)
             if kvstore == "local" and any(
-                    _size(p.shape) > _LOCAL_UPDATE_MAX for p in params):
+                    math.prod(p.shape or ()) > _LOCAL_UPDATE_MAX for p in params):
                 update_on_kvstore = False
     else:
         raise TypeError(f"Trainer: kvstore must be a KVStore, a KVStore type name or None, "
@@ -72,13 +73,6 @@ def _create_sparse_kvstore(kvstore, update_on_kvstore):
     if update_on_kvstore is False:
         raise ValueError("Cannot set update_on_kvstore=False when sparse weights are present.")
     return kvstore
-
-
-def _size(shape) -> int:
-    n = 1
-    for d in shape or ():
-        n *= d
-    return n
 
 
 def _values(param):
@@ -127,6 +121,7 @@ class Trainer:
         self._scale = self._optimizer.rescale_grad
         self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
         self._kvstore = None
+        self._reduced = False      # allreduce_grads() ran and update() has not yet
         self._reset_kvstore()
 
     def _check_contexts(self):
@@ -265,6 +260,10 @@ class Trainer:
         """One update of every parameter from its gradient, normalized by ``1/batch_size``
         (``allreduce_grads`` then ``update``). A parameter whose gradient no backward wrote
         since the last step raises UserWarning, or with ``ignore_stale_grad`` is skipped."""
+        if self._reduced:
+            raise RuntimeError("Trainer.step: the gradients were summed by allreduce_grads() "
+                               "already and step would sum them again; call "
+                               "update(batch_size) after allreduce_grads(), or step alone")
         self._check_and_rescale_grad(self._scale / batch_size)
         self._prepare()
         if not ignore_stale_grad:
@@ -278,6 +277,7 @@ class Trainer:
         self._prepare()
         self._refuse_on_kvstore("allreduce_grads")
         self._allreduce_grads()
+        self._reduced = self._kvstore is not None
 
     def update(self, batch_size, ignore_stale_grad=False):
         """The update half of ``step``, after ``allreduce_grads``."""
@@ -287,6 +287,7 @@ class Trainer:
         if not ignore_stale_grad:
             self._check_fresh()
         self._update(ignore_stale_grad)
+        self._reduced = False
 
     def _check_fresh(self):
         for param in self._params:

@@ -4,6 +4,8 @@ gradients, learning rates and the states file."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -109,9 +111,14 @@ def test_allreduce_grads_then_update_and_their_refusal_on_the_kvstore():
         np.testing.assert_allclose(grad.asnumpy(), G[0] + G[1], rtol=1e-6)
     for grad in p.list_grad():                      # a transformation between the two
         grad[:] = grad * 2
+    with pytest.raises(RuntimeError, match="summed by allreduce_grads.. already and step "
+                                           "would sum them again"):
+        trainer.step(2)
     trainer.update(2)
     for value in _values(p):
         np.testing.assert_allclose(value, W0 - 0.5 * (G[0] + G[1]), rtol=1e-6)
+    _backward([p], [[G[0]], [G[1]]])
+    trainer.step(1)                                 # after update, step is fine again
 
     on_kv = gluon.Trainer([_param(W0, name="v")], "sgd", update_on_kvstore=True)
     with pytest.raises(AssertionError, match=r"update\(\) when parameters are updated on "
@@ -343,3 +350,21 @@ def test_a_batch_split_over_two_contexts_trains_as_the_whole_batch_on_one():
     for name, (value,) in whole.items():
         for copy in split[name]:
             np.testing.assert_allclose(copy, value, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("update_on_kvstore,ctxs", [(True, CTXS), (False, CTXS[:1])])
+def test_states_mxnet_1_9_1_saved_continue_training_as_there(update_on_kvstore, ctxs):
+    # (on several contexts without the store, MXNet's copies count their updates apart and
+    # a loaded count reaches only the first: not the case to compare)
+    fixtures = Path(__file__).parent.parent / "fixtures" / "mxnet-1.9.1"
+    expected = np.load(fixtures / "trainer-expected.npz")
+    p = _param(expected["saved"], ctx=ctxs)
+    trainer = gluon.Trainer([p], "adam", {"learning_rate": 0.5},
+                            update_on_kvstore=update_on_kvstore)
+    trainer.load_states(fixtures / "trainer-adam.states")
+    assert (trainer.learning_rate, trainer.optimizer.wd) == (0.05, 0.01)
+    grads = [expected["grad:2:0"], expected["grad:2:1"]]
+    _backward([p], [[g] for g in grads] if len(ctxs) == 2 else [[grads[0] + grads[1]]])
+    trainer.step(2)
+    for value in _values(p):
+        np.testing.assert_allclose(value, expected["after"], rtol=1e-5, atol=1e-6)
