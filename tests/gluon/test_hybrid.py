@@ -152,3 +152,64 @@ def test_summary_prints_layers_and_counts(capsys):
     net.hybridize()
     with pytest.raises(AssertionError, match="must not be hybridized to print summary"):
         net.summary(mx.nd.ones((2, 5)))
+
+
+def test_several_contexts_each_use_their_copy_of_the_parameters():
+    ctxs = [mx.cpu(0), mx.cpu(1)]
+    net = _net()
+    net.initialize(ctx=ctxs)
+    net.optimize_for(mx.nd.ones((2, 5), ctx=ctxs[1]), static_alloc=True)
+    assert net._active and net._cached_op is not None
+    x = mx.nd.array(np.random.RandomState(1).uniform(size=(4, 5)))
+    parts = gluon.utils.split_and_load(x, ctxs)
+    with autograd.record():
+        outs = [net(p) for p in parts]
+    for o in outs:
+        o.backward()
+    assert [o.context for o in outs] == ctxs
+    w = net[0].weight
+    assert w.grad(ctxs[0]).context == ctxs[0]
+    assert not np.allclose(w.grad(ctxs[0]).asnumpy(), w.grad(ctxs[1]).asnumpy())
+    with pytest.raises(ValueError, match="only supports one input context"):
+        net(mx.nd.ones((2, 5), ctx=ctxs[0]), mx.nd.ones((2, 5), ctx=ctxs[1]))
+    with pytest.raises(mx.base.MXNetError, match="backend='MKLDNN' is not supported"):
+        net.optimize_for(x, backend="MKLDNN")
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_grad_req_add_accumulates_over_steps(hybrid):
+    net = nn.Dense(2, in_units=3)
+    net.initialize(mx.init.One())
+    net.collect_params().setattr("grad_req", "add")
+    if hybrid:
+        net.hybridize(static_alloc=True)
+    for _ in range(3):
+        with autograd.record():
+            y = net(mx.nd.ones((1, 3)))
+        y.backward()
+    np.testing.assert_array_equal(net.weight.grad().asnumpy(), np.full((2, 3), 3.0))
+    net.collect_params().zero_grad()
+    assert net.bias.grad().asnumpy().tolist() == [0.0, 0.0]
+
+
+def test_nested_and_none_inputs_and_outputs_keep_their_structure():
+    class Cell(gluon.HybridBlock):
+        def hybrid_forward(self, F, x, states, mask=None):
+            h = F.broadcast_add(x, states[0]) * states[1]
+            if mask is not None:
+                h = h * mask
+            return h, [h + 1, states[1]]
+
+    x, s = mx.nd.ones((2, 3)), [mx.nd.full((1, 3), 2), mx.nd.full((2, 3), 3)]
+    cell = Cell()
+    expect = cell(x, s)
+    cell.hybridize()
+    for _ in range(2):
+        out, states = cell(x, s)
+        np.testing.assert_array_equal(out.asnumpy(), expect[0].asnumpy())
+        assert len(states) == 2 and states[0].asnumpy()[0, 0] == 10
+    assert [v.name for v in cell._cached_graph[0]] == ["data0", "data1", "data2"]
+    masked = Cell()
+    masked.hybridize()
+    out, _ = masked(x, s, mx.nd.zeros((2, 3)))
+    assert out.asnumpy().sum() == 0

@@ -42,6 +42,12 @@ def test_clip_global_norm_scales_to_the_max_norm():
         utils.clip_global_norm([mx.nd.array([np.inf])], 1.0)
 
 
+def test_repo_urls_follow_mxnet_gluon_repo(monkeypatch):
+    monkeypatch.setenv("MXNET_GLUON_REPO", "http://mirror.example/mx")
+    assert utils._get_repo_file_url("mnist", "t10k.gz") == \
+        "http://mirror.example/mx/gluon/dataset/mnist/t10k.gz"
+
+
 def test_check_sha1_and_download_uses_the_local_file(tmp_path):
     f = tmp_path / "weights.params"
     f.write_bytes(b"abc")

@@ -146,16 +146,21 @@ class _Norm(HybridBlock):
         return f"{type(self).__name__}({content}, in_channels={in_channels or None})"
 
 
-class _BatchNorm(_Norm):
+class BatchNorm(_Norm):
+    """Normalises over the batch along ``axis`` (the channels), keeping running mean and
+    variance (auxiliary states updated with ``momentum`` by each training step, used at
+    inference or with ``use_global_stats``)."""
+
+    _fuse_relu = False
+
     def __init__(self, axis=1, momentum=0.9, epsilon=1e-5, center=True, scale=True,
-                 use_global_stats=False, fuse_relu=False, beta_initializer="zeros",
-                 gamma_initializer="ones", running_mean_initializer="zeros",
-                 running_variance_initializer="ones", in_channels=0, **kwargs):
+                 use_global_stats=False, beta_initializer="zeros", gamma_initializer="ones",
+                 running_mean_initializer="zeros", running_variance_initializer="ones",
+                 in_channels=0, **kwargs):
         super().__init__(**kwargs)
         self._kwargs = {"axis": axis, "eps": epsilon, "momentum": momentum,
                         "fix_gamma": not scale, "use_global_stats": use_global_stats}
         self._axis = axis
-        self.fuse_relu = fuse_relu
         if in_channels != 0:
             self.in_channels = in_channels
         self._gamma_beta(in_channels, center, scale, beta_initializer, gamma_initializer,
@@ -177,33 +182,13 @@ class _BatchNorm(_Norm):
     def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
         out = F.BatchNorm(x, gamma, beta, running_mean, running_var, name="fwd",
                           **self._kwargs)
-        return F.relu(out) if self.fuse_relu else out
+        return F.relu(out) if self._fuse_relu else out
 
 
-class BatchNorm(_BatchNorm):
-    """Normalises over the batch along ``axis`` (the channels), keeping running mean and
-    variance (auxiliary states updated with ``momentum`` by each training step, used at
-    inference or with ``use_global_stats``)."""
-
-    def __init__(self, axis=1, momentum=0.9, epsilon=1e-5, center=True, scale=True,
-                 use_global_stats=False, beta_initializer="zeros", gamma_initializer="ones",
-                 running_mean_initializer="zeros", running_variance_initializer="ones",
-                 in_channels=0, **kwargs):
-        super().__init__(axis, momentum, epsilon, center, scale, use_global_stats, False,
-                         beta_initializer, gamma_initializer, running_mean_initializer,
-                         running_variance_initializer, in_channels, **kwargs)
-
-
-class BatchNormReLU(_BatchNorm):
+class BatchNormReLU(BatchNorm):
     """BatchNorm followed by relu."""
 
-    def __init__(self, axis=1, momentum=0.9, epsilon=1e-5, center=True, scale=True,
-                 use_global_stats=False, beta_initializer="zeros", gamma_initializer="ones",
-                 running_mean_initializer="zeros", running_variance_initializer="ones",
-                 in_channels=0, **kwargs):
-        super().__init__(axis, momentum, epsilon, center, scale, use_global_stats, True,
-                         beta_initializer, gamma_initializer, running_mean_initializer,
-                         running_variance_initializer, in_channels, **kwargs)
+    _fuse_relu = True
 
 
 class InstanceNorm(_Norm):
