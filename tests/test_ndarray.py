@@ -369,6 +369,15 @@ def test_ops_without_inputs_follow_the_current_context():
     assert mx.nd._internal._ones(shape=(1,), ctx="cpu(5)").context == mx.cpu(5)
 
 
+def test_one_context_entered_inside_itself_restores_the_outer_one():
+    ctx = mx.nd.ones(1, ctx=mx.cpu(3)).context       # arrays share their Context object
+    with ctx:
+        with ctx:
+            assert mx.current_context() == mx.cpu(3)
+        assert mx.current_context() == mx.cpu(3)
+    assert mx.current_context() == mx.cpu(0)
+
+
 def test_zero_dim_arrays_keep_their_shape_as_in_mxnet(tmp_path):
     a = mx.nd.array(3.0)
     assert a.shape == () and a.asscalar() == 3.0

@@ -13,7 +13,7 @@ _DEVID2TYPE = {v: k for k, v in _DEVTYPE2ID.items()}
 class Context:
     """A device type and id; usable as a ``with`` block that sets the default context."""
 
-    __slots__ = ("device_type", "device_id", "_old", "_hash")
+    __slots__ = ("device_type", "device_id", "_hash")
     devtype2str = _DEVID2TYPE
     devstr2type = _DEVTYPE2ID
     _local = threading.local()
@@ -25,7 +25,6 @@ class Context:
             device_type = _DEVID2TYPE[device_type]
         self.device_type = str(device_type)
         self.device_id = int(device_id)
-        self._old = None
         self._hash = hash((self.device_type, self.device_id))   # contexts key hot dicts
 
     @property
@@ -46,12 +45,15 @@ class Context:
     __repr__ = __str__
 
     def __enter__(self):
-        self._old = getattr(Context._local, "value", None)
-        Context._local.value = self
+        # the previous contexts stack per thread, not on the object: arrays share their
+        # Context, so one object is entered again inside itself (nested Gluon blocks)
+        local = Context._local
+        local.__dict__.setdefault("outer", []).append(getattr(local, "value", None))
+        local.value = self
         return self
 
     def __exit__(self, *exc):
-        Context._local.value = self._old
+        Context._local.value = Context._local.outer.pop()
 
     def empty_cache(self):
         """Return this device's pooled memory to the device (MXNet's ``Context.empty_cache``)."""

@@ -7,16 +7,20 @@ children and parameter keys back to the saved names and restores the graphs."""
 import json
 
 from .. import symbol
+from .._atomic_write import write_atomic
+
+
+def _hybrid(blk):
+    return hasattr(blk, "_cached_graph")      # a HybridBlock (this module stays below block)
 
 
 def save(block, prefix):
-    from .block import HybridBlock
     model, index = {}, [0]
 
     def visit(blk, structure):
         entry = {"orig_name": blk.name}
         structure[type(blk).__name__.lower() + str(index[0])] = entry
-        if isinstance(blk, HybridBlock):
+        if _hybrid(blk):
             entry["hybridized"] = bool(blk._cached_graph)
             if blk._cached_graph:
                 syms, out = blk._cached_graph
@@ -28,13 +32,11 @@ def save(block, prefix):
             entry["children"][child.name] = key
             visit(child, entry)
     visit(block, model)
-    with open(prefix + "-model.json", "w") as f:
-        json.dump(model, f)
+    write_atomic(prefix + "-model.json", json.dumps(model))
     block.save_parameters(prefix + "-model.params")
 
 
 def load(block, prefix):
-    from .block import HybridBlock
     with open(prefix + "-model.json") as f:
         model = json.load(f)
     index = [0]
@@ -42,7 +44,7 @@ def load(block, prefix):
     def visit(blk, structure):
         entry = structure[type(blk).__name__.lower() + str(index[0])]
         blk._name = entry["orig_name"]
-        if isinstance(blk, HybridBlock) and entry.get("hybridized"):
+        if _hybrid(blk) and entry.get("hybridized"):
             blk._in_format, blk._out_format = entry["in_format"], entry["out_format"]
             blk._cached_graph = ([symbol.load_json(s) for s in entry["inputs"]],
                                  symbol.load_json(entry["symbol"]))

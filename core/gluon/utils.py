@@ -11,6 +11,7 @@ import weakref
 import numpy as np
 
 from .. import ndarray
+from .._atomic_write import AtomicFile
 
 __all__ = ["split_data", "split_and_load", "clip_global_norm", "check_sha1", "download",
            "replace_file", "HookHandle", "shape_is_known"]
@@ -82,24 +83,59 @@ def check_sha1(filename, sha1_hash):
 def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_ssl=True):
     """The local file for ``url``: ``path`` (a file, or a folder to put the URL's last part
     in; default the working folder). A file already there (with the right SHA-1 when
-    given) is used as is; otherwise it is fetched, and a failure names the URL and where
-    to put the file by hand."""
-    from ..test_utils import _data
+    given) is used as is; otherwise it is fetched (with ``requests`` where installed, as
+    MXNet does, else urllib), and a failure names the URL and where to put the file by
+    hand. The file appears whole or not at all, even with several processes at once."""
     base = url.split("/")[-1]
     if path is None:
         fname = base
     else:
         path = os.path.expanduser(path)
         fname = os.path.join(path, base) if os.path.isdir(path) else path
+    if not verify_ssl:
+        warnings.warn("Unverified HTTPS request is being made (verify_ssl=False). Adding "
+                      "certificate verification is strongly advised.")
     if os.path.exists(fname) and not overwrite and (sha1_hash is None
                                                     or check_sha1(fname, sha1_hash)):
         return fname
+    if retries < 0:
+        raise ValueError(f"download: retries must be >= 0, got {retries}")
+    os.makedirs(os.path.dirname(os.path.abspath(fname)), exist_ok=True)
+    for attempt in range(retries + 1):
+        try:
+            digest = hashlib.sha1()
+            with AtomicFile(fname) as f:
+                for chunk in _fetch(url, verify_ssl):
+                    digest.update(chunk)
+                    f.write(chunk)
+                got = digest.hexdigest()
+                if sha1_hash and got[:len(sha1_hash)] != sha1_hash[:len(got)]:
+                    raise RuntimeError(f"{url} has SHA-1 {got}, expected {sha1_hash}")
+            return fname
+        except Exception as exc:
+            if attempt == retries:
+                raise RuntimeError(f"download: could not fetch {url} ({exc!r}); without "
+                                   f"network, put the file at {os.path.abspath(fname)!r}"
+                                   ) from exc
+
+
+def _fetch(url, verify_ssl):
+    """The bytes at ``url``, in chunks."""
     try:
-        return _data.download(url, fname=fname, overwrite=True, retries=retries,
-                              sha1_hash=sha1_hash)
-    except Exception as exc:
-        raise RuntimeError(f"download: could not fetch {url} ({exc}); without network, put "
-                           f"the file at {os.path.abspath(fname)!r}") from exc
+        import requests
+    except ImportError:
+        requests = None
+    if requests is not None:
+        r = requests.get(url, stream=True, verify=verify_ssl)
+        if r.status_code != 200:
+            raise RuntimeError(f"Failed downloading url {url}: HTTP {r.status_code}")
+        yield from r.iter_content(chunk_size=1 << 20)
+        return
+    import ssl
+    import urllib.request
+    context = None if verify_ssl else ssl._create_unverified_context()
+    with urllib.request.urlopen(url, timeout=60, context=context) as src:
+        yield from iter(lambda: src.read(1 << 20), b"")
 
 
 def replace_file(src, dst):

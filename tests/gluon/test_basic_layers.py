@@ -57,6 +57,15 @@ def test_batchnorm_training_uses_batch_statistics_unless_global():
     assert bn.gamma.dtype == "float32"
 
 
+def test_dense_with_activation_and_without_flatten():
+    d = nn.Dense(2, activation="relu", flatten=False, in_units=3)
+    d.initialize()
+    d.weight.set_data(mx.nd.array([[1, 1, 1], [-1, -1, -1]]))
+    y = d(mx.nd.ones((4, 5, 3)))
+    assert y.shape == (4, 5, 2)
+    assert (y.asnumpy()[..., 0] == 3).all() and (y.asnumpy()[..., 1] == 0).all()
+
+
 def test_dropout_embedding_flatten_lambdas():
     x = mx.nd.ones((100, 10))
     with autograd.train_mode():
@@ -87,6 +96,9 @@ def test_dropout_embedding_flatten_lambdas():
 def test_reprs_and_names():
     with mx.name.NameManager():
         assert repr(nn.Dense(3, in_units=2)) == "Dense(2 -> 3, linear)"
+        relu = nn.Dense(2, activation="relu", in_units=2)
+        assert repr(relu) == "Dense(2 -> 2, Activation(relu))"
+        assert relu.act.prefix == "dense1_relu_"
         assert repr(nn.Embedding(5, 3)) == "Embedding(5 -> 3, float32)"
         assert repr(nn.Dropout(0.2)) == "Dropout(p = 0.2, axes=())"
         assert repr(nn.BatchNorm()) == ("BatchNorm(axis=1, eps=1e-05, momentum=0.9, "

@@ -170,3 +170,37 @@ def test_save_and_load_structure_restore_names_and_graphs(tmp_path):
     assert other._children["body"].name == net._children["body"].name
     assert other._children["body"]._active and other._children["body"]._cached_graph
     np.testing.assert_allclose(other(x).asnumpy(), y, rtol=1e-6)
+
+
+def test_empty_prefix_constants_and_graph_inputs_as_mxnet_names_them():
+    """The names below are MXNet 1.9.1's for the same code (model_zoo's pattern)."""
+    class Net(gluon.HybridBlock):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            with self.name_scope():
+                self.features = nn.HybridSequential(prefix="")
+                with self.features.name_scope():
+                    self.features.add(nn.Dense(4), nn.BatchNorm())
+                    self.features.add(nn.Dense(3, prefix="fc_"))
+                self.output = nn.Dense(2)
+                self.c = self.params.get_constant("c", [1, 2])
+                self.w = self.params.get("w", shape=(2,), init="ones")
+
+        def hybrid_forward(self, F, x, c, w):
+            return F.broadcast_add(self.output(self.features(x)), c * w)
+
+    with mx.name.NameManager():
+        net = Net()
+    net.initialize()
+    net.hybridize()
+    net(mx.nd.ones((2, 5)))
+    assert net._cached_graph[1].list_inputs() == [
+        "data", "net0_dense0_weight", "net0_dense0_bias", "net0_batchnorm0_gamma",
+        "net0_batchnorm0_beta", "net0_batchnorm0_running_mean", "net0_batchnorm0_running_var",
+        "net0_fc_weight", "net0_fc_bias", "net0_dense1_weight", "net0_dense1_bias", "net0_c",
+        "net0_w"]
+    assert sorted(net._collect_params_with_prefix()) == [
+        "c", "features.0.bias", "features.0.weight", "features.1.beta", "features.1.gamma",
+        "features.1.running_mean", "features.1.running_var", "features.2.bias",
+        "features.2.weight", "output.bias", "output.weight", "w"]
+    assert nn.Dense(2, prefix="").weight.name == "weight"

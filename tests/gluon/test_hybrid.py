@@ -166,7 +166,7 @@ def test_several_contexts_each_use_their_copy_of_the_parameters():
         outs = [net(p) for p in parts]
     for o in outs:
         o.backward()
-    assert [o.context for o in outs] == ctxs
+    assert [o.context for o in outs] == ctxs and mx.current_context() == mx.cpu(0)
     w = net[0].weight
     assert w.grad(ctxs[0]).context == ctxs[0]
     assert not np.allclose(w.grad(ctxs[0]).asnumpy(), w.grad(ctxs[1]).asnumpy())

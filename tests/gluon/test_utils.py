@@ -59,3 +59,28 @@ def test_check_sha1_and_download_uses_the_local_file(tmp_path):
     with pytest.raises(RuntimeError, match="without network, put the file at .*other.params"):
         utils.download("http://127.0.0.1:9/models/other.params", path=str(tmp_path),
                        retries=0)
+
+
+def test_download_fetches_checks_the_digest_and_leaves_no_partial_file(tmp_path):
+    import functools
+    import http.server
+    import threading
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "model.params").write_bytes(b"weights" * 1000)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/model.params"
+        got = utils.download(url, path=str(tmp_path / "dl" / "m.params"),
+                             sha1_hash=hashlib.sha1(b"weights" * 1000).hexdigest())
+        assert open(got, "rb").read() == b"weights" * 1000
+        with pytest.raises(RuntimeError, match="has SHA-1 .*, expected 0000"):
+            utils.download(url, path=str(tmp_path / "bad.params"), sha1_hash="0" * 40,
+                           retries=1)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["dl", "served"]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -18,6 +18,8 @@ from ..utils import _indent
 class _Container:
     """What Sequential and HybridSequential share: ``add``, indexing, length, repr."""
 
+    _summary_row = False
+
     def add(self, *blocks):
         """Append ``blocks``, run in order."""
         for block in blocks:
