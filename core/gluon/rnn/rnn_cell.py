@@ -6,6 +6,7 @@ from __future__ import annotations
 from ... import ndarray, symbol
 from ..._runtime.base import MXNetError, numeric_types
 from ..block import Block, HybridBlock
+from ..utils import _indent
 from ._sequence import (TENSOR_TYPES, format_sequence, last_valid_states, mask_invalid,
                         reverse_steps)
 
@@ -14,10 +15,6 @@ __all__ = ["RecurrentCell", "HybridRecurrentCell", "RNNCell", "LSTMCell", "GRUCe
            "ZoneoutCell", "ResidualCell", "BidirectionalCell"]
 
 _ACTIVATIONS = ("tanh", "relu", "sigmoid", "softsign")
-
-
-def _indent(text, spaces):
-    return text.replace("\n", "\n" + " " * spaces)
 
 
 def _make_state(func, name, info):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ... import ndarray, symbol
-from ..._runtime.base import MXNetError, ParamError
+from ..._runtime.base import MXNetError, ParamError, ShapeError
 from ..block import HybridBlock
 from . import rnn_cell
 from ._sequence import TENSOR_TYPES
@@ -76,12 +76,14 @@ class _RNNLayer(HybridBlock):
                     self._register_param(f"{d}{i}_h2r_weight", (recurrent, hidden_size),
                                          h2r_weight_initializer)
             width = recurrent * self._dir
+        groups = ("i2h", "h2h", "h2r") if self._projection_size else ("i2h", "h2h")
+        self._packed_order = [f"{d}{i}_{g}_{kind}" for kind in ("weight", "bias")
+                              for i in range(num_layers) for d in "lr"[:self._dir]
+                              for g in groups if (g, kind) != ("h2r", "bias")]
 
     def _register_param(self, name, shape, init):
-        param = self.params.get(name, shape=shape, init=init, allow_deferred_init=True,
-                                dtype=self._dtype)
-        setattr(self, name, param)
-        return param
+        setattr(self, name, self.params.get(name, shape=shape, init=init,
+                                            allow_deferred_init=True, dtype=self._dtype))
 
     def __repr__(self):
         shape = self.l0_i2h_weight.shape
@@ -186,7 +188,7 @@ class _RNNLayer(HybridBlock):
             batch_size = inputs.shape[self._layout.find("N")]
             for state, info in zip(states, self.state_info(batch_size)):
                 if state.shape != info["shape"]:
-                    raise MXNetError(f"{type(self).__name__}: a recurrent state has shape "
+                    raise ShapeError(f"{type(self).__name__}: a recurrent state has shape "
                                      f"{state.shape}, expected {info['shape']}")
         if self._layout == "NTC":
             inputs = F.swapaxes(inputs, dim1=0, dim2=1)
@@ -196,11 +198,8 @@ class _RNNLayer(HybridBlock):
         return outputs if self.skip_states else (outputs, states)
 
     def _fused(self, F, inputs, states, params):
-        groups = ("i2h", "h2h", "h2r") if self._projection_size else ("i2h", "h2h")
-        flat = [params[f"{d}{i}_{g}_{kind}"].reshape((-1,))
-                for kind in ("weight", "bias") for i in range(self._num_layers)
-                for d in "lr"[:self._dir] for g in groups if (g, kind) != ("h2r", "bias")]
-        packed = F._internal._rnn_param_concat(*flat, dim=0)
+        packed = F._internal._rnn_param_concat(
+            *[params[name].reshape((-1,)) for name in self._packed_order], dim=0)
         rnn = F.RNN(inputs, packed, *states, state_size=self._hidden_size,
                     num_layers=self._num_layers, bidirectional=self._dir == 2,
                     p=self._dropout, state_outputs=True, mode=self._mode,
