@@ -301,6 +301,17 @@ class Block:
         warnings.warn("load_params is deprecated. Please use load_parameters.")
         self.load_parameters(filename, ctx, allow_missing, ignore_extra)
 
+    def save(self, prefix):
+        """Save the structure (``<prefix>-model.json``: names, graphs of hybridized blocks)
+        and parameters (``<prefix>-model.params``), as MXNet 1.9's ``Block.save``."""
+        from . import _structure
+        _structure.save(self, prefix)
+
+    def load(self, prefix):
+        """Load what ``save(prefix)`` wrote into this block, built the same way."""
+        from . import _structure
+        _structure.load(self, prefix)
+
     def register_child(self, block, name=None):
         """Register ``block`` as a child (name: its attribute, else its position)."""
         if name is None:
@@ -464,12 +475,15 @@ class HybridBlock(Block):
     def _call_cached_op(self, *args):
         if self._cached_op is None:
             self._build_cache(*args)
-        flat, fmt = _flatten(args, "input")
-        if fmt != self._in_format and not _compatible_format(fmt, self._in_format):
-            raise ValueError(f"The argument structure of HybridBlock does not match the cached "
-                             f"version. Stored format = {fmt}, input format = "
-                             f"{self._in_format}")
-        flat = [a for a in flat if a is not None]
+        if len(args) == 1 and self._in_format == [0] and isinstance(args[0], NDArray):
+            flat = args                                   # the common case, one array
+        else:
+            flat, fmt = _flatten(args, "input")
+            if fmt != self._in_format and not _compatible_format(fmt, self._in_format):
+                raise ValueError(f"The argument structure of HybridBlock does not match the "
+                                 f"cached version. Stored format = {self._in_format}, input "
+                                 f"format = {fmt}")
+            flat = [a for a in flat if a is not None]
         try:
             cargs = [flat[i] if is_arg else i.data() for is_arg, i in self._cached_op_args]
         except DeferredInitializationError:
@@ -480,9 +494,9 @@ class HybridBlock(Block):
                     i._finish_deferred_init()
                 cargs.append(flat[i] if is_arg else i.data())
         out = self._cached_op(*cargs)
-        if isinstance(out, NDArray):
-            out = [out]
-        return _regroup(out, self._out_format)
+        if self._out_format == 0:
+            return out
+        return _regroup([out] if isinstance(out, NDArray) else out, self._out_format)
 
     def _clear_cached_op(self):
         self._cached_graph = ()
@@ -505,6 +519,15 @@ class HybridBlock(Block):
                           f'hook/pre-hook. If "{self}" is a child of HybridBlock, the hooks '
                           f'will not take effect.')
         super().hybridize(active, **kwargs)
+
+    def optimize_for(self, x, *args, backend=None, clear=False, **kwargs):
+        """Hybridize with the CachedOp ``kwargs`` flags and run ``x, *args`` once, building
+        the graph. Partitioning ``backend``s are not provided."""
+        if backend is not None:
+            raise MXNetError(f"optimize_for: backend={backend!r} is not supported; mxnext has "
+                             f"no subgraph partitioning backends (backend must be None)")
+        self.hybridize(True, clear=clear, **kwargs)
+        self(x, *args)
 
     def cast(self, dtype):
         self._clear_cached_op()
@@ -660,6 +683,11 @@ class SymbolBlock(HybridBlock):
                 raise ParameterError(f"Input symbols must be variable, but {s} is an output "
                                      f"of operators")
             input_names.add(s.name)
+        for name, attrs in out.attr_dict().items():
+            if attrs.get("__storage_type__", "0") not in ("0", "-1") and \
+                    name not in input_names:
+                raise ParameterError(f"SymbolBlock doesn't support Parameter {name!r} because "
+                                     f"its storage type is not 'default'.")
         arg_types, aux_types = _infer_param_types(syms, out)
         for arg, dtype in zip(out.list_arguments(), arg_types):
             if arg not in input_names:

@@ -70,7 +70,7 @@ class Parameter:
         self.init = init
         for what, value in (("stype", stype), ("grad_stype", grad_stype)):
             if value not in ("default", "row_sparse", "csr"):
-                raise ValueError(f"Parameter {name!r}: {what} must be 'default', "
+                raise ParameterError(f"Parameter {name!r}: {what} must be 'default', "
                                  f"'row_sparse' or 'csr', got {value!r}")
         self._stype = stype
         self._grad_stype = grad_stype
@@ -109,16 +109,18 @@ class Parameter:
 
     @property
     def shape(self):
-        return self._shape
+        """The shape; an unknown dimension is 0, or -1 in numpy-shape semantics."""
+        if self._shape is None or not is_np_shape():
+            return self._shape
+        return tuple(d if d != 0 else -1 for d in self._shape)
 
     @shape.setter
     def shape(self, new_shape):
         if self._shape is None:
             self._shape = tuple(new_shape) if new_shape is not None else None
             return
-        unknown = -1 if is_np_shape() else 0
         if len(self._shape) != len(new_shape) or any(
-                old not in (unknown, new) for new, old in zip(new_shape, self._shape)):
+                old not in (-1, 0, new) for new, old in zip(new_shape, self._shape)):
             raise ParameterError(f"Parameter {self.name!r}: expected shape {new_shape} is "
                                  f"incompatible with given shape {self._shape}")
         self._shape = tuple(new_shape)
@@ -326,11 +328,20 @@ class Parameter:
             self._check_dense("list_data")
         return self._check_and_get(self._data, list)
 
+    def _check_row_sparse(self, what):
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Cannot return copies of Parameter {self.name!r} via {what}() "
+                               f"because its storage type is {self._stype}. Please use data() "
+                               f"instead.")
+
     def row_sparse_data(self, row_id):
-        """The whole value on ``row_id``'s context (mxnext stores parameters dense)."""
+        """The whole value on ``row_id``'s context (mxnext stores row_sparse parameters
+        dense)."""
+        self._check_row_sparse("row_sparse_data")
         return self._check_and_get(self._data, row_id.context)
 
     def list_row_sparse_data(self, row_id):
+        self._check_row_sparse("list_row_sparse_data")
         return self._check_and_get(self._data, list)
 
     def _check_grad(self):

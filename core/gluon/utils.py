@@ -13,7 +13,7 @@ import numpy as np
 from .. import ndarray
 
 __all__ = ["split_data", "split_and_load", "clip_global_norm", "check_sha1", "download",
-           "HookHandle", "shape_is_known"]
+           "replace_file", "HookHandle", "shape_is_known"]
 
 
 def split_data(data, num_slice, batch_axis=0, even_split=True):
@@ -100,6 +100,23 @@ def download(url, path=None, overwrite=False, sha1_hash=None, retries=5, verify_
     except Exception as exc:
         raise RuntimeError(f"download: could not fetch {url} ({exc}); without network, put "
                            f"the file at {os.path.abspath(fname)!r}") from exc
+
+
+def replace_file(src, dst):
+    """Move ``src`` onto ``dst`` atomically (model_store writes downloads this way)."""
+    os.replace(src, dst)
+
+
+def _get_repo_url():
+    """The Gluon file repository: ``MXNET_GLUON_REPO`` or MXNet's default, ending in '/'."""
+    url = os.environ.get("MXNET_GLUON_REPO",
+                         "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/")
+    return url if url.endswith("/") else url + "/"
+
+
+def _get_repo_file_url(namespace, filename):
+    """The URL of a data set file in the Gluon repository."""
+    return f"{_get_repo_url()}gluon/dataset/{namespace}/{filename}"
 
 
 def shape_is_known(shape):

@@ -145,3 +145,28 @@ def test_sequential_of_blocks_and_slicing():
     assert len(net) == 2 and isinstance(net[:1], nn.Sequential) and len(net[:1]) == 1
     assert repr(net) == ("Sequential(\n  (0): Dense(2 -> 3, linear)\n"
                          "  (1): Dense(3 -> 1, linear)\n)")
+
+
+def test_save_and_load_structure_restore_names_and_graphs(tmp_path):
+    def make():
+        outer = gluon.Block()
+        inner = nn.HybridSequential()
+        inner.add(nn.Dense(3))
+        outer.register_child(inner, "body")
+        outer.register_child(nn.Dense(2), "head")
+        outer.forward = lambda x: outer._children["head"](outer._children["body"](x))
+        return outer
+
+    net = make()
+    net.initialize()
+    net.hybridize()
+    x = mx.nd.ones((1, 4))
+    y = net(x).asnumpy()
+    net.save(str(tmp_path / "m"))
+    assert sorted(mx.nd.load(str(tmp_path / "m-model.params"))) == [
+        "body.0.bias", "body.0.weight", "head.bias", "head.weight"]
+    other = make()
+    other.load(str(tmp_path / "m"))
+    assert other._children["body"].name == net._children["body"].name
+    assert other._children["body"]._active and other._children["body"]._cached_graph
+    np.testing.assert_allclose(other(x).asnumpy(), y, rtol=1e-6)

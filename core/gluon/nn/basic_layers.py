@@ -1,10 +1,16 @@
 """MXNet 1.9's basic ``gluon.nn`` layers: containers, Dense, and the layers that normalise,
 drop out, embed, reshape or wrap a function."""
 
-__all__ = ["Sequential", "HybridSequential", "Dense"]
+__all__ = ["Sequential", "HybridSequential", "Dense", "Dropout", "Embedding", "BatchNorm",
+           "BatchNormReLU", "InstanceNorm", "LayerNorm", "GroupNorm", "Flatten", "Lambda",
+           "HybridLambda", "Identity"]
 
 import warnings
 
+import numpy as np
+
+from ... import ndarray, symbol
+from ..._runtime.base import MXNetError
 from ..block import Block, HybridBlock
 from ..utils import _indent
 
@@ -98,3 +104,235 @@ class Dense(HybridBlock):
         shape = self.weight.shape
         layout = f"{shape[1] if shape[1] else None} -> {shape[0]}"
         return f"{type(self).__name__}({layout}, {self.act if self.act else 'linear'})"
+
+
+class Dropout(HybridBlock):
+    """Zeroes each element with probability ``rate`` while training (scaling the rest by
+    1/(1-rate)); ``axes`` shares one mask along those axes."""
+
+    def __init__(self, rate, axes=(), **kwargs):
+        super().__init__(**kwargs)
+        self._rate = rate
+        self._axes = axes
+
+    def hybrid_forward(self, F, x):
+        if self._rate > 0:
+            return F.Dropout(x, p=self._rate, axes=self._axes, name="fwd", cudnn_off=False)
+        return F.identity(x)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(p = {self._rate}, axes={self._axes})"
+
+
+class _Norm(HybridBlock):
+    """A normalisation layer with ``gamma`` (scale) and ``beta`` (offset) of ``size``
+    elements, 0 until the first forward when ``in_channels`` is not given."""
+
+    def _gamma_beta(self, size, center, scale, beta_initializer, gamma_initializer,
+                    batch_norm=False):
+        """(BatchNorm's gamma/beta are not differentiable when fixed; the others' are.)"""
+        self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
+                                     shape=(size,), init=gamma_initializer,
+                                     allow_deferred_init=True,
+                                     differentiable=scale or not batch_norm)
+        self.beta = self.params.get("beta", grad_req="write" if center else "null",
+                                    shape=(size,), init=beta_initializer,
+                                    allow_deferred_init=True,
+                                    differentiable=center or not batch_norm)
+
+    def __repr__(self):
+        content = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
+        in_channels = self.gamma.shape[0]
+        return f"{type(self).__name__}({content}, in_channels={in_channels or None})"
+
+
+class BatchNorm(_Norm):
+    """Normalises over the batch along ``axis`` (the channels), keeping running mean and
+    variance (auxiliary states updated with ``momentum`` by each training step, used at
+    inference or with ``use_global_stats``)."""
+
+    _fuse_relu = False
+
+    def __init__(self, axis=1, momentum=0.9, epsilon=1e-5, center=True, scale=True,
+                 use_global_stats=False, beta_initializer="zeros", gamma_initializer="ones",
+                 running_mean_initializer="zeros", running_variance_initializer="ones",
+                 in_channels=0, **kwargs):
+        super().__init__(**kwargs)
+        self._kwargs = {"axis": axis, "eps": epsilon, "momentum": momentum,
+                        "fix_gamma": not scale, "use_global_stats": use_global_stats}
+        self._axis = axis
+        if in_channels != 0:
+            self.in_channels = in_channels
+        self._gamma_beta(in_channels, center, scale, beta_initializer, gamma_initializer,
+                         batch_norm=True)
+        self.running_mean = self.params.get("running_mean", grad_req="null",
+                                            shape=(in_channels,),
+                                            init=running_mean_initializer,
+                                            allow_deferred_init=True, differentiable=False)
+        self.running_var = self.params.get("running_var", grad_req="null",
+                                           shape=(in_channels,),
+                                           init=running_variance_initializer,
+                                           allow_deferred_init=True, differentiable=False)
+
+    def cast(self, dtype):
+        if np.dtype(dtype).name == "float16":       # statistics stay float32, as MXNet's
+            dtype = "float32"
+        super().cast(dtype)
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        out = F.BatchNorm(x, gamma, beta, running_mean, running_var, name="fwd",
+                          **self._kwargs)
+        return F.relu(out) if self._fuse_relu else out
+
+
+class BatchNormReLU(BatchNorm):
+    """BatchNorm followed by relu."""
+
+    _fuse_relu = True
+
+
+class InstanceNorm(_Norm):
+    """Normalises each sample and channel (``axis``) over the remaining axes."""
+
+    def __init__(self, axis=1, epsilon=1e-5, center=True, scale=False,
+                 beta_initializer="zeros", gamma_initializer="ones", in_channels=0, **kwargs):
+        super().__init__(**kwargs)
+        self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
+        self._axis = axis
+        self._epsilon = epsilon
+        self._gamma_beta(in_channels, center, scale, beta_initializer, gamma_initializer)
+
+    def hybrid_forward(self, F, x, gamma, beta):
+        if self._axis == 1:
+            return F.InstanceNorm(x, gamma, beta, name="fwd", eps=self._epsilon)
+        x = x.swapaxes(1, self._axis)
+        return F.InstanceNorm(x, gamma, beta, name="fwd",
+                              eps=self._epsilon).swapaxes(1, self._axis)
+
+
+class LayerNorm(_Norm):
+    """Normalises each sample over ``axis`` (default the last)."""
+
+    def __init__(self, axis=-1, epsilon=1e-5, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", in_channels=0,
+                 prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
+        self._axis = axis
+        self._epsilon = epsilon
+        self._gamma_beta(in_channels, center, scale, beta_initializer, gamma_initializer)
+
+    def hybrid_forward(self, F, data, gamma, beta):
+        return F.LayerNorm(data, gamma=gamma, beta=beta, axis=self._axis, eps=self._epsilon)
+
+
+class GroupNorm(_Norm):
+    """Normalises each sample over groups of ``num_groups`` channel groups (gamma and beta
+    per group, as MXNet 1.x's GroupNorm op)."""
+
+    def __init__(self, num_groups=1, epsilon=1e-5, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", prefix=None,
+                 params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._kwargs = {"eps": epsilon, "num_groups": num_groups, "center": center,
+                        "scale": scale}
+        self._num_groups = num_groups
+        self._epsilon = epsilon
+        self._gamma_beta(num_groups, center, scale, beta_initializer, gamma_initializer)
+
+    def hybrid_forward(self, F, data, gamma, beta):
+        return F.GroupNorm(data, gamma=gamma, beta=beta, num_groups=self._num_groups,
+                           eps=self._epsilon)
+
+    def __repr__(self):
+        content = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
+        return f"{type(self).__name__}({content})"
+
+
+class Embedding(HybridBlock):
+    """Maps integer indices below ``input_dim`` to rows of an ``(input_dim, output_dim)``
+    weight; ``sparse_grad`` is accepted (the gradient is stored dense)."""
+
+    def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
+                 sparse_grad=False, **kwargs):
+        super().__init__(**kwargs)
+        self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,
+                        "sparse_grad": sparse_grad}
+        self.weight = self.params.get("weight", shape=(input_dim, output_dim),
+                                      init=weight_initializer, dtype=dtype,
+                                      allow_deferred_init=True,
+                                      grad_stype="row_sparse" if sparse_grad else "default")
+
+    def hybrid_forward(self, F, x, weight):
+        return F.Embedding(x, weight, name="fwd", **self._kwargs)
+
+    def __repr__(self):
+        k = self._kwargs
+        return f"{type(self).__name__}({k['input_dim']} -> {k['output_dim']}, {k['dtype']})"
+
+
+class Flatten(HybridBlock):
+    """Reshapes ``(N, ...)`` to ``(N, -1)``."""
+
+    def hybrid_forward(self, F, x):
+        return F.Flatten(x)
+
+    def __repr__(self):
+        return type(self).__name__
+
+
+class Identity(HybridBlock):
+    """Returns its input."""
+
+    def hybrid_forward(self, F, x):
+        return x
+
+
+def _named_function(function, modules, what):
+    if not all(hasattr(m, function) for m in modules):
+        raise MXNetError(f"Function name {function} is not found in {what}.")
+
+
+class Lambda(Block):
+    """Wraps ``function`` (a callable, or the name of an ``mx.nd`` function) as a Block."""
+
+    def __init__(self, function, prefix=None):
+        super().__init__(prefix=prefix)
+        if isinstance(function, str):
+            _named_function(function, (ndarray,), "ndarray")
+            self._func_impl = getattr(ndarray, function)
+        elif callable(function):
+            self._func_impl = function
+        else:
+            raise ValueError(f"Unrecognized function in lambda: {function} of type "
+                             f"{type(function)}")
+
+    def forward(self, *args):
+        return self._func_impl(*args)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._func_impl.__name__})"
+
+
+class HybridLambda(HybridBlock):
+    """Wraps ``function(F, x, *args)`` (or the name of a function both ``mx.nd`` and
+    ``mx.sym`` have) as a HybridBlock."""
+
+    def __init__(self, function, prefix=None):
+        super().__init__(prefix=prefix)
+        if isinstance(function, str):
+            _named_function(function, (ndarray, symbol), "symbol/ndarray")
+            self._func = lambda F, *args: getattr(F, function)(*args)
+            self._func_name = function
+        elif callable(function):
+            self._func = function
+            self._func_name = function.__name__
+        else:
+            raise ValueError(f"Unrecognized function in lambda: {function} of type "
+                             f"{type(function)}")
+
+    def hybrid_forward(self, F, x, *args):
+        return self._func(F, x, *args)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._func_name})"
