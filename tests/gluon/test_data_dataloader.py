@@ -263,3 +263,16 @@ def test_workers_start_with_spawn_too(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                          timeout=100)
     assert out.stdout.strip() == "[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0]]", out.stderr
+
+
+def test_record_file_dataset_in_workers_reopens_the_file(tmp_path):
+    rec, idx = str(tmp_path / "r.rec"), str(tmp_path / "r.idx")
+    writer = mx.recordio.MXIndexedRecordIO(idx, rec, "w")
+    for i in range(9):
+        writer.write_idx(i, mx.recordio.pack(mx.recordio.IRHeader(0, i, i, 0), b"x" * i))
+    writer.close()
+    ds = gdata.RecordFileDataset(rec).transform(
+        lambda r: mx.recordio.unpack(r)[0].label)
+    labels = gdata.DataLoader(ds, 2, num_workers=2)
+    assert np.concatenate([b.asnumpy() for b in labels]).tolist() == list(range(9))
+    assert ds[4] == 4                       # the loading process's own handle still reads
