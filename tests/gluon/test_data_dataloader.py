@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import gc
-import glob
 import multiprocessing
 import os
 import pickle
@@ -70,7 +69,7 @@ class Slow(gdata.Dataset):
 
 
 def _leftovers(pool):
-    return glob.glob(os.path.join(_workers._SHM_DIR, pool._workers.prefix + "-*"))
+    return os.listdir(pool._workers.folder)
 
 
 def _gone(pid):
@@ -155,12 +154,12 @@ def test_batch_data_goes_through_shared_memory_not_the_pipe():
     try:
         assert size >= big.nbytes and os.path.getsize(path) == size
         assert len(pickle.dumps(tree)) < 400              # names, shapes, dtypes only
-        arr, stacked = _workers._read(os.path.basename(path), size, tree)
+        arr, stacked = _workers._read(path, size, tree)
     finally:
         assert not os.path.exists(path)                   # the name goes when mapped
     assert isinstance(arr, np.ndarray) and (arr == big).all()
     assert isinstance(stacked, mx.nd.NDArray) and (stacked.asnumpy() == big[:2]).all()
-    stacked += 1                                          # the mapping is writable
+    stacked += 1                                  # writable, here only (copy-on-write)
     assert (stacked.asnumpy() == big[:2] + 1).all()
 
 
@@ -178,6 +177,24 @@ def test_worker_error_is_raised_here_naming_the_worker():
     with pytest.raises(mx.MXNetError, match=r"DataLoader worker 0 \(pid \d+\).* raised "
                                             r"Unpicklable: 1/2"):
         list(odd)
+
+
+class Ragged(gdata.Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return np.zeros(3 + i % 2)
+
+
+def test_samples_of_different_shapes_need_a_batchify_fn():
+    loader = gdata.DataLoader(Ragged(), 2, num_workers=1)
+    with pytest.raises(mx.MXNetError, match=r"stacks samples of one shape, got shapes "
+                                            r"\[\(3,\), \(4,\)\]") as info:
+        list(loader)
+    assert "DataLoader worker 0" in "".join(info.value.__notes__)
+    lists = gdata.DataLoader(Ragged(), 2, num_workers=1, batchify_fn=list)
+    assert [[a.shape for a in b] for b in lists] == [[(3,), (4,)], [(3,), (4,)]]
 
 
 def test_a_dead_worker_is_reported_and_the_next_pass_gets_new_workers():
@@ -215,11 +232,11 @@ def test_nothing_is_left_after_breaking_off_and_after_the_loader_goes():
     gc.collect()
     assert not any(_gone(pid) for pid in pids)    # an iterator still uses them
     assert next(it).shape == (2, 100)
-    prefix = it.gi_frame.f_locals["self"]._pool._workers.prefix
+    folder = it.gi_frame.f_locals["self"]._pool._workers.folder
     del it
     gc.collect()
     assert all(_gone(pid) for pid in pids)
-    assert glob.glob(os.path.join(_workers._SHM_DIR, prefix + "-*")) == []
+    assert not os.path.exists(folder)
     assert multiprocessing.active_children() == []
 
 
@@ -246,3 +263,16 @@ def test_workers_start_with_spawn_too(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                          timeout=100)
     assert out.stdout.strip() == "[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0]]", out.stderr
+
+
+def test_record_file_dataset_in_workers_reopens_the_file(tmp_path):
+    rec, idx = str(tmp_path / "r.rec"), str(tmp_path / "r.idx")
+    writer = mx.recordio.MXIndexedRecordIO(idx, rec, "w")
+    for i in range(9):
+        writer.write_idx(i, mx.recordio.pack(mx.recordio.IRHeader(0, i, i, 0), b"x" * i))
+    writer.close()
+    ds = gdata.RecordFileDataset(rec).transform(
+        lambda r: mx.recordio.unpack(r)[0].label)
+    labels = gdata.DataLoader(ds, 2, num_workers=2)
+    assert np.concatenate([b.asnumpy() for b in labels]).tolist() == list(range(9))
+    assert ds[4] == 4                       # the loading process's own handle still reads

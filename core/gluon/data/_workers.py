@@ -1,13 +1,14 @@
 """The DataLoader's workers: processes that read and batch samples, handing each batch back
 through a shared-memory file, or threads of the loading process (``thread_pool=True``).
 
-A worker process writes a batch's arrays into one file under ``/dev/shm`` (a file-backed
-``mmap``; the temp dir where there is no ``/dev/shm``), named for the pool; only the file's
-name and each array's offset, shape and dtype travel through the pipe. The loading process
-maps the file, removes its name at once and wraps the arrays as NDArrays over the mapping
-(numpy arrays stay numpy), so array data is never pickled and never copied again; the
-memory goes when the last array over it does. A pool that shuts down (when no loader or
-iterator holds it any more, or at exit) stops its workers and removes files its workers left.
+A worker process writes a batch's arrays into one file (through ``_atomic_write``, so it
+appears complete) in the pool's folder under ``/dev/shm`` (the temp dir where there is no
+``/dev/shm``), mapped with ``mmap``; only the file's name and each array's offset, shape
+and dtype travel through the pipe. The loading process maps the file copy-on-write, removes
+its name at once and wraps the arrays as NDArrays over the mapping (numpy arrays stay
+numpy), so array data is never pickled and never copied again; the memory goes when the
+last array over it does. A pool that shuts down (when no loader or iterator holds it any
+more, or at exit) stops its workers and removes its folder with whatever they left.
 
 Tasks go to the worker with the fewest outstanding ones, at most ``_PER_WORKER`` each; the
 loading process receives results only while it waits for one, so no thread runs beside it.
@@ -15,7 +16,6 @@ loading process receives results only while it waits for one, so no thread runs 
 
 from __future__ import annotations
 
-import glob
 import math
 import mmap
 import multiprocessing
@@ -23,6 +23,7 @@ import multiprocessing.connection
 import os
 import pickle
 import random
+import shutil
 import signal
 import time
 import traceback
@@ -33,6 +34,7 @@ from concurrent.futures import TimeoutError as _FutureTimeout
 
 import numpy as np
 
+from ..._atomic_write import AtomicFile
 from ..._runtime.base import MXNetError
 from ...ndarray import NDArray, from_numpy
 
@@ -92,6 +94,11 @@ def _plan(obj, leaves):
     kind = type(obj)
     if kind is _Stack:
         parts = obj.parts
+        shapes = {np.shape(part) for part in parts}
+        if len(shapes) > 1:
+            raise MXNetError(f"DataLoader: the default batchify_fn stacks samples of one "
+                             f"shape, got shapes {sorted(shapes)}; pass a batchify_fn that "
+                             f"pads or lists them")
         dtype = np.result_type(*{part.dtype for part in parts})
         leaf = _Leaf(0, (len(parts),) + np.shape(parts[0]), dtype.str, True)
         leaves.append((leaf, obj))
@@ -127,17 +134,16 @@ def _write(path, batch):
         size += -(-_nbytes(leaf) // _ALIGN) * _ALIGN
     if size == 0:
         return tree, 0
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    out = AtomicFile(path)
     try:
-        try:
-            os.posix_fallocate(fd, 0, size)     # a full /dev/shm fails here, not as SIGBUS
-        except OSError as exc:
-            raise MXNetError(f"DataLoader: no room for a batch of {size} bytes in "
-                             f"{_SHM_DIR} ({exc.strerror}); use fewer workers, a smaller "
-                             f"prefetch, or thread_pool=True") from None
+        fd = out.file.fileno()
+        os.posix_fallocate(fd, 0, size)     # a full /dev/shm fails here, not as SIGBUS
         mem = mmap.mmap(fd, size, flags=_POPULATE)
-    finally:
-        os.close(fd)
+    except OSError as exc:
+        out.discard()
+        raise MXNetError(f"DataLoader: no room for a batch of {size} bytes in {_SHM_DIR} "
+                         f"({exc.strerror}); use fewer workers, a smaller prefetch, or "
+                         f"thread_pool=True") from None
     buf = np.frombuffer(mem, np.uint8)
     for leaf, src in leaves:
         view = buf[leaf.offset:leaf.offset + _nbytes(leaf)].view(leaf.dtype).reshape(leaf.shape)
@@ -151,19 +157,19 @@ def _write(path, batch):
         mem.close()
     except BufferError:     # a view still held (by a cycle): unmapped when it goes
         pass
+    out.commit()
     return tree, size
 
 
-def _read(name, size, tree):
-    """The batch a worker wrote into file ``name``: maps it and removes its name."""
+def _read(path, size, tree):
+    """The batch a worker wrote into the file at ``path``: maps it (copy-on-write: writes
+    to the arrays stay here) and removes its name."""
     if size == 0:
         return _build(tree, None)
-    path = os.path.join(_SHM_DIR, name)
-    fd = os.open(path, os.O_RDWR)
     try:
-        mem = mmap.mmap(fd, size)
+        with open(path, "rb") as f:
+            mem = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_COPY)
     finally:
-        os.close(fd)
         os.unlink(path)
     return _build(tree, np.frombuffer(mem, np.uint8))
 
@@ -184,7 +190,7 @@ def _build(obj, buf):
 
 
 # -- the worker process ------------------------------------------------------------------
-def _worker_main(wid, conn, dataset, batchify_fn, prefix, seed):
+def _worker_main(wid, conn, dataset, batchify_fn, folder, seed):
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the loading process's
     np.random.seed((seed + wid) % 2**32)            # workers draw different random numbers
     random.seed(seed + wid)
@@ -201,9 +207,9 @@ def _worker_main(wid, conn, dataset, batchify_fn, prefix, seed):
         try:
             batch = batchify([dataset[i] for i in indices])
             count += 1
-            name = f"{prefix}-{wid}-{count}"
-            tree, size = _write(os.path.join(_SHM_DIR, name), batch)
-            reply = (ticket, True, (name, size, tree))
+            path = os.path.join(folder, f"{wid}-{count}")
+            tree, size = _write(path, batch)
+            reply = (ticket, True, (path, size, tree))
         except Exception as exc:                    # noqa: BLE001  (the parent raises it)
             reply = (ticket, False, _describe(exc))
         try:
@@ -248,8 +254,8 @@ class _Workers:
     """What shutting a process pool down needs (kept apart from the pool, so that the
     pool's finalizer does not hold the pool)."""
 
-    def __init__(self, prefix):
-        self.prefix = prefix
+    def __init__(self, folder):
+        self.folder = folder
         self.procs = []
         self.conns = []
 
@@ -271,11 +277,7 @@ class _Workers:
                 proc.join()
         for conn in self.conns:
             conn.close()
-        for path in glob.glob(os.path.join(_SHM_DIR, self.prefix + "-*")):
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
+        shutil.rmtree(self.folder, ignore_errors=True)
         self.procs, self.conns = [], []
 
 
@@ -285,14 +287,16 @@ class ProcessPool:
 
     def __init__(self, num_workers, dataset, batchify_fn):
         ctx = multiprocessing.get_context()
-        prefix = f"mxnext-dataloader-{os.getpid()}-{os.urandom(4).hex()}"
-        self._workers = workers = _Workers(prefix)
+        folder = os.path.join(_SHM_DIR, f"mxnext-dataloader-{os.getpid()}-"
+                                        f"{os.urandom(4).hex()}")
+        os.mkdir(folder, 0o700)
+        self._workers = workers = _Workers(folder)
         self._finalizer = weakref.finalize(self, workers.shutdown)
         seed = int(np.random.randint(0, 2**31 - 1))
         for wid in range(num_workers):
             here, there = ctx.Pipe()
             proc = ctx.Process(target=_worker_main, name=f"mxnext DataLoader worker {wid}",
-                               args=(wid, there, dataset, batchify_fn, prefix, seed),
+                               args=(wid, there, dataset, batchify_fn, folder, seed),
                                daemon=True)
             proc.start()
             there.close()
@@ -420,10 +424,10 @@ class ProcessPool:
         self._finalizer()
 
 
-def _unlink(name, size):
+def _unlink(path, size):
     if size:
         try:
-            os.unlink(os.path.join(_SHM_DIR, name))
+            os.unlink(path)
         except FileNotFoundError:
             pass
 
