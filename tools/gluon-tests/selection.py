@@ -6,6 +6,7 @@ BASELINE = "baseline-mxnet-1.9.1.json"
 
 TEST_TIMEOUT_S = 300        # per test: past it the process is killed and the file resumes
 GLOBAL_TIMEOUT_S = 5400     # whole run: tests not reached by then are "not_run"
+MEMORY_GB = 8.0             # a test process past this resident size is killed (MXNet's peak: 6.3)
 SEED = 1234                 # MXNET_MODULE_SEED and MXNET_TEST_SEED
 
 # Run order: quick files first.
