@@ -52,6 +52,7 @@ ASIDE = {
                                                "name, the one pytest collects)"),
         "test_global_norm_clip": ("sparse", "loops over default and row_sparse arrays"),
         "test_embedding": ("sparse", "reads .data of a row_sparse gradient"),
+        "test_split_and_load": ("sparse", "splits a CSRNDArray"),
         "test_sync_batchnorm": ("gpu", "loops over the GPUs; none on CPU"),
     },
     "test_gluon_trainer.py": {
