@@ -1,6 +1,6 @@
 """tools/gluon-tests, the Gluon yardstick runner: it runs an upstream MXNet test on mxnext
 through the alias and scores it against the MXNet 1.9.1 baseline, and a test that crashes
-or hangs its process costs that test only."""
+or hangs its process or takes too much memory costs that test only."""
 
 import importlib.util
 import json
@@ -41,13 +41,15 @@ FAULTS = """
     def test_first(): pass
     def test_crash(): os._exit(3)
     def test_hang(): time.sleep(600)
+    def test_greedy(): block = bytearray(800 * 2 ** 20); time.sleep(600)
     def test_wrong(): assert 1 == 2, "one is not two"
     def test_last(): pass
 """
 
 
 def _run_file(tmp_path, source, **env):
-    """Outcomes of the tests in ``source`` run as a file by the runner (3 s per test)."""
+    """Outcomes of the tests in ``source`` run as a file by the runner (3 s and 0.5 GB per
+    test)."""
     unit, work, logs = (tmp_path / d for d in ("unit", "work", "logs"))
     for d in (unit, work, logs):
         d.mkdir()
@@ -57,15 +59,15 @@ def _run_file(tmp_path, source, **env):
                **env)
     cfg = {"python": sys.executable, "tmp": str(tmp_path), "work": str(work), "logs": str(logs),
            "ini": str(tmp_path / "pytest.ini"), "unit": str(unit), "env": env, "only": {},
-           "timeout": 3, "deadline": time.time() + 240, "max_restarts": 5}
+           "timeout": 3, "deadline": time.time() + 240, "max_restarts": 5, "memory_gb": 0.5}
     return _runner().FileRun("test_file.py", cfg).run().results
 
 
-def test_a_crash_or_a_hang_costs_one_test_and_the_file_resumes(tmp_path):
+def test_a_crash_a_hang_or_a_memory_hog_costs_one_test_and_the_file_resumes(tmp_path):
     results = _run_file(tmp_path, FAULTS)
     outcomes = {nid.split("::")[1]: r["outcome"] for nid, r in results.items()}
     assert outcomes == {"test_first": "passed", "test_crash": "crashed", "test_hang": "timeout",
-                        "test_wrong": "failed", "test_last": "passed"}
+                        "test_greedy": "memory", "test_wrong": "failed", "test_last": "passed"}
     assert "exit status 3" in results["test_file.py::test_crash"]["message"]
     assert "one is not two" in results["test_file.py::test_wrong"]["message"]
 

@@ -189,18 +189,34 @@ class FileRun:
             if done:
                 return finished, running, "crashed"
             now = time.time()
-            over_test = running is not None and now - since > self.cfg["timeout"]
-            if over_test or now > self.cfg["deadline"]:
+            why = ("timeout" if running is not None and now - since > self.cfg["timeout"]
+                   else "memory" if rss_gb(proc.pid) > self.cfg["memory_gb"]
+                   else "deadline" if now > self.cfg["deadline"] else None)
+            if why:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-                return False, running, "timeout" if over_test else "deadline"
+                return False, running, why
             time.sleep(0.2)
 
     def _death(self, why, rc, logf):
         if why == "timeout":
             return "still running after %ds; process killed" % self.cfg["timeout"]
+        if why == "memory":
+            return "process killed: its memory passed %g GB" % self.cfg["memory_gb"]
         how = "signal %d" % -rc if rc is not None and rc < 0 else "exit status %s" % rc
         return "the process died (%s): %s" % (how, one_line(tail(logf, 400)))
+
+
+def rss_gb(pid):
+    """Resident memory of a process, in GB (0 once it is gone)."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 2.0 ** 20
+    except OSError:
+        pass
+    return 0.0
 
 
 def tail(path, n=3000):
@@ -327,6 +343,8 @@ def main(argv=None):
     ap.add_argument("--tests", default="", help="NAME or FILE::NAME, comma-separated")
     ap.add_argument("--timeout", type=float, default=SEL.TEST_TIMEOUT_S, help="per test (s)")
     ap.add_argument("--global-timeout", type=float, default=SEL.GLOBAL_TIMEOUT_S)
+    ap.add_argument("--memory-gb", type=float, default=SEL.MEMORY_GB,
+                    help="a test process whose resident memory passes this is killed")
     ap.add_argument("--jobs", type=int, default=1, help="files run at once")
     ap.add_argument("--seed", type=int, default=SEL.SEED)
     ap.add_argument("--baseline", default=None,
@@ -371,7 +389,7 @@ def main(argv=None):
             return 2
         cfg = {"python": python, "tmp": tmp, "work": work, "logs": logs, "ini": ini,
                "unit": os.path.join(src, UNIT), "env": env, "only": only,
-               "timeout": a.timeout, "deadline": t0 + a.global_timeout,
+               "timeout": a.timeout, "deadline": t0 + a.global_timeout, "memory_gb": a.memory_gb,
                "max_restarts": a.max_restarts}
         runs, queue, lock = {}, list(files), threading.Lock()
 
@@ -403,6 +421,7 @@ def main(argv=None):
             "environment": found, "cpus": os.cpu_count(),
             "upstream": dict(SEL.UPSTREAM, edited=edited),
             "settings": {"files": files, "only": only, "seed": a.seed, "timeout_s": a.timeout,
+                         "memory_gb": a.memory_gb,
                          "global_timeout_s": a.global_timeout, "jobs": a.jobs},
             "wall_s": round(time.time() - t0, 1),
             "collect_errors": {f: runs[f].collect_error for f in files if runs[f].collect_error},

@@ -6,6 +6,7 @@ BASELINE = "baseline-mxnet-1.9.1.json"
 
 TEST_TIMEOUT_S = 300        # per test: past it the process is killed and the file resumes
 GLOBAL_TIMEOUT_S = 5400     # whole run: tests not reached by then are "not_run"
+MEMORY_GB = 8.0             # a test process past this resident size is killed (MXNet's peak: 6.3)
 SEED = 1234                 # MXNET_MODULE_SEED and MXNET_TEST_SEED
 
 # Run order: quick files first.
@@ -51,6 +52,7 @@ ASIDE = {
                                                "name, the one pytest collects)"),
         "test_global_norm_clip": ("sparse", "loops over default and row_sparse arrays"),
         "test_embedding": ("sparse", "reads .data of a row_sparse gradient"),
+        "test_split_and_load": ("sparse", "splits a CSRNDArray"),
         "test_sync_batchnorm": ("gpu", "loops over the GPUs; none on CPU"),
     },
     "test_gluon_trainer.py": {
