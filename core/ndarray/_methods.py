@@ -10,6 +10,10 @@ from .._runtime.base import MXNetError, ShapeError
 from ._imperative import invoke_name, op_function
 
 __all__ = ["OpMethods", "split_v2"]
+
+# (target, input shape, keywords) -> (Reshape's params, the new shape): a layer reshapes
+# the same way every call, and inferring the shape each time cost most of a reshape
+_RESHAPES: dict = {}
 registry.require("NDArray shape methods", "Reshape", "transpose", "broadcast_to", "slice_axis",
                  "squeeze", "expand_dims", "Flatten")
 
@@ -68,15 +72,30 @@ class OpMethods:
         if "shape" in kwargs:
             shape = kwargs.pop("shape")
         op = registry.get("Reshape")
+        key = (tuple(shape), self._shape, *kwargs.items())
+        try:
+            hit = _RESHAPES.get(key)
+        except TypeError:                   # an unhashable keyword: not cached
+            hit = key = None
+        if hit is None:
+            hit = self._reshape_target(op, shape, kwargs)
+            if key is not None:
+                if len(_RESHAPES) >= 4096:
+                    _RESHAPES.clear()
+                _RESHAPES[key] = hit
+        params, new = hit
+        out = self._view(new)
+        if _tape.state.recording and self._ag is not None:
+            _tape.record(op, params, [self], [out])
+        return out
+
+    def _reshape_target(self, op, shape, kwargs):
         params = op.parse_params({"shape": tuple(shape), **kwargs})
         _, outs = op.get_attr("FInferShape")(params, [self._shape], [None])
         new = tuple(outs[0])
         if _size(new) != _size(self._shape):
             raise ShapeError(f"reshape: cannot reshape {self._shape} into {tuple(shape)}")
-        out = self._view(new)
-        if _tape.state.recording and self._ag is not None:
-            _tape.record(op, params, [self], [out])
-        return out
+        return params, new
 
     def flatten(self, inplace=False):
         """Collapse every axis but the first; ``inplace`` returns a view instead of a copy."""
