@@ -19,7 +19,8 @@ Each side runs in a fresh interpreter (this file with ``--side``), once per roun
 order rotating; the table shows each side's best round. Interpreters and threads as
 bench/training.py: MXNet's from ``MXNEXT_MXNET_PYTHON`` (default /tmp/mxvenv/bin/python),
 PyTorch's from ``MXNEXT_TORCH_PYTHON`` (or /tmp/torchvenv); MXNet and PyTorch with 2
-threads, mxnext's BLAS with 1 per engine worker. A side whose interpreter is missing is
+threads, mxnext's BLAS with 1 per engine worker, and the numpy step with mxnext's BLAS
+threads (the same math under the same BLAS). A side whose interpreter is missing is
 left out with a note. Printed, never asserted: the ratios and whether each target is met
 (hybridized >= 1.3x MXNet's hybridized and >= 0.95x numpy; imperative >= 1.3x MXNet's
 imperative).
@@ -170,7 +171,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3, help="timed blocks per round (best kept)")
     ap.add_argument("--no-resnet", action="store_true")
     ap.add_argument("--mxnext-blas-threads", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=2, help="MXNet's, PyTorch's and numpy's")
+    ap.add_argument("--threads", type=int, default=2, help="MXNet's and PyTorch's")
     ap.add_argument("--side", choices=("mxnext", "mxnet", "torch", "numpy"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.side:
@@ -180,14 +181,15 @@ def main():
     pythons = training._interpreters(args)
     pythons["numpy"] = sys.executable
     names = list(pythons)
-    print(f"batch {BATCH}; best of {args.rounds} rounds x {args.repeats} blocks; mxnext BLAS "
-          f"threads {args.mxnext_blas_threads}, MXNet, PyTorch and numpy {args.threads}")
+    print(f"batch {BATCH}; best of {args.rounds} rounds x {args.repeats} blocks; mxnext's and "
+          f"numpy's BLAS threads {args.mxnext_blas_threads}, MXNet's and PyTorch's "
+          f"{args.threads}")
     best = {}
     for r in range(args.rounds):
         for side in names[r % len(names):] + names[:r % len(names)]:
             cmd = [pythons[side], os.path.abspath(__file__), "--side", side] + sys.argv[1:]
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800,
-                                  env=training._env(side, args))
+            env = training._env("mxnext" if side == "numpy" else side, args)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
             if proc.returncode:
                 raise SystemExit(f"{side} failed:\n{proc.stderr[-3000:]}")
             for row, (value, loss) in json.loads(proc.stdout.splitlines()[-1]).items():
