@@ -1,5 +1,8 @@
 """FullyConnected: forward/backward against numpy products, flatten, bias shapes, inference."""
 
+import os
+import threading
+
 import numpy as np
 import pytest
 from opsdk import ShapeError
@@ -144,3 +147,20 @@ def test_kernel_threads_run_every_part_and_raise_the_first_error(monkeypatch):
     monkeypatch.setenv("MXNEXT_KERNEL_THREADS", "two")
     with pytest.raises(ValueError, match="MXNEXT_KERNEL_THREADS must be a whole number"):
         parallel(lambda: None, lambda: None)
+
+
+def test_kernel_threads_after_their_pool_shut_down_run_the_parts_here(monkeypatch):
+    # at interpreter exit concurrent.futures shuts its pools down before the engine's exit
+    # hook runs the work still pending
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mxnext_ops_nn import _threads
+    pool = ThreadPoolExecutor(1)
+    pool.shutdown()
+    monkeypatch.setattr(_threads, "_pool", pool)
+    monkeypatch.setattr(_threads, "_pool_pid", os.getpid())
+    monkeypatch.setenv("MXNEXT_KERNEL_THREADS", "2")
+    done = []
+    _threads.parallel(*[lambda i=i: done.append((i, threading.current_thread())) for i in
+                        range(4)])
+    assert done == [(i, threading.current_thread()) for i in range(4)]

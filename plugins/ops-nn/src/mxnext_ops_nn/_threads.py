@@ -66,7 +66,12 @@ def parallel(*parts) -> None:
                 return
             fn()
     pool = _executor(threads())
-    futures = [pool.submit(drain) for _ in range(n - 1)]
+    futures = []
+    for _ in range(n - 1):
+        try:
+            futures.append(pool.submit(drain))
+        except RuntimeError:    # the pool shut down (interpreter exit): the parts run here
+            break
     try:
         drain()
     finally:
