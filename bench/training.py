@@ -21,13 +21,22 @@ MXNet's from ``MXNEXT_MXNET_PYTHON`` (default /tmp/mxvenv/bin/python: ``python3 
 ``MXNEXT_TORCH_PYTHON`` (default: the first of this interpreter, /tmp/torchvenv and
 /tmp/mxvenv that imports torch); a side whose interpreter is missing is skipped with a
 note. Threads: MXNet and PyTorch compute with 2 threads (``OMP_NUM_THREADS=2``,
-``torch.set_num_threads(2)``; ``--threads`` changes it); mxnext runs its ops on its engine's workers, each calling
-BLAS with one thread (``OPENBLAS_NUM_THREADS=1``: BLAS threads of its own only contend with
-the workers; ``--mxnext-blas-threads`` changes it).
+``torch.set_num_threads(2)``; ``--threads`` changes it); mxnext runs its ops on its engine's
+workers, each calling BLAS with one thread (``OPENBLAS_NUM_THREADS=1``: BLAS threads of its
+own only contend with the workers; ``--mxnext-blas-threads`` changes it), and its large
+FullyConnected products in row blocks on its kernel threads (``MXNEXT_KERNEL_THREADS``,
+default one per core).
+
+Then the MLP's 2-rank ``dist_sync`` scaling (``--no-scaling`` leaves it out): mxnext under
+``mpiexec -n 1`` and ``-n 2`` (this interpreter's), each rank training on its own shard of
+``--batches`` batches of 128 with ``kvstore=mx.kv.create('dist_sync')``; samples/s of all
+ranks together, best of the rounds, and the efficiency 2-rank / (2 x 1-rank). The ranks
+split the cores (kernel threads: cores / ranks), so on a machine with few cores the figure
+says what the exchange and the split cost rather than how training scales over machines.
 
 Printed, never asserted: samples/s per network and side, the ratios mxnext/MXNet and
-mxnext/PyTorch, and ``target: met|missed`` for mxnext >= 1.3x MXNet on the MLP and
->= 1.0x on LeNet.
+mxnext/PyTorch, ``target: met|missed`` for mxnext >= 1.3x MXNet on the MLP and >= 1.0x on
+LeNet, and the scaling figures.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 BATCH = 128
 TARGETS = {"mlp": 1.3, "lenet": 1.0}      # mxnext / MXNet samples/s
@@ -73,18 +83,23 @@ def _symbol(mx, model):
     return mx.sym.SoftmaxOutput(net, name="softmax")
 
 
-def run_module(side, model, epochs, batches):
-    """samples/s of ``Module.fit`` in mxnext or MXNet, and the last training accuracy."""
+def run_module(side, model, epochs, batches, dist=False):
+    """samples/s of ``Module.fit`` in mxnext or MXNet, and the last training accuracy. With
+    ``dist`` (mxnext under mpiexec) each rank trains on its own shard of ``batches`` batches
+    through a ``dist_sync`` KVStore."""
     import logging
     mx = __import__("mxnext" if side == "mxnext" else "mxnet")
     logging.disable(logging.WARNING)
-    x, y = _data(batches)
+    kvstore = mx.kv.create("dist_sync") if dist else "local"
+    rank, ranks = (kvstore.rank, kvstore.num_workers) if dist else (0, 1)
+    x, y = _data(batches * ranks)
+    shard = slice(rank * batches * BATCH, (rank + 1) * batches * BATCH)
     mx.random.seed(0)
-    train = mx.io.NDArrayIter(x, y, batch_size=BATCH, shuffle=False)
+    train = mx.io.NDArrayIter(x[shard], y[shard], batch_size=BATCH, shuffle=False)
     ends = []
     metric = mx.metric.Accuracy()
     mod = mx.mod.Module(_symbol(mx, model), context=mx.cpu())
-    mod.fit(train, num_epoch=epochs, eval_metric=metric, optimizer="sgd",
+    mod.fit(train, num_epoch=epochs, eval_metric=metric, optimizer="sgd", kvstore=kvstore,
             optimizer_params={"learning_rate": 0.05, "momentum": 0.9},
             initializer=mx.init.Xavier(),
             epoch_end_callback=lambda *_: ends.append(time.perf_counter()))
@@ -165,14 +180,53 @@ def _env(side, args):
     return env
 
 
-def _run_side(python, side, model, args):
+def _run_side(python, side, model, args, ranks=0):
+    """One side's result; ``ranks``: mxnext under ``mpiexec -n ranks`` with ``dist_sync``
+    (samples/s summed over the ranks)."""
     cmd = [python, os.path.abspath(__file__), "--side", side, "--model", model,
            "--epochs", str(args.epochs), "--batches", str(args.batches)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(side, args),
-                          timeout=900)
+    env = _env(side, args)
+    if ranks:
+        cmd = [str(_mpiexec()), "-n", str(ranks)] + cmd + ["--dist"]
+        env["MXNEXT_KERNEL_THREADS"] = str(max(1, (os.cpu_count() or 1) // ranks))
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
     if proc.returncode != 0:
         raise SystemExit(f"{side} {model} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    if not ranks:
+        return results[-1]
+    return {"samples_per_s": sum(r["samples_per_s"] for r in results),
+            "accuracy": results[0]["accuracy"]}
+
+
+def _mpiexec():
+    return Path(sys.executable).parent / "mpiexec"
+
+
+def _scaling(args):
+    """Best-of-rounds samples/s of the MLP with ``dist_sync`` on 1 and on 2 ranks, each rank
+    a shard of ``--batches`` batches of 128, and the efficiency 2-rank / (2 x 1-rank)."""
+    if not _mpiexec().exists():
+        print(f"\nnote: dist_sync scaling skipped: no {_mpiexec()} (pip install mpich mpi4py, "
+              f"or the mxnext-kvstore-mpi plugin's test extra)")
+        return
+    best = {}
+    for _ in range(args.rounds):
+        for ranks in (1, 2):
+            got = _run_side(sys.executable, "mxnext", "mlp", args, ranks)["samples_per_s"]
+            best[ranks] = max(best.get(ranks, 0.0), got)
+    cores = os.cpu_count() or 1
+    print(f"\nmlp dist_sync scaling (mxnext, each rank a shard, batch {BATCH} per rank; "
+          f"samples/s of all ranks together)")
+    print(f"  1 rank   {best[1]:9.0f}")
+    print(f"  2 ranks  {best[2]:9.0f}")
+    print(f"  efficiency 2-rank / (2 x 1-rank): {best[2] / (2 * best[1]):.2f}")
+    print(f"  note: {cores} cores here; the 1-rank run computes on all of them (kernel threads "
+          f"{cores}), each of 2 ranks on {max(1, cores // 2)}: "
+          + ("the ranks share the same cores, so the figure says what the dist_sync exchange "
+             "and the split of the cores cost, not how training scales over machines"
+             if cores <= 2 else "with cores to spare it approaches what a second machine "
+             "would give, less the exchange"))
 
 
 def main():
@@ -185,10 +239,13 @@ def main():
     parser.add_argument("--threads", type=int, default=2, help="MXNet's and PyTorch's threads")
     parser.add_argument("--side", choices=("mxnext", "mxnet", "torch"), help=argparse.SUPPRESS)
     parser.add_argument("--model", choices=("mlp", "lenet"), help=argparse.SUPPRESS)
+    parser.add_argument("--dist", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-scaling", action="store_true",
+                        help="leave out the 2-rank dist_sync scaling of the MLP")
     args = parser.parse_args()
     if args.side:
         result = (run_torch(args.model, args.epochs, args.batches) if args.side == "torch"
-                  else run_module(args.side, args.model, args.epochs, args.batches))
+                  else run_module(args.side, args.model, args.epochs, args.batches, args.dist))
         print(json.dumps(result))
         return
 
@@ -216,6 +273,8 @@ def main():
             ratio = ours / best["mxnet"]["samples_per_s"]
             print(f"  target: {'met' if ratio >= TARGETS[model] else 'missed'} "
                   f"(>= {TARGETS[model]}x MXNet 1.9.1 on {model})")
+    if not args.no_scaling and "mlp" in args.models.split(","):
+        _scaling(args)
 
 
 if __name__ == "__main__":

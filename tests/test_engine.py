@@ -509,6 +509,32 @@ def test_async_function_completes_from_another_thread(eng):
     assert out[0] is not threading.current_thread()
 
 
+@pytest.mark.timeout(60)
+@_engines(FAST)
+def test_a_wait_on_an_async_write_ends_with_it_while_the_workers_run_readers(make, monkeypatch):
+    """The thread completing an asynchronous function releases a waiter on its var itself: a
+    heavy reader that became ready with the waiter (a KVStore's copy of a sum) holds the
+    only worker, and no worker is needed."""
+    monkeypatch.setenv("MXNEXT_CPU_WORKER_NTHREADS", "1")
+    e = make()
+    try:
+        v, other = e.new_var(), e.new_var()
+        gate = threading.Event()
+        completes = []
+        e.push_async(lambda r, on_complete: completes.append(on_complete), mx.cpu(), (), (v,))
+        e.push_sync(lambda r: gate.wait(WAIT), mx.cpu(), (v,), (other,))   # heavy reader
+        timer = threading.Timer(0.2, lambda: completes[0]())
+        timer.start()
+        t0 = time.monotonic()
+        e.wait_for_var(v)                 # a read: it needs the write done, not the reader
+        assert not gate.is_set() and time.monotonic() - t0 < WAIT / 2
+        gate.set()
+        e.wait_for_all()
+    finally:
+        gate.set()
+        e.shutdown()
+
+
 def test_wait_for_var_read_does_not_wait_for_readers(threaded):
     v = threaded.new_var()
     gate = threading.Event()

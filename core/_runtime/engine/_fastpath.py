@@ -45,13 +45,16 @@ from ._base import _tls
 from ._types import FnProperty
 from ._vars import _Block, _free
 
-__all__ = ["FastPaths", "enabled"]
+__all__ = ["COMPLETER", "FastPaths", "enabled"]
 
 _NORMAL, _DELETE = FnProperty.NORMAL, FnProperty.DELETE_VAR
 _MULTI = -1                   # ``_solo`` once two threads have used the engine
 # A loop of 3000 independent ``0.01 * g`` on a 4 MB ``g`` with no wait peaked at 12 GB
 # without a bound on ready heavy blocks, 76 MB with this one.
 _AHEAD = 16
+# The runner an asynchronous function's completion passes to ``_complete``: it runs a ready
+# engine-internal cheap block (a waiter, ``ctx`` None) itself, and no kernel.
+COMPLETER = object()
 
 
 def enabled() -> bool:
@@ -202,6 +205,8 @@ class FastPaths:
                     wake.append(b.pool)
             return None
         mine = None
+        if len(ready) > 1:        # cheap ones first: a waiter never sits behind a heavy copy
+            ready.sort(key=_heavy)
         for b in ready:
             if b.owner is not None and not self._blocked:     # back to the pushing thread
                 q = self._kept.get(b.owner)
@@ -209,8 +214,9 @@ class FastPaths:
                     self._kept[b.owner] = deque((b,))
                 else:
                     q.append(b)
-            elif mine is None and runner is not None and (b.opr.cheap or b.pool is runner):
-                mine = b                                      # the completing worker's next
+            elif mine is None and runner is not None and (b.opr.cheap or b.pool is runner) \
+                    and (runner is not COMPLETER or b.ctx is None):
+                mine = b            # the completing worker's next; an async completer's waiter
             else:
                 self._enqueue(b)
                 wake.append(b.pool)
@@ -438,3 +444,9 @@ def _needed(blk, var, write, cone):
     if any(v in cone for v in blk.opr.mutate_vars):
         return True
     return any(v in cone and (write or v is not var) for v in blk.opr.const_vars)
+
+
+def _heavy(blk):
+    """Sort key: cheap blocks before heavy ones (a worker woken for two ready blocks may be
+    the only one that wakes: ``SimpleQueue`` does not always wake a second waiter)."""
+    return not blk.opr.cheap

@@ -28,7 +28,7 @@ from queue import SimpleQueue
 from .. import device as _device
 from . import _base, _events
 from ._base import Engine, _tls
-from ._fastpath import FastPaths
+from ._fastpath import COMPLETER, FastPaths
 from ._types import FnProperty, OprHandle
 from ._vars import _Block, _request, _return
 
@@ -201,7 +201,9 @@ class ThreadedEngineBase(Engine):
             called.append(True)
             if exc is not None:
                 self._fail(exc, opr.name, mutate)
-            self._complete(const, mutate, None)
+            nxt = self._complete(const, mutate, COMPLETER)
+            if nxt is not None:       # a waiter: released here, one thread hand-off less
+                self._execute(nxt, None)
         if _base._profiling:
             on_complete = _events.timed_completion(opr.fn, on_complete, rctx, opr.name)
         try:

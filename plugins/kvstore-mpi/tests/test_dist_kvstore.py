@@ -146,3 +146,25 @@ def test_kvstores_command_lists_the_dist_types_with_this_plugin(jobs):
         assert rows[name]["plugin"] == "kvstore-mpi"
         assert rows[name]["implementation"] == f"mxnext_kvstore_mpi.store.{cls}"
     assert rows["local"]["plugin"] == rows["device"]["plugin"] == "builtin"
+
+
+EXIT_AFTER_PUSHES = """
+import sys, time
+import mxnext as mx
+kv = mx.kv.create("dist_sync")
+kv.init("w", mx.nd.zeros((1 << 20,)))
+grad, out = mx.nd.zeros((1 << 20,)), mx.nd.zeros((1 << 20,))
+for step in range(5):             # heavy work the engine keeps for this thread, then the sums
+    grad = grad + (kv.rank + 1)
+    kv.pushpull("w", grad, out=out)
+print("issued", flush=True)       # and the program ends without waiting for any of it
+"""
+
+
+def test_a_program_ending_right_after_its_pushes_ends_at_once(jobs, tmp_path):
+    # the collectives wait for data the engine hands over; the store waits for the engine
+    # before its collective thread, so the end takes no KVStore timeout (here 100 s)
+    proc = jobs.mpiexec(2, jobs.write_script(tmp_path, EXIT_AFTER_PUSHES), timeout=60,
+                        extra_env={"MXNEXT_KVSTORE_TIMEOUT": "100"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("issued") == 2

@@ -1,5 +1,8 @@
 """FullyConnected: forward/backward against numpy products, flatten, bias shapes, inference."""
 
+import os
+import threading
+
 import numpy as np
 import pytest
 from opsdk import ShapeError
@@ -104,3 +107,60 @@ def test_in_place_over_the_data_in_blocks_of_rows(flatten, monkeypatch):
     got = run_op("FullyConnected", [data, w, b], kw, req="inplace", outputs=[out])[0]
     assert np.shares_memory(got, data)
     np.testing.assert_allclose(data.reshape(want.shape), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("req_data", ["write", "null"])
+def test_large_products_on_kernel_threads_give_the_bits_of_one_thread(req_data, monkeypatch):
+    # (256, 800) x (800, 600): cut into row blocks run at once (mxnext_ops_nn._threads)
+    from mxnext_ops_nn._threads import row_parts
+    assert row_parts(256, 800, 600) > 1
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((256, 800)).astype(np.float32)
+    w = rng.standard_normal((600, 800)).astype(np.float32)
+    b = rng.standard_normal(600).astype(np.float32)
+    gy = rng.standard_normal((256, 600)).astype(np.float32)
+    p = {"num_hidden": 600}
+    req = [req_data, "write", "write"]
+    got = {}
+    for n in ("1", "3"):
+        monkeypatch.setenv("MXNEXT_KERNEL_THREADS", n)
+        (y,) = run_op("FullyConnected", [x, w, b], p)
+        grads = run_op("_backward_FullyConnected", [gy, x, w, b], p, req=req)
+        got[n] = [y] + [g for g, r in zip(grads, req) if r != "null"]
+    for one, three in zip(got["1"], got["3"]):
+        np.testing.assert_array_equal(one, three)
+    np.testing.assert_allclose(got["3"][0], x @ w.T + b, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(got["3"][-2], gy.T @ x, rtol=1e-4, atol=1e-2)
+
+
+def test_kernel_threads_run_every_part_and_raise_the_first_error(monkeypatch):
+    from mxnext_ops_nn._threads import parallel
+    monkeypatch.setenv("MXNEXT_KERNEL_THREADS", "2")
+    done = []
+    parallel(*[lambda i=i: done.append(i) for i in range(7)])
+    assert sorted(done) == list(range(7))
+
+    def fail():
+        raise ValueError("part 3 failed")
+    with pytest.raises(ValueError, match="part 3 failed"):
+        parallel(lambda: None, fail, lambda: None)
+    monkeypatch.setenv("MXNEXT_KERNEL_THREADS", "two")
+    with pytest.raises(ValueError, match="MXNEXT_KERNEL_THREADS must be a whole number"):
+        parallel(lambda: None, lambda: None)
+
+
+def test_kernel_threads_after_their_pool_shut_down_run_the_parts_here(monkeypatch):
+    # at interpreter exit concurrent.futures shuts its pools down before the engine's exit
+    # hook runs the work still pending
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mxnext_ops_nn import _threads
+    pool = ThreadPoolExecutor(1)
+    pool.shutdown()
+    monkeypatch.setattr(_threads, "_pool", pool)
+    monkeypatch.setattr(_threads, "_pool_pid", os.getpid())
+    monkeypatch.setenv("MXNEXT_KERNEL_THREADS", "2")
+    done = []
+    _threads.parallel(*[lambda i=i: done.append((i, threading.current_thread())) for i in
+                        range(4)])
+    assert done == [(i, threading.current_thread()) for i in range(4)]

@@ -236,3 +236,53 @@ def test_multi_sgd_through_mx_nd_takes_the_arrays_as_varargs():
         np.testing.assert_allclose(w[i].asnumpy(), before[i] - lr * g[i].asnumpy(), rtol=1e-6)
     with pytest.raises(MXNetError, match="expected 2 input"):    # num_weights is not inferred
         mx.nd.multi_sgd_update(w[0], g[0], w[1], g[1], out=w, lrs=(0.1, 0.2), wds=(0.0, 0.0))
+
+
+def _whole_array_sgd_mom(w, g, m, lr, wd, momentum, rescale, clip_gradient):
+    """The whole-array rule, in numpy's order of operations (momentum None: no state)."""
+    scaled = rescale * g
+    if clip_gradient >= 0:
+        scaled = np.clip(scaled, -clip_gradient, clip_gradient)
+    step = (0 if momentum is None else momentum * m) - lr * wd * w - lr * scaled
+    return w + step, step
+
+
+@pytest.mark.parametrize("momentum", [None, 0.9])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("clip_gradient", [-1.0, 0.004])
+def test_sgd_updates_over_many_blocks_keep_every_bit(momentum, dtype, clip_gradient):
+    # 200003 elements: several of the kernels' cache blocks and a ragged last one
+    n = 200003
+    w = RNG.standard_normal(n).astype(dtype)
+    g = RNG.standard_normal(n).astype(dtype)
+    m = RNG.standard_normal(n).astype(dtype)
+    p = {"lr": 0.05, "wd": 1e-4, "rescale_grad": 0.37, "clip_gradient": clip_gradient}
+    want_w, want_m = _whole_array_sgd_mom(w, g, m, p["lr"], p["wd"], momentum,
+                                          p["rescale_grad"], clip_gradient)
+    if momentum is None:
+        (got,) = run_op("multi_sgd_update", [w, g], {"lrs": (p["lr"],), "wds": (p["wd"],),
+                                                      "rescale_grad": p["rescale_grad"],
+                                                      "clip_gradient": clip_gradient})
+        np.testing.assert_array_equal(got, want_w)
+        return
+    for op in ("sgd_mom_update", "multi_sgd_mom_update"):
+        mom = m.copy()
+        params = {**p, "momentum": momentum}
+        if op.startswith("multi"):
+            params.update(lrs=(p["lr"],), wds=(p["wd"],))
+            del params["lr"], params["wd"]
+        (got,) = run_op(op, [w, g, mom], params)
+        np.testing.assert_array_equal(got, want_w)
+        np.testing.assert_array_equal(mom, want_m)
+
+
+def test_sgd_mom_update_in_place_over_the_weight_keeps_every_bit():
+    n = 70000
+    w = mx.nd.array(RNG.standard_normal(n).astype("float32"))
+    g = mx.nd.array(RNG.standard_normal(n).astype("float32"))
+    m = mx.nd.array(RNG.standard_normal(n).astype("float32"))
+    want_w, want_m = _whole_array_sgd_mom(w.asnumpy(), g.asnumpy(), m.asnumpy(), 0.1, 0.01,
+                                          0.9, 0.5, -1.0)
+    mx.nd.sgd_mom_update(w, g, m, out=w, lr=0.1, wd=0.01, momentum=0.9, rescale_grad=0.5)
+    np.testing.assert_array_equal(w.asnumpy(), want_w)
+    np.testing.assert_array_equal(m.asnumpy(), want_m)

@@ -376,6 +376,14 @@ class World:
                             f"after every rank arrived ({who}); rank {self.rank} ends the job")
 
     def _at_exit(self):
+        if not self._uncaught and self._fault is None:
+            # the engine hands the collectives their data: work kept for the main thread
+            # runs only when it waits, and the engine's own exit hook comes after this one
+            from mxnext import nd
+            try:
+                nd.waitall()
+            except MXNetError:
+                pass                       # a fault: the collective thread saw it too
         self._queue.put(None)              # what was issued still runs, unless this ends
         if not self._uncaught:             # in an error
             self._thread.join(timeout=self.timeout)

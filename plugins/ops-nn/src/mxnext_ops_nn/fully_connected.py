@@ -8,6 +8,7 @@ from opsdk.shape import dims_prod
 
 from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, put,
                            result_shapes, same_type, set_shape, writes_into)
+from ._threads import parallel, row_parts
 
 OP = "FullyConnected"
 
@@ -58,10 +59,19 @@ def _rows(p, a):
 
 def _product_into(out, req, a, b, dt):
     """``out <- a @ b`` (2-d ``out`` view) honouring req, straight into ``out`` when it can."""
-    if writes_into(out, req, dt):
-        np.matmul(a, b, out=out)
-    else:
-        put(out, req, a @ b)
+    parallel(*_product_parts(out, req, a, b, dt))
+
+
+def _product_parts(out, req, a, b, dt):
+    """``_product_into`` as functions that may run at once: row blocks of a large product
+    written straight into ``out``, else the whole."""
+    if not writes_into(out, req, dt):
+        return [lambda: put(out, req, a @ b)]
+    m = a.shape[0]
+    parts = row_parts(m, a.shape[1], b.shape[1])
+    cuts = [m * i // parts for i in range(parts + 1)]
+    return [lambda lo=lo, hi=hi: np.matmul(a[lo:hi], b, out=out[lo:hi])
+            for lo, hi in zip(cuts, cuts[1:])]
 
 
 _BLOCK_BYTES = 1 << 18      # rows of an in-place product computed at a time (in cache)
@@ -99,13 +109,16 @@ def _backward(ctx, inputs, req, outputs, p):
     dt = compute_dtype(og.dtype)
     g = og.reshape(-1, p.num_hidden).astype(dt, copy=False)
     x2, w2 = _rows(p, x).astype(dt, copy=False), w.astype(dt, copy=False)
-    # the weight and bias gradients first: the data gradient may overwrite the data in place
-    if req[1]:
-        _product_into(outputs[1], req[1], g.T, x2, dt)
+    dx = _rows(p, outputs[0]) if req[0] else None
+    parts = _product_parts(outputs[1], req[1], g.T, x2, dt) if req[1] else []
     if not p.no_bias and req[2]:
-        put(outputs[2], req[2], g.sum(axis=0).reshape(outputs[2].shape))
-    if req[0]:
-        _product_into(_rows(p, outputs[0]), req[0], g, w2, dt)
+        parts.append(lambda: put(outputs[2], req[2], g.sum(axis=0).reshape(outputs[2].shape)))
+    if dx is not None and (np.may_share_memory(dx, x2) or np.may_share_memory(dx, g)):
+        parallel(*parts)        # the data gradient overwrites what the others read: after them
+        parts = []
+    if dx is not None:
+        parts += _product_parts(dx, req[0], g, w2, dt)
+    parallel(*parts)
 
 
 def _grad(node, og):

@@ -15,6 +15,8 @@ optimizer does) its ``wd`` term sees the new weight.
 
 from __future__ import annotations
 
+import numpy as np
+
 from opsdk import (ElemwiseShape, ElemwiseType, Field, FloatOnly, Param, ParamError, assign,
                    register_op)
 
@@ -198,9 +200,59 @@ def _sgd(xp, p, w, g, out=None):
     return xp.subtract(w, step, out=step if out is None else out)
 
 
-def _sgd_mom(xp, p, w, g, mom):
+def _sgd_mom(xp, p, w, g, mom, out=None):
+    if out is not None and _sgd_mom_blocks(w, g, mom, out, p.lr, p.wd, p):
+        return
     mom[...] = p.momentum * mom - p.lr * p.wd * w - p.lr * _scaled(xp, p, g)
-    return w + mom
+    new = w + mom
+    if out is None:
+        return new
+    out[...] = new
+
+
+_BLOCK = 1 << 16      # elements: the blocked update's temporaries stay in cache
+
+
+def _sgd_mom_blocks(w, g, mom, out, lr, wd, p) -> bool:
+    """``mom = momentum*mom - lr*wd*w - lr*clip(rescale_grad*g)`` (``0 - ...`` without
+    ``mom``), ``out = w + mom``, block by block into ``out``: the very operations of the
+    whole-array rule, in the same order, without its whole-array temporaries (a weight of 1M
+    float32: 1.2 ms against 8 passes through memory and fresh pages). Whether it could (numpy
+    arrays of one float dtype, one shape, C order; ``out`` is ``w`` or apart from them)."""
+    arrays = (w, g, out) if mom is None else (w, g, mom, out)
+    dt = w.dtype
+    if not (type(w) is np.ndarray and dt in (np.float32, np.float64) and all(
+            type(a) is np.ndarray and a.dtype == dt and a.shape == w.shape
+            and a.flags.c_contiguous for a in arrays)):
+        return False
+    ins = arrays[:-1]
+    if any(np.may_share_memory(a, b) for i, a in enumerate(ins) for b in ins[i + 1:]):
+        return False
+    if not (out.ctypes.data == w.ctypes.data or
+            not any(np.may_share_memory(out, a) for a in ins)):
+        return False
+    w, g, out = w.reshape(-1), g.reshape(-1), out.reshape(-1)
+    mom = None if mom is None else mom.reshape(-1)
+    n = w.size
+    t1, t2 = np.empty(min(n, _BLOCK), dt), np.empty(min(n, _BLOCK), dt)
+    lr_wd, clip = lr * wd, p.clip_gradient
+    for i in range(0, n, _BLOCK):
+        j = min(n, i + _BLOCK)
+        a, b = t1[:j - i], t2[:j - i]
+        if mom is None:
+            np.multiply(w[i:j], lr_wd, out=b)
+            np.subtract(0, b, out=a)
+        else:
+            np.multiply(mom[i:j], p.momentum, out=a)
+            np.multiply(w[i:j], lr_wd, out=b)
+            np.subtract(a, b, out=a)
+        np.multiply(g[i:j], p.rescale_grad, out=b)
+        if clip >= 0:
+            np.clip(b, -clip, clip, out=b)
+        np.multiply(b, lr, out=b)
+        np.subtract(a, b, out=a if mom is None else mom[i:j])
+        np.add(w[i:j], a if mom is None else mom[i:j], out=out[i:j])
+    return True
 
 
 def _nag_mom(xp, p, w, g, mom):
@@ -304,7 +356,7 @@ _register("sgd_update", SGDParam, _sgd, [],
           writes_out=True)
 _register("sgd_mom_update", SGDMomParam, _sgd_mom, ["mom"],
           "SGD with momentum: ``mom = momentum*mom - lr*wd*weight - lr*clip(rescale_grad*grad)``, "
-          "``weight += mom``.")
+          "``weight += mom``.", writes_out=True)
 _register("nag_mom_update", NAGMomParam, _nag_mom, ["mom"],
           "Nesterov momentum: with ``step = lr * (clip(rescale_grad*grad) + wd*weight)``, "
           "``weight += momentum**2 * mom - (1 + momentum) * step``, "
@@ -387,6 +439,9 @@ def _multi_register(name, param, stride, doc):
         for i in range(params.num_weights):
             w, g, *mom = inputs[i * stride:(i + 1) * stride]
             lr, wd = params.lrs[i], params.wds[i]
+            if req[i] in (1, 2) and _sgd_mom_blocks(w, g, mom[0] if mom else None,
+                                                    outputs[i], lr, wd, params):
+                continue
             step = params.momentum * mom[0] if mom else 0
             step = step - lr * wd * w - lr * _scaled(xp, params, g)
             if mom:

@@ -1,0 +1,86 @@
+"""Kernel threads: a kernel splits a large BLAS product into parts that run at once.
+
+mxnext's engine runs independent ops on its workers, each calling BLAS with one thread;
+a chain of dependent products (an MLP's forward, a layer's two gradient products) would
+then use one core. ``parallel`` runs such parts on this many threads (the calling one
+included): ``MXNEXT_KERNEL_THREADS``, default the number of cores (at most 8); ``1`` runs
+the parts one after another. numpy releases the GIL in BLAS, so the parts really overlap.
+A part never writes what another reads, and how a product is cut depends on its shape
+alone (``row_parts``), so results do not depend on the thread count.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+__all__ = ["parallel", "row_parts", "threads"]
+
+# multiply-adds below which a product runs whole: a hand-off costs ~50 µs of GIL traffic
+_MIN_PART = 1 << 22
+_MAX_PARTS = 4
+
+_pool = None
+_pool_lock = threading.Lock()
+_pool_pid = None
+
+
+def threads() -> int:
+    raw = os.environ.get("MXNEXT_KERNEL_THREADS")
+    if raw:
+        try:
+            return max(1, int(raw))
+        except ValueError:
+            raise ValueError(f"MXNEXT_KERNEL_THREADS must be a whole number of threads, got "
+                             f"{raw!r}") from None
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def _executor(n):
+    global _pool, _pool_pid
+    with _pool_lock:
+        if _pool is None or _pool_pid != os.getpid():     # a forked child makes its own
+            _pool = ThreadPoolExecutor(n - 1, thread_name_prefix="mxnext-kernel")
+            _pool_pid = os.getpid()
+        return _pool
+
+
+def parallel(*parts) -> None:
+    """Call every function of ``parts``, each thread taking the next one not yet taken (this
+    one included, so a busy core slows no part down); return when all are done (the first
+    error is raised)."""
+    n = min(threads(), len(parts))
+    if n == 1:
+        for fn in parts:
+            fn()
+        return
+    todo = iter(parts)
+    lock = threading.Lock()
+
+    def drain():
+        while True:
+            with lock:
+                fn = next(todo, None)
+            if fn is None:
+                return
+            fn()
+    pool = _executor(threads())
+    futures = []
+    for _ in range(n - 1):
+        try:
+            futures.append(pool.submit(drain))
+        except RuntimeError:    # the pool shut down (interpreter exit): the parts run here
+            break
+    try:
+        drain()
+    finally:
+        for f in futures:
+            if not f.cancel():         # one not started has nothing left to take
+                f.result()
+
+
+def row_parts(m, k, n) -> int:
+    """Into how many row blocks an (m, k) @ (k, n) product is cut (its shape alone decides):
+    blocks of at least ``_MIN_PART`` multiply-adds and 16 rows, at most ``_MAX_PARTS``."""
+    return max(1, min(_MAX_PARTS, m // 16, (m * k * n) // _MIN_PART))
