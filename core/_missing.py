@@ -1,4 +1,4 @@
-"""MXNet 1.x modules and names that mxnext does not provide (``mx.image``, ``mx.monitor``,
+"""MXNet 1.x modules and names that mxnext does not provide (``mx.monitor``,
 ``mx.io.ImageRecordIter``, ``mx.nd.sparse`` ...) say so, naming the distribution meant to
 provide one where there is one, instead of a bare AttributeError.
 
@@ -18,7 +18,7 @@ __all__ = ["NotProvided", "NotProvidedImport", "check", "install"]
 
 # module -> {distribution meant to provide the names, or None: not provided}
 NAMES = {
-    "mxnext": {None: """image img monitor mon numpy np numpy_extension npx np_symbol
+    "mxnext": {None: """monitor mon numpy np numpy_extension npx np_symbol
                         notebook rtc torch th log library tvmop symbol_doc error
                         is_np_array np_array use_np_array"""},
     "mxnext.io": {None: """ImageRecordIter ImageRecordUInt8Iter ImageRecordInt8Iter
