@@ -12,7 +12,7 @@ from mxnext.base import MXNetError
 
 @pytest.mark.parametrize("expr, mxnet_name", [
     ("mx.rtc", "mxnet.rtc"), ("mx.monitor", "mxnet.monitor"),
-    ("mx.io.ImageRecordIter", "mxnet.io.ImageRecordIter"),
+    ("mx.io.LibSVMIter", "mxnet.io.LibSVMIter"),
     ("mx.nd.sparse", "mxnet.ndarray.sparse"), ("mx.sym.sparse", "mxnet.symbol.sparse"),
 ])
 def test_reading_a_missing_mxnet_name_says_mxnext_does_not_provide_it(expr, mxnet_name):
@@ -41,13 +41,13 @@ def test_importing_a_missing_mxnet_module_says_so(statement):
 
 
 def test_a_name_meant_for_a_distribution_names_it(monkeypatch):
-    monkeypatch.setitem(_missing.NAMES, "mxnext.io", {"mxnext-io-image": "ImageRecordIter"})
-    with pytest.raises(AttributeError, match="mxnet.io.ImageRecordIter is provided by "
+    monkeypatch.setitem(_missing.NAMES, "mxnext.io", {"mxnext-io-image": "ImageRecordUInt8Iter"})
+    with pytest.raises(AttributeError, match="mxnet.io.ImageRecordUInt8Iter is provided by "
                                              "mxnext-io-image, which is not installed: "
                                              "`mxnext install mxnext-io-image`"):
-        mx.io.ImageRecordIter
+        mx.io.ImageRecordUInt8Iter
     with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("mxnext.io.ImageRecordIter")
+        importlib.import_module("mxnext.io.ImageRecordUInt8Iter")
 
 
 def test_contrib_amp_imports_and_refuses_on_use():
