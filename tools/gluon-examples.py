@@ -87,6 +87,23 @@ def jpegs(folder: Path, count: int, size=(300, 260)) -> None:
         Image.fromarray(img.astype(np.uint8)).save(folder / f"{i:03d}.jpg")
 
 
+def house_csv(folder: Path, train: int = 60, test: int = 20) -> None:
+    """Kaggle house-prices train.csv/test.csv: Id, features from MSSubClass to
+    SaleCondition (numeric and categorical, some missing), SalePrice in train only."""
+    rng = np.random.default_rng(4)
+    for name, n, first in (("train", train, 1), ("test", test, train + 1)):
+        header = ["Id", "MSSubClass", "MSZoning", "LotArea", "YearBuilt", "SaleCondition"]
+        header += ["SalePrice"] if name == "train" else []
+        rows = [",".join(header)]
+        for i in range(n):
+            area = int(rng.integers(2000, 20000))
+            row = [first + i, int(rng.choice([20, 60, 90])), rng.choice(["RL", "RM", ""]),
+                   area, int(rng.integers(1900, 2010)), rng.choice(["Normal", "Abnorml"])]
+            row += [int(50000 + 10 * area)] if name == "train" else []
+            rows.append(",".join(map(str, row)))
+        (folder / f"{name}.csv").write_text("\n".join(rows) + "\n")
+
+
 # -- the examples --------------------------------------------------------------------------
 def _data_mnist(run: Path, home: Path) -> None:
     mnist_idx(run / "data")
@@ -152,7 +169,8 @@ EXAMPLES = [
     ("sn_gan", "sn_gan/train.py", ["--epochs", "1", "--batch-size", "16", "--z-dim", "8"],
      _data_cifar, ["imageio"]),
     ("actor_critic", "actor_critic/actor_critic.py", [], None, ["gym"]),
-    ("house_prices", "house_prices/kaggle_k_fold_cross_validation.py", [], None, ["pandas"]),
+    ("house_prices", "house_prices/kaggle_k_fold_cross_validation.py", [],
+     lambda run, home: house_csv(run), ["pandas"]),
 ]
 
 
