@@ -96,3 +96,14 @@ def test_image_record_iter_decodes_crops_and_pads_like_mxnet(tmp_path):
     with pytest.raises(MXNetError, match=r"unknown parameter\(s\) \['mean_img'\]"):
         mx.io.ImageRecordIter(path_imgrec=str(tmp_path / "x.rec"), data_shape=(3, 8, 8),
                               batch_size=2, mean_img="m.bin")
+
+
+def test_image_folder_reads_images_as_hwc_uint8(tmp_path):
+    pytest.importorskip("PIL")
+    (tmp_path / "c").mkdir()
+    pixels = np.full((4, 5, 3), 7, np.uint8)
+    (tmp_path / "c" / "a.png").write_bytes(_png(pixels))
+    img, label = gluon.data.vision.ImageFolderDataset(str(tmp_path))[0]
+    assert label == 0 and np.array_equal(img.asnumpy(), pixels)
+    gray, _ = gluon.data.vision.ImageFolderDataset(str(tmp_path), flag=0)[0]
+    assert gray.shape == (4, 5, 1)

@@ -1,31 +1,14 @@
 """``ImageFolderDataset``: images in one sub-folder per class (MXNet 1.9's layout and
-labels). mxnext has no image codec of its own: files are decoded with Pillow, and reading
-one without Pillow installed is an error saying so."""
+labels), read with ``mx.image.imread``."""
 
 from __future__ import annotations
 
 import os
 import warnings
 
-import numpy as np
-
-from .... import ndarray as nd
-from ...._runtime.base import MXNetError
 from ..dataset import Dataset
 
 __all__ = ["ImageFolderDataset"]
-
-
-def _imread(path, flag):
-    """``path`` decoded to a uint8 (H, W, 3) array, (H, W, 1) when ``flag`` is 0."""
-    try:
-        from PIL import Image
-    except ImportError as exc:
-        raise MXNetError(f"ImageFolderDataset: reading {path!r} needs an image decoder; "
-                         f"mxnext uses Pillow for it: pip install pillow") from exc
-    with Image.open(path) as img:
-        pixels = np.asarray(img.convert("L" if flag == 0 else "RGB"))
-    return pixels[..., None] if flag == 0 else pixels
 
 
 class ImageFolderDataset(Dataset):
@@ -59,7 +42,8 @@ class ImageFolderDataset(Dataset):
 
     def __getitem__(self, idx):
         filename, label = self.items[idx]
-        img = nd.array(_imread(filename, self._flag), dtype=np.uint8)
+        from ....image import imread        # mx.image builds on this package's kernels
+        img = imread(filename, self._flag)
         if self._transform is not None:
             return self._transform(img, label)
         return img, label
