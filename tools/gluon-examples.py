@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
+import shlex
 import shutil
 import struct
 import subprocess
@@ -249,7 +250,7 @@ def main() -> int:
     rows = []
     for spec in chosen:
         result, why, secs = run_one(args.python, examples, work, spec, args.timeout, args.site)
-        rows.append((spec[0], " ".join(spec[2]) or "(none)", result, f"{secs:.0f}s", why))
+        rows.append((spec[0], " ".join(map(shlex.quote, spec[2])) or "(none)", result, f"{secs:.0f}s", why))
         print(f"{spec[0]}: {result} {why}", file=sys.stderr, flush=True)
     widths = [max(len(r[i]) for r in rows + [("example", "flags", "result", "time", "")])
               for i in range(4)]
