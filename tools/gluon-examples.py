@@ -88,6 +88,26 @@ def jpegs(folder: Path, count: int, size=(300, 260)) -> None:
         Image.fromarray(img.astype(np.uint8)).save(folder / f"{i:03d}.jpg")
 
 
+def cub200(folder: Path, per_class: int = 2) -> None:
+    """CUB_200_2011's layout: images/<class>/<file>.jpg listed in images.txt, with
+    image_class_labels.txt (1-based) and bounding_boxes.txt (x y w h) beside it."""
+    from PIL import Image
+    rng = np.random.default_rng(5)
+    lines = {"images.txt": [], "image_class_labels.txt": [], "bounding_boxes.txt": []}
+    for cls in range(1, 201):
+        (folder / "images" / f"{cls:03d}.c").mkdir(parents=True, exist_ok=True)
+        for k in range(per_class):
+            n = len(lines["images.txt"]) + 1
+            rel = f"{cls:03d}.c/{k}.jpg"
+            Image.fromarray(rng.integers(0, 256, (40, 48, 3)).astype(np.uint8)).save(
+                folder / "images" / rel)
+            lines["images.txt"].append(f"{n} {rel}")
+            lines["image_class_labels.txt"].append(f"{n} {cls}")
+            lines["bounding_boxes.txt"].append(f"{n} 2.0 3.0 40.0 30.0")
+    for name, rows in lines.items():
+        (folder / name).write_text("\n".join(rows) + "\n")
+
+
 def house_csv(folder: Path, train: int = 60, test: int = 20) -> None:
     """Kaggle house-prices train.csv/test.csv: Id, features from MSSubClass to
     SaleCondition (numeric and categorical, some missing), SalePrice in train only."""
@@ -169,6 +189,10 @@ EXAMPLES = [
     ("lstm_crf", "lstm_crf/lstm_crf.py", [], None, []),
     ("sn_gan", "sn_gan/train.py", ["--epochs", "1", "--batch-size", "16", "--z-dim", "8"],
      _data_cifar, ["imageio"]),
+    ("embedding_learning", "embedding_learning/train.py",
+     ["--epochs", "1", "--batch-size", "4", "--batch-k", "2", "--model", "resnet18_v2",
+      "--embed-dim", "8", "--log-interval", "50"],
+     lambda run, home: cub200(run / "data" / "CUB_200_2011"), ["PIL", "bottleneck"]),
     ("actor_critic", "actor_critic/actor_critic.py", [], None, ["gym"]),
     ("house_prices", "house_prices/kaggle_k_fold_cross_validation.py", [],
      lambda run, home: house_csv(run), ["pandas"]),

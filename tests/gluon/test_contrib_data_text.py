@@ -48,3 +48,11 @@ def test_wikitext_without_its_file_names_it_and_does_not_download(tmp_path):
 
 def test_interval_sampler_is_gluon_data_s():
     assert list(IntervalSampler(7, 3)) == [0, 3, 6, 1, 4, 2, 5]
+
+
+def test_wikitext_reads_its_file_out_of_the_archive(tmp_path):
+    import zipfile
+    with zipfile.ZipFile(tmp_path / "wikitext-2-v1.zip", "w") as zf:
+        zf.writestr("wikitext-2/wiki.test.tokens", " a b c d \n")
+    test = WikiText2(str(tmp_path), "test", seq_len=2)
+    assert len(test) == 2 and (tmp_path / "wiki.test.tokens").exists()

@@ -11,6 +11,7 @@ import zipfile
 import numpy as np
 
 from .... import ndarray as nd
+from ...._atomic_write import AtomicFile
 from ...._runtime.base import MXNetError, data_dir
 from ....contrib import text
 from ...data.dataset import _DownloadedDataset
@@ -53,7 +54,7 @@ class _WikiText(_DownloadedDataset):
             with zipfile.ZipFile(archive) as zf:
                 member = next((m for m in zf.namelist() if os.path.basename(m) == name), None)
                 if member is not None:
-                    with open(path, "wb") as out:
+                    with AtomicFile(path) as out:
                         out.write(zf.read(member))
         if not os.path.exists(path):
             raise MXNetError(f"{type(self).__name__}: {name} not found in {self._root} (nor "
