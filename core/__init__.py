@@ -43,9 +43,10 @@ def __getattr__(name):
     # and mx.callback when a program first trains with Module.fit; mx.gluon when first used
     if name in ("test_utils", "rnn", "gluon", "initializer", "init", "kvstore", "kv", "metric",
                 "optimizer", "opt", "lr_scheduler", "io", "recordio", "profiler",
-                "module", "mod", "callback"):
+                "module", "mod", "callback", "image", "img"):
         import importlib
-        alias = {"init": "initializer", "kv": "kvstore", "opt": "optimizer", "mod": "module"}
+        alias = {"init": "initializer", "kv": "kvstore", "opt": "optimizer", "mod": "module",
+                 "img": "image"}
         return importlib.import_module(f".{alias.get(name, name)}", __name__)
     _missing.check(__name__, name)
     raise AttributeError(f"module 'mxnext' has no attribute {name!r}")

@@ -1,5 +1,5 @@
-"""MXNet 1.x modules and names that mxnext does not provide (``mx.image``, ``mx.monitor``,
-``mx.io.ImageRecordIter``, ``mx.nd.sparse`` ...) say so, naming the distribution meant to
+"""MXNet 1.x modules and names that mxnext does not provide (``mx.monitor``,
+``mx.io.LibSVMIter``, ``mx.nd.sparse`` ...) say so, naming the distribution meant to
 provide one where there is one, instead of a bare AttributeError.
 
 Reading such a name raises ``NotProvided``, an AttributeError (``hasattr`` stays False);
@@ -18,10 +18,10 @@ __all__ = ["NotProvided", "NotProvidedImport", "check", "install"]
 
 # module -> {distribution meant to provide the names, or None: not provided}
 NAMES = {
-    "mxnext": {None: """image img monitor mon numpy np numpy_extension npx np_symbol
+    "mxnext": {None: """monitor mon numpy np numpy_extension npx np_symbol
                         notebook rtc torch th log library tvmop symbol_doc error
                         is_np_array np_array use_np_array"""},
-    "mxnext.io": {None: """ImageRecordIter ImageRecordUInt8Iter ImageRecordInt8Iter
+    "mxnext.io": {None: """ImageRecordUInt8Iter ImageRecordInt8Iter
                            ImageDetRecordIter ImageRecordIter_v1 ImageRecordUInt8Iter_v1
                            LibSVMIter"""},
     "mxnext.ndarray": {None: "sparse"},

@@ -11,8 +11,8 @@ from mxnext.base import MXNetError
 
 
 @pytest.mark.parametrize("expr, mxnet_name", [
-    ("mx.image", "mxnet.image"), ("mx.monitor", "mxnet.monitor"),
-    ("mx.io.ImageRecordIter", "mxnet.io.ImageRecordIter"),
+    ("mx.rtc", "mxnet.rtc"), ("mx.monitor", "mxnet.monitor"),
+    ("mx.io.LibSVMIter", "mxnet.io.LibSVMIter"),
     ("mx.nd.sparse", "mxnet.ndarray.sparse"), ("mx.sym.sparse", "mxnet.symbol.sparse"),
 ])
 def test_reading_a_missing_mxnet_name_says_mxnext_does_not_provide_it(expr, mxnet_name):
@@ -24,15 +24,15 @@ def test_reading_a_missing_mxnet_name_says_mxnext_does_not_provide_it(expr, mxne
 
 
 def test_hasattr_stays_false_and_other_names_keep_their_errors():
-    assert not hasattr(mx, "image") and not hasattr(mx.io, "LibSVMIter")
+    assert not hasattr(mx, "rtc") and not hasattr(mx.io, "LibSVMIter")
     with pytest.raises(AttributeError, match="^module 'mxnext' has no attribute 'nothing'$"):
         mx.nothing
     with pytest.raises(AttributeError, match="did you mean 'relu'"):
         mx.nd.relux
 
 
-@pytest.mark.parametrize("statement", ["import mxnext.image", "from mxnext import image",
-                                       "from mxnext.image import imread",
+@pytest.mark.parametrize("statement", ["import mxnext.rtc", "from mxnext import rtc",
+                                       "from mxnext.rtc import CudaModule",
                                        "import mxnext.monitor"])
 def test_importing_a_missing_mxnet_module_says_so(statement):
     with pytest.raises(ModuleNotFoundError, match="MXNet 1.x name that mxnext does not "
@@ -41,13 +41,13 @@ def test_importing_a_missing_mxnet_module_says_so(statement):
 
 
 def test_a_name_meant_for_a_distribution_names_it(monkeypatch):
-    monkeypatch.setitem(_missing.NAMES, "mxnext.io", {"mxnext-io-image": "ImageRecordIter"})
-    with pytest.raises(AttributeError, match="mxnet.io.ImageRecordIter is provided by "
+    monkeypatch.setitem(_missing.NAMES, "mxnext.io", {"mxnext-io-image": "ImageRecordUInt8Iter"})
+    with pytest.raises(AttributeError, match="mxnet.io.ImageRecordUInt8Iter is provided by "
                                              "mxnext-io-image, which is not installed: "
                                              "`mxnext install mxnext-io-image`"):
-        mx.io.ImageRecordIter
+        mx.io.ImageRecordUInt8Iter
     with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("mxnext.io.ImageRecordIter")
+        importlib.import_module("mxnext.io.ImageRecordUInt8Iter")
 
 
 def test_contrib_amp_imports_and_refuses_on_use():

@@ -28,7 +28,7 @@ SCRIPT = """
     print(mx.__version__, mx.__mxnext_version__, sys.argv[1:], __name__)
     print((nd.ones(2) * 3).asnumpy().tolist())
     try:
-        from mxnet import image
+        from mxnet import rtc
     except ImportError as e:
         print(type(e).__name__, e)
 """
@@ -47,7 +47,7 @@ def test_run_gives_mxnet_code_mxnext_with_mxnets_version(tmp_path):
     assert lines[0] == f"{mx.__mxnet_version__} {mx.__version__} ['--epochs', '2'] __main__"
     assert mx.__mxnet_version__ == "1.9.1"
     assert lines[1] == "[3.0, 3.0]"
-    assert lines[2].startswith("NotProvidedImport") and "mxnet.image is an MXNet 1.x name" \
+    assert lines[2].startswith("NotProvidedImport") and "mxnet.rtc is an MXNet 1.x name" \
         in lines[2]
 
 

@@ -4,13 +4,14 @@ from .. import _missing
 from . import io, utils
 from .batch import DataBatch, DataDesc, DataIter
 from .csv_iter import CSVIter
+from .image_record_iter import ImageRecordIter
 from .mnist_iter import MNISTIter
 from .native import MXDataIter
 from .ndarray_iter import NDArrayIter
 from .utils import _getdata_by_idx, _has_instance, _init_data
 from .wrappers import PrefetchingIter, ResizeIter
 
-__all__ = ["DataBatch", "DataDesc", "DataIter", "CSVIter", "MNISTIter", "MXDataIter",
+__all__ = ["DataBatch", "DataDesc", "DataIter", "CSVIter", "ImageRecordIter", "MNISTIter", "MXDataIter",
            "NDArrayIter", "PrefetchingIter", "ResizeIter"]
 
 

@@ -1,3 +1,3 @@
 """Contributed Gluon parts (MXNet 1.9's ``gluon.contrib``)."""
 
-from . import nn, rnn
+from . import data, nn, rnn

@@ -1,4 +1,7 @@
 """Contributed layers (MXNet 1.9's ``gluon.contrib.nn``)."""
 
 from .basic_layers import *
-from .basic_layers import __all__
+from .pixel_shuffle import *
+from . import basic_layers, pixel_shuffle
+
+__all__ = basic_layers.__all__ + pixel_shuffle.__all__

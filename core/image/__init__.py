@@ -1,0 +1,4 @@
+"""``mx.image`` (alias ``mx.img``): read, resize and crop HWC images held in NDArrays, and
+the augmenter classes built on those functions (MXNet 1.9's names and semantics)."""
+
+from .image import *  # noqa: F401,F403

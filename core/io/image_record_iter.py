@@ -1,0 +1,112 @@
+"""``ImageRecordIter``: batches of the images in an image RecordIO file (``im2rec``'s
+output: each record an ``IRHeader`` with the label, then an encoded image), decoded,
+resized, cropped and mirrored as MXNet's C++ iterator does, in Python. Decoding is
+``mx.image.imdecode`` (Pillow)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from .. import ndarray as nd
+from .._runtime.base import MXNetError
+from .batch import DataBatch, DataDesc, DataIter
+
+__all__ = ["ImageRecordIter"]
+
+# MXNet parameters that tune its C++ threads and buffers: nothing to do here
+_THREADING = {"preprocess_threads", "prefetch_buffer", "verbose", "path_imgidx", "ctx",
+              "num_decode_threads"}
+
+
+class ImageRecordIter(DataIter):
+    """``(batch_size,) + data_shape`` float32 batches ((pixel - mean) / std * scale, channel
+    first) and ``(batch_size,)`` labels (``(batch_size, label_width)`` when wider).
+    ``resize`` > 0 first scales each image's shorter edge to it; ``rand_crop`` takes a
+    random ``data_shape`` window, else the centre one (an image smaller than the window is
+    resized up); ``rand_mirror`` flips half the images. ``num_parts``/``part_index`` read
+    one contiguous part of the records; with ``round_batch`` the last batch is completed
+    from the start and reports the pad, else it is dropped."""
+
+    def __init__(self, path_imgrec, data_shape, batch_size, label_width=1, shuffle=False,
+                 rand_crop=False, rand_mirror=False, resize=-1, mean_r=0.0, mean_g=0.0,
+                 mean_b=0.0, std_r=1.0, std_g=1.0, std_b=1.0, scale=1.0, num_parts=1,
+                 part_index=0, round_batch=True, seed=0, data_name="data",
+                 label_name="softmax_label", dtype="float32", **kwargs):
+        unknown = set(kwargs) - _THREADING
+        if unknown:
+            raise MXNetError(f"ImageRecordIter: unknown parameter(s) {sorted(unknown)}")
+        data_shape = tuple(int(d) for d in data_shape)
+        if len(data_shape) != 3 or data_shape[0] not in (1, 3):
+            raise MXNetError(f"ImageRecordIter: data_shape: expected (channels 1 or 3, height, "
+                             f"width), got {data_shape}")
+        if not 0 <= part_index < num_parts:
+            raise MXNetError(f"ImageRecordIter: part_index: expected 0 <= part_index < "
+                             f"num_parts={num_parts}, got {part_index}")
+        super().__init__(batch_size)
+        from ..recordio import MXRecordIO, unpack
+        reader = MXRecordIO(path_imgrec, "r")
+        records = list(iter(reader.read, None))
+        reader.close()
+        lo, hi = (len(records) * part_index // num_parts,
+                  len(records) * (part_index + 1) // num_parts)
+        self._records = [unpack(r) for r in records[lo:hi]]
+        if not self._records:
+            raise MXNetError(f"ImageRecordIter: {path_imgrec!r} part {part_index} of "
+                             f"{num_parts} holds no records")
+        self._shape, self._label_width = data_shape, label_width
+        self._shuffle, self._rand_crop, self._rand_mirror = shuffle, rand_crop, rand_mirror
+        self._resize, self._round = resize, round_batch
+        channels = data_shape[0]
+        self._mean = np.array([mean_r, mean_g, mean_b][:channels], np.float32)[:, None, None]
+        self._scale = (np.float32(scale)
+                       / np.array([std_r, std_g, std_b][:channels], np.float32)[:, None, None])
+        self._rng = random.Random(seed)
+        self._dtype = dtype
+        label_shape = (batch_size,) if label_width == 1 else (batch_size, label_width)
+        self.provide_data = [DataDesc(data_name, (batch_size,) + data_shape, dtype)]
+        self.provide_label = [DataDesc(label_name, label_shape, dtype)]
+        self.reset()
+
+    def reset(self):
+        self._order = list(range(len(self._records)))
+        if self._shuffle:
+            self._rng.shuffle(self._order)
+        self._cursor = 0
+
+    def _image(self, payload):
+        from ..image import image as img
+        c, h, w = self._shape
+        pixels = img.imdecode(payload, flag=0 if c == 1 else 1)
+        if self._resize > 0:
+            pixels = img.resize_short(pixels, self._resize)
+        ph, pw = pixels.shape[0], pixels.shape[1]
+        if ph < h or pw < w:
+            pixels = img.imresize(pixels, max(w, pw), max(h, ph))
+            ph, pw = pixels.shape[0], pixels.shape[1]
+        if self._rand_crop:
+            x0, y0 = self._rng.randint(0, pw - w), self._rng.randint(0, ph - h)
+        else:
+            x0, y0 = (pw - w) // 2, (ph - h) // 2
+        out = pixels.asnumpy()[y0:y0 + h, x0:x0 + w]
+        if self._rand_mirror and self._rng.random() < 0.5:
+            out = out[:, ::-1]
+        return (out.transpose(2, 0, 1).astype(np.float32) - self._mean) * self._scale
+
+    def next(self):
+        n = len(self._order)
+        if self._cursor >= n or (not self._round and self._cursor + self.batch_size > n):
+            raise StopIteration
+        picks = [self._order[(self._cursor + i) % n] for i in range(self.batch_size)]
+        pad = max(0, self._cursor + self.batch_size - n)
+        self._cursor += self.batch_size
+        data = np.stack([self._image(self._records[i][1]) for i in picks])
+        labels = np.array([np.ravel(self._records[i][0].label)[:self._label_width]
+                           if self._records[i][0].flag else [self._records[i][0].label]
+                           for i in picks], np.float32)
+        if self._label_width == 1:
+            labels = labels[:, 0]
+        return DataBatch(data=[nd.array(data, dtype=self._dtype)],
+                         label=[nd.array(labels, dtype=self._dtype)], pad=pad,
+                         provide_data=self.provide_data, provide_label=self.provide_label)
