@@ -274,10 +274,9 @@ class Instance:
         for name, arr in arrays.items():
             self.arrays[name] = arr
             entries[p.inputs[name]] = arr
-        for k, (eid, arr) in enumerate(zip(p.graph.outputs, outputs)):
-            if arr is not None:
+        for eid, arr in zip(p.graph.outputs, outputs):
+            if arr is not None:        # not kept: its autograd node may hold this instance
                 entries[eid] = arr
-                self.outputs[k] = arr
         if grads:
             self.grad_arrays.update(grads)
             for name, arr in grads.items():

@@ -3,12 +3,16 @@
 Per input signature (shapes, dtypes, context, which inputs need gradients) the graph is
 compiled once (a ``Program``: inference, gradient graph, memory plan). A call binds the
 inputs, pushes the forward operators and, while autograd records, puts *one* node on the
-tape whose backward runs the planned backward graph. With ``static_alloc`` one instance
-(arena and pre-built operators) serves every call; a call made before the previous one's
-backward ran gets a fresh instance, so results never depend on the flag.
+tape whose backward runs the planned backward graph. With ``static_alloc`` instances
+(arena and pre-built operators) serve call after call: an instance is free again once its
+recorded backward ran or can no longer run (the node is gone: a loss computed under
+``record`` and dropped); a call finding none free gets another (kept, up to ``_POOL``), so
+results never depend on the flag.
 """
 
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
@@ -29,6 +33,7 @@ __all__ = ["CachedOp"]
 _FLAGS = {"static_alloc": False, "static_shape": False, "is_dynamic": False,
           "inline_limit": 2, "forward_bulk_size": None, "backward_bulk_size": None,
           "data_indices": None, "param_indices": None}
+_POOL = 4      # static instances kept per program (calls whose backward is pending)
 
 
 class CachedOp:
@@ -46,7 +51,7 @@ class CachedOp:
                                  f"{', '.join(_FLAGS)}")
             self.flags[key] = value
         self._programs: dict = {}
-        self._static: dict = {}            # program -> (instance, backward pending)
+        self._static: dict = {}     # program -> {instance: weakref to its pending backward}
 
     def __call__(self, *args, out=None, default_ctx=None):
         if len(args) != len(self._names):
@@ -68,8 +73,11 @@ class CachedOp:
             if eid not in program.fresh_outputs:      # an input, or an output given twice
                 push_copy(inst.array(eid), outs[k])
         if record:
-            node_op = _tape.FunctionOp(_Backward(self, program, inst, args, wanted),
-                                       len(outs), len(args), name="CachedOp",
+            backward = _Backward(self, program, inst, args, wanted)
+            pool = self._static.get(program)
+            if pool is not None and inst in pool:
+                pool[inst] = weakref.ref(backward)
+            node_op = _tape.FunctionOp(backward, len(outs), len(args), name="CachedOp",
                                        fresh_results=True)
             _tape.record(node_op, None, list(args), outs)
         # The instance's bindings stay; its handles on the returned arrays go: they would
@@ -108,29 +116,34 @@ class CachedOp:
 
     def _instance(self, program, args, wanted, outs):
         """The instance for this call, bound to its inputs and outputs: with
-        ``static_alloc`` the cached one unless its recorded backward is still to run; else
-        a new one."""
+        ``static_alloc`` a kept one whose recorded backward is not pending; else a new
+        one."""
         arrays = dict(zip(self._names, args))
         fresh = [o if eid in program.fresh_outputs else None
                  for o, eid in zip(outs, program.graph.outputs)]
         static = self.flags["static_alloc"]
-        cached, pending = self._static.get(program, (None, False))
-        if static and cached is not None and not pending:
-            cached.rebind(arrays, fresh)
-            self._static[program] = (cached, any(wanted))
-            return cached
+        pool = self._static.get(program) if static else None
+        if pool:
+            for cached, pending in pool.items():
+                if pending is None or pending() is None:
+                    cached.rebind(arrays, fresh)
+                    pool[cached] = None
+                    return cached
         grads = {n: filled(a.shape, np.dtype(a.dtype), a.context, 0)
                  for n, a, w in zip(self._names, args, wanted) if w}
         inst = Instance(program, arrays, grads, bulk_sizes=(
             int(self.flags["forward_bulk_size"]), int(self.flags["backward_bulk_size"])))
         inst.rebind({}, fresh)
-        if static and cached is None:
-            self._static[program] = (inst, any(wanted))
+        if static:
+            pool = self._static.setdefault(program, {})
+            if len(pool) < _POOL:
+                pool[inst] = None
         return inst
 
     def _backward_done(self, program, inst):
-        if self._static.get(program, (None,))[0] is inst:
-            self._static[program] = (inst, False)
+        pool = self._static.get(program)
+        if pool is not None and inst in pool:
+            pool[inst] = None
 
 
 class _Backward:

@@ -83,7 +83,8 @@ class SGD(_Momentum):
             flat = [a for group in zip(weights, grads, states) for a in group
                     if self.momentum > 0 or a is not None]
             op = nd.multi_sgd_mom_update if self.momentum > 0 else nd.multi_sgd_update
-            op(*flat, out=weights, num_weights=len(weights), lrs=lrs, wds=wds, **kwargs)
+            op(*flat, out=weights, num_weights=len(weights), lrs=tuple(lrs), wds=tuple(wds),
+               **kwargs)   # tuples: hashable, so the op's plan is cached
             return
         for weight, grad, state, lr, wd in zip(weights, grads, states, lrs, wds):
             _sgd_step(weight, grad, state, multi_precision, lr=lr, wd=wd,
