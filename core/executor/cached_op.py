@@ -80,12 +80,6 @@ class CachedOp:
             node_op = _tape.FunctionOp(backward, len(outs), len(args), name="CachedOp",
                                        fresh_results=True)
             _tape.record(node_op, None, list(args), outs)
-        # The instance's bindings stay; its handles on the returned arrays go: they would
-        # close a cycle (output -> its tape node -> _Backward -> instance -> output) that
-        # only the garbage collector frees, holding every call's arrays until it runs.
-        for k, eid in enumerate(g.outputs):
-            if eid in program.fresh_outputs:
-                inst.outputs[k] = None
         return outs[0] if len(outs) == 1 else outs
 
     def _program(self, args, wanted, ctx):
