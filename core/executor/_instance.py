@@ -284,10 +284,15 @@ class Instance:
                 if direct:
                     entries[eid] = arr
             self._transfers = self._make_transfers()
+        entries = {eid: arr for eid, arr in entries.items()
+                   if self._bound.get(eid) != (arr._chunk, arr._offset)}  # not a parameter
+        eng = _engine.get()
+        for var in {self.vars[eid] for eid in entries} - {None}:
+            # the argument lists below change in place: operators pushed before that
+            # still use an entry's old array must have run
+            eng.wait_for_var(var, write=True)
         runs = set()
         for eid, arr in entries.items():
-            if self._bound.get(eid) == (arr._chunk, arr._offset):
-                continue                           # the array bound already (a parameter)
             self._set_external(eid, arr)
             for e in (eid, *self._aliases.get(eid, ())):
                 if e != eid:                       # a reshaped view of it
@@ -297,7 +302,6 @@ class Instance:
                     views[k] = self.views[e]
                     run.vars = None
                     runs.add(run)
-        eng = _engine.get()
         for seg in {seg: None for run in runs for seg in run.segs}:
             const, mutate = self._segment_vars(seg)   # new operators: one pushed before
             oprs, i = seg.slot                        # may still be in flight

@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from .._runtime import engine as _engine, tape as _tape
+from .._runtime import tape as _tape
 from .._runtime.base import MXNetError
 from .._runtime.context import current_context
 from ..ndarray._array import NDArray
@@ -120,10 +120,6 @@ class CachedOp:
         if pool:
             for cached, pending in pool.items():
                 if pending is None or pending() is None:
-                    # rebind points the argument lists of the operators the last call
-                    # pushed at the new arrays, in place: those still queued would read
-                    # this call's inputs and write its outputs
-                    _engine.get().wait_for_all()
                     cached.rebind(arrays, fresh)
                     pool[cached] = None
                     return cached
