@@ -27,18 +27,20 @@ body is slow or host-bound.
 
 Streams and completion. A host device's work is done when its engine function returns
 (``stream()`` is None, no ``run_context``). A device with streams sets ``run_context``, a
-``StreamRunContext`` subclass: its ``stream`` is the stream of the thread running
-the function (one per engine worker) and its ``run(fn)`` runs ``fn(rctx)`` with that
-stream current and returns once the work ``fn`` enqueued is done (an event recorded on the
-stream and waited for: only this stream's work, never the whole device). Dependants then
-start on any stream, and ``wait_to_read``/``asnumpy`` wait only for the functions they
-depend on. ``synchronize(device_id)`` waits for everything on the device.
+``StreamRunContext`` subclass whose ``lane()`` is the running thread's ``Lane`` (its stream
+on that device id: one per engine worker and per user thread; the subclass of ``Lane``
+records, waits on and queries the device's events). ``StreamRunContext.run`` then runs every
+function on the device: it makes the lane's stream current, has it wait (on the device) for
+work of other lanes the function depends on, calls the function, which enqueues its
+kernels, and returns at once; the engine keeps per-var marks of what is still pending
+(``mxnext._runtime.streams``). ``wait_to_read``/``asnumpy`` wait on an event for only the
+work they depend on; ``synchronize(device_id)`` waits for everything on the device.
 
 Engine policy. ``inline_policy`` is an inline policy object (``mxnext._runtime.inline``,
 re-exported here): ``TIMED_INLINE`` (cpu) lets the engine time a kernel and run fast ones
-at once on the pushing thread; ``NEVER_INLINE`` (gpu) always hands kernels to the device's
-workers (pools of its own, whose work no fast path takes), so the pushing thread never
-waits for the device.
+at once on the pushing thread; ``STREAM_INLINE`` (gpu) runs every kernel there, as it only
+enqueues work, so the pushing thread never waits for the device; ``NEVER_INLINE`` always
+hands kernels to the device's own worker pools (for a device whose functions block).
 
 Random numbers and scratch space come from ``mxnext.resource`` per device id, built on
 ``view`` and ``xp.random.default_rng(entropy)``, or on the device's optional
@@ -49,25 +51,12 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from mxnext._runtime.inline import NEVER_INLINE, TIMED_INLINE, NeverInline, TimedInline
-from mxnext.engine import RunContext
+from mxnext._runtime.inline import (NEVER_INLINE, STREAM_INLINE, TIMED_INLINE, NeverInline,
+                                    StreamInline, TimedInline)
+from mxnext._runtime.streams import Lane, StreamRunContext
 
-__all__ = ["Device", "REQUIRED", "check_contract", "StreamRunContext", "TIMED_INLINE",
-           "NEVER_INLINE", "TimedInline", "NeverInline"]
-
-
-class StreamRunContext(RunContext):
-    """Base of a device's ``run_context``: subclasses give ``stream`` (a property: the running
-    thread's) and ``run(fn)`` (runs ``fn(self)`` on it, returns once its work is done)."""
-
-    __slots__ = ()
-
-    def __init__(self, ctx):
-        self.ctx = ctx
-        self.runner = self.run
-
-    def run(self, fn):
-        raise NotImplementedError
+__all__ = ["Device", "REQUIRED", "check_contract", "StreamRunContext", "Lane", "TIMED_INLINE",
+           "STREAM_INLINE", "NEVER_INLINE", "TimedInline", "StreamInline", "NeverInline"]
 
 
 @runtime_checkable
@@ -75,7 +64,7 @@ class Device(Protocol):
     type: str                      # "cpu", "gpu"
     xp: Any                        # array namespace (may import its library on first access)
     kernels: tuple                 # FCompute kinds run, preferred first
-    inline_policy: TimedInline     # TIMED_INLINE, NEVER_INLINE
+    inline_policy: TimedInline     # TIMED_INLINE, STREAM_INLINE, NEVER_INLINE
 
     def count(self) -> int: ...    # usable device ids; raise with the reason when none can be
 
@@ -108,6 +97,6 @@ def check_contract(dev) -> list[str]:
     cls = type(dev)
     missing = [n for n in REQUIRED if not hasattr(cls, n) and n not in vars(dev)]
     if hasattr(cls, "inline_policy") and not isinstance(dev.inline_policy, TimedInline):
-        missing.append(f"inline_policy (an inline policy: TIMED_INLINE or NEVER_INLINE, got "
-                       f"{dev.inline_policy!r})")
+        missing.append(f"inline_policy (an inline policy: TIMED_INLINE, STREAM_INLINE or "
+                       f"NEVER_INLINE, got {dev.inline_policy!r})")
     return missing

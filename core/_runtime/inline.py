@@ -9,9 +9,12 @@ the device's choice, through its ``inline_policy``:
   writes at most ``CHEAP_BYTES``; its first ``TIMED_RUNS`` runs are timed, and from then on
   it is cheap when the fastest took under ``INLINE_SECONDS``. A kernel that requests
   resources or completes asynchronously is never cheap (nor timed).
-- ``NeverInline`` (``NEVER_INLINE``): for devices whose kernels enqueue work on a stream.
-  Nothing is cheap, and the threaded engines run none of such a device's work on a user
-  thread (``inline`` is False: its pools are its own, and no fast path takes their work).
+- ``StreamInline`` (``STREAM_INLINE``, the gpu's): every kernel only enqueues work on the
+  running thread's stream (``_runtime.streams``), so every kernel is cheap: the pushing
+  thread enqueues it at once when its vars are free and never waits for the device.
+- ``NeverInline`` (``NEVER_INLINE``): nothing is cheap, and the threaded engines run none
+  of such a device's work on a user thread (``inline`` is False: its pools are its own, and
+  no fast path takes their work): for a device whose functions block.
 
 A kernel keeps its own state in four attributes, ``cheap``, ``timing``, ``timed`` and
 ``fastest`` (the imperative path's plans and the executor's node runs): ``start`` sets
@@ -20,7 +23,8 @@ them, each timed run while ``timing`` goes to ``observe``, and a push reads ``ch
 
 from __future__ import annotations
 
-__all__ = ["TimedInline", "NeverInline", "TIMED_INLINE", "NEVER_INLINE", "CHEAP_BYTES",
+__all__ = ["TimedInline", "StreamInline", "NeverInline", "TIMED_INLINE", "STREAM_INLINE",
+           "NEVER_INLINE", "CHEAP_BYTES",
            "TIMED_RUNS", "INLINE_SECONDS"]
 
 CHEAP_BYTES = 1 << 16      # untimed work writing at most this much may run inline
@@ -64,6 +68,21 @@ class TimedInline:
                 f"inline_seconds={self.inline_seconds})")
 
 
+class StreamInline(TimedInline):
+    """Every synchronous kernel is cheap and none is timed: it only enqueues device work."""
+
+    def __init__(self):
+        super().__init__(cheap_bytes=1 << 62, timed_runs=0)
+
+    def start(self, k, nbytes, requested, is_async) -> None:
+        k.cheap = not is_async
+        k.timing = False
+        k.timed, k.fastest = 0, float("inf")
+
+    def __repr__(self):
+        return "StreamInline()"
+
+
 class NeverInline(TimedInline):
     """Nothing runs on the pushing thread: every kernel goes to the device's workers."""
 
@@ -77,4 +96,5 @@ class NeverInline(TimedInline):
 
 
 TIMED_INLINE = TimedInline()
+STREAM_INLINE = StreamInline()
 NEVER_INLINE = NeverInline()

@@ -63,7 +63,7 @@ class Resource:
         h = self._space
         if h is None or h.nbytes < nbytes:
             if h is not None:
-                _storage.free(h)
+                _storage.free(h, self.var)    # its old users may still be on a stream
                 self._space = None
             h = self._space = _storage.alloc(nbytes, self.ctx)
         return _device.get(self.ctx.device_type).view(h.raw, dtype, shape)

@@ -23,6 +23,7 @@ import threading
 
 from . import device as _device
 from . import engine as _engine
+from . import streams as _streams
 from .base import MXNetError
 from .fork import in_child
 
@@ -55,11 +56,11 @@ class Handle:
     def __del__(self):
         pool = self.pool
         if pool is not None and not _exiting:
-            raw, cap = self.raw, self.capacity
-            if self.var is None:
+            raw, cap, var = self.raw, self.capacity, self.var
+            if var is None:
                 pool._put(raw, cap)
             else:                 # after every function pushed on it
-                _engine.get().push_delete(lambda rctx: pool._put(raw, cap), self.ctx, self.var)
+                _engine.get().push_delete(lambda rctx: pool._put(raw, cap, var), self.ctx, var)
 
     def __repr__(self):
         state = "" if self.pool is not None else ", freed"
@@ -90,11 +91,13 @@ class _Pool:
         self.device_id = ctx.device_id
         self.pool_type = pool_type
         self.pooled_mode = pool_type != "Unpooled"
+        self.streams = getattr(dev, "run_context", None) is not None
         self.round = pool_type == "Round"
         self.linear = 1 << cutoff
         # re-entrant: a garbage-collected array may free its block from inside a pool call
         self.lock = threading.RLock()
         self.free_lists: dict[int, list] = {}
+        self.fences: dict[int, tuple] = {}    # id(raw) -> marks of its old work (streams.py)
         self.caps: dict[int, int] = {}        # nbytes -> size class, computed once
         self.in_use = self.pooled = self.peak = 0
         self.hits = self.misses = self.allocs = self.frees = 0
@@ -114,8 +117,11 @@ class _Pool:
             cap = self.caps[nbytes] = self.size_class(nbytes)
         with self.lock:
             lst = self.free_lists.get(cap)
+            marks = None
             if lst:
                 raw = lst.pop()
+                if self.fences:
+                    marks = self.fences.pop(id(raw), None)
                 self.pooled -= cap
                 self.hits += 1
             else:
@@ -133,11 +139,17 @@ class _Pool:
                     self.in_use -= cap
                     self.allocs -= 1
                 raise
+        if marks is not None:         # a stream device's work on the block may be pending
+            if var is not None:
+                _streams.adopt(var, marks)
+            else:
+                for lane, seq in marks:
+                    lane.wait_host(seq)
         return Handle(raw, nbytes, cap, self.ctx, self, var)
 
-    def free(self, h) -> None:
+    def free(self, h, var=None) -> None:
         h.pool = None
-        self._put(h.raw, h.capacity)
+        self._put(h.raw, h.capacity, var)
 
     def _raw_alloc(self, cap):
         try:
@@ -152,13 +164,21 @@ class _Pool:
                                  f"use, peak {self.peak}; cached blocks were freed and the "
                                  f"allocation retried once): {exc}") from exc
 
-    def _put(self, raw, cap):
-        """Return a buffer of size class ``cap`` to the pool (or the device, unpooled)."""
+    def _put(self, raw, cap, var=None):
+        """Return a buffer of size class ``cap`` to the pool (or the device, unpooled); ``var``
+        guarded it: a stream device's marks on it stay with the block."""
         with self.lock:
             self.in_use -= cap
             self.frees += 1
             if self.pooled_mode:
                 self.free_lists.setdefault(cap, []).append(raw)
+                if var is not None:
+                    if var.dev is not None:
+                        self.fences[id(raw)] = var.dev.uses
+                elif self.streams:    # no var says what used it: all the device's work so far
+                    marks = _streams.current_marks()
+                    if marks:
+                        self.fences[id(raw)] = marks
                 self.pooled += cap
                 return
         self.dev.free(raw, self.device_id)
@@ -166,6 +186,7 @@ class _Pool:
     def release(self):
         with self.lock:
             lists, self.free_lists = self.free_lists, {}
+            self.fences = {}          # the device's free waits for the blocks' work
             self.pooled = 0
         for lst in lists.values():
             for raw in lst:
@@ -211,16 +232,17 @@ class StorageManager:
         """``ctx``'s pool (``alloc``/``free`` without the context lookup: the NDArray path)."""
         return self._pools.get(ctx) or self._pool(ctx)
 
-    def free(self, h: Handle) -> None:
-        """Return ``h`` to its pool now; the caller guarantees nothing still reads it."""
+    def free(self, h: Handle, var=None) -> None:
+        """Return ``h`` to its pool now; the caller guarantees no function still reads it
+        (``var``: the engine var that guarded it)."""
         pool = h.pool
         if pool is None:
             raise MXNetError(f"storage.free: {h!r} was already freed")
-        pool.free(h)
+        pool.free(h, var)
 
     def free_async(self, h: Handle, var) -> None:
         """Return ``h`` to its pool once every function pushed so far on ``var`` is done."""
-        _engine.get().push_delete(lambda rctx: self.free(h), h.ctx, var)
+        _engine.get().push_delete(lambda rctx: self.free(h, var), h.ctx, var)
 
     def release_all(self, ctx=None) -> None:
         """Give pooled (free) blocks back to the device, for ``ctx`` or every context."""

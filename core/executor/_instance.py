@@ -289,8 +289,9 @@ class Instance:
         eng = _engine.get()
         for var in {self.vars[eid] for eid in entries} - {None}:
             # the argument lists below change in place: operators pushed before that
-            # still use an entry's old array must have run
-            eng.wait_for_var(var, write=True)
+            # still use an entry's old array must have run (not the device work they
+            # enqueued: that holds no list, and a freed block keeps its marks, storage.py)
+            eng.wait_for_var(var, write=True, device=False)
         runs = set()
         for eid, arr in entries.items():
             self._set_external(eid, arr)

@@ -6,6 +6,7 @@ import threading
 
 from ..base import EngineError, MXNetError
 from . import _events
+from ..streams import wait_all_lanes
 from ._types import RUN_CONTEXTS, FnProperty, OprHandle, RunContext, Var, _ErrorBox, var_lists
 
 __all__ = ["Engine", "in_worker"]
@@ -110,11 +111,15 @@ class Engine:
         self.push(OprHandle(fn, False, (), (var,), FnProperty.DELETE_VAR, "delete",
                             skip_on_error=False, cheap=True), ctx, 0)
 
-    def wait_for_var(self, var: Var, write: bool = False) -> None:
+    def wait_for_var(self, var: Var, write: bool = False, device: bool = True) -> None:
         """Block until every function pushed so far that writes ``var`` (with ``write``,
-        also reads it) is done; raise the var's stored error once."""
+        also reads it) is done; raise the var's stored error once. ``device=False``: done
+        as engine functions, the device work they enqueued may still run (for code about
+        to change what queued functions reference, not to read their results)."""
         self._check_not_in_worker("wait_for_var")
         self._wait_var(var, write)
+        if device and var.dev is not None:    # a stream device's work behind it
+            var.dev.wait_host(write)
         box = var.error
         if box is not None:
             var.error = None
@@ -126,6 +131,7 @@ class Engine:
         and clear all of them."""
         self._check_not_in_worker("wait_for_all")
         self._wait_all()
+        wait_all_lanes()
         errors, self._errors = self._errors, []
         first = next((b for b in errors if b.exc is not None), None)
         if first is not None:
@@ -154,7 +160,7 @@ class Engine:
         _tls.in_worker = True
         try:
             if rctx.runner is not None:     # a device running functions on its streams
-                rctx.runner(fn)
+                rctx.runner(fn, const, mutate)
             elif _profiling:
                 _events.run(fn, rctx, name)
             else:

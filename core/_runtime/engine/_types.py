@@ -23,8 +23,8 @@ RUN_CONTEXTS: dict = {}    # device type -> its RunContext class (``device.regis
 
 class RunContext:
     """What a function learns only when it runs: its device context and stream. ``runner``,
-    when a device sets it (a GPU: ``runner(fn)`` runs ``fn(self)`` on this thread's stream and
-    returns once its work is done), runs every function on the context."""
+    when a device sets it (a GPU: ``runner(fn, const, mutate)`` enqueues ``fn(self)`` on this
+    thread's stream, ``_runtime.streams``), runs every function on the context."""
 
     __slots__ = ("ctx", "stream", "runner")
 
@@ -54,7 +54,7 @@ class Var:
     writer, and a FIFO of requests waiting for this var.
     """
 
-    __slots__ = ("readers", "writer", "queue", "error", "name", "__weakref__")
+    __slots__ = ("readers", "writer", "queue", "error", "name", "dev", "__weakref__")
 
     def __init__(self, name=None):
         self.readers = 0          # granted (running or ready) reads
@@ -62,6 +62,7 @@ class Var:
         self.queue = None         # pending (block, is_write) in push order: a deque once needed
         self.error = None         # _ErrorBox of a failed writer, until waited on
         self.name = name
+        self.dev = None           # a stream device's work still on it (``_runtime.streams``)
 
     def __repr__(self):
         return f"<Var {self.name or hex(id(self))}>"

@@ -20,6 +20,25 @@ def test_bench_mlp_and_tiny_op_run_on_testdev():
     bench = runpy.run_path(str(ROOT / "bench" / "gpu.py"))
     assert bench["mlp_mxnext"](16, 2, "testdev") > 0
     assert bench["tiny_mxnext"](5, "testdev") > 0
+    assert bench["resnet_mxnext"](2, 1, "testdev") > 0
+
+
+def test_training_steps_read_no_device_value_on_the_host():
+    """The bench's MLP (executor) and hybridized ResNet-18 (Gluon, Trainer) steps never turn a
+    device value into a host one: on a GPU that would stall the pushing thread every step."""
+    import mxnext as mx
+    from mxnext_device_testdev.arrays import host_reads
+    bench = runpy.run_path(str(ROOT / "bench" / "gpu.py"))
+    ctx = mx.Context("testdev", 0)
+    for step in (bench["mlp_step"](16, ctx), bench["resnet_step"](2, ctx)):
+        step()                          # first steps: shapes inferred, graphs built
+        step()
+        mx.nd.waitall()
+        before = host_reads.count
+        step()
+        step()
+        mx.nd.waitall()
+        assert host_reads.count == before, f"{host_reads.count - before} host reads in 2 steps"
 
 
 def test_testdev_arrays_refuse_what_cupy_refuses():

@@ -1,3 +1,5 @@
+import threading
+
 import numpy as np
 
 import mxnext as mx
@@ -29,6 +31,74 @@ def test_device_functions_run_through_the_stream_runner():
     a.wait_to_read()
     (s,) = streams
     assert s.device_id == 0 and s.runs >= 1 and s is not _stream(1)
+
+
+def _on_thread(fn):
+    """Run ``fn`` on a new thread (its own lane) and return what it returned."""
+    out = []
+    t = threading.Thread(target=lambda: out.append(fn()))
+    t.start()
+    t.join()
+    return out[0]
+
+
+def test_work_enqueues_on_the_pushing_threads_lane_and_host_waits_use_events():
+    from mxnext_device_testdev.device import _lane
+    lane = _lane(0)
+    seq, host = lane.seq, len(lane.host_waits)
+    a = mx.nd.ones((4,), ctx=TD0)
+    b = a * 3
+    assert lane.seq >= seq + 1, "the op did not run on the pushing thread's lane"
+    assert b._chunk.var.dev.w[0] is lane
+    np.testing.assert_array_equal(b.asnumpy(), 3)
+    assert len(lane.host_waits) == host + 1, "reading the result waited on no event"
+    b.wait_to_read()                           # known done: no second event wait
+    assert len(lane.host_waits) == host + 1
+
+
+def test_a_reader_on_another_lane_waits_for_the_writers_mark_on_the_device():
+    from mxnext_device_testdev.device import _lane
+    a = _on_thread(lambda: mx.nd.ones((8,), ctx=TD0) * 2)      # written on that thread's lane
+    writer = a._chunk.var.dev.w
+    assert writer[0] is not _lane(0)
+    waits = len(_lane(0).device_waits)
+    c = a + 1                                                  # read here
+    new = _lane(0).device_waits[waits:]
+    assert {e.lane for e in new} == {writer[0]} and max(e.seq for e in new) >= writer[1]
+    np.testing.assert_array_equal(c.asnumpy(), 3)
+    # and a writer waits for the other lane's readers (write after read)
+    r = _on_thread(lambda: (a * 1, a._chunk.var.dev.uses)[1])
+    waits = len(_lane(0).device_waits)
+    a[:] = 5
+    lanes = {e.lane for e in _lane(0).device_waits[waits:]}
+    assert {m[0] for m in r if m[0] is not _lane(0)} <= lanes, "the writer did not wait for readers"
+
+
+def test_a_freed_block_keeps_its_marks_for_the_next_array_on_it():
+    from mxnext_device_testdev.device import _lane
+    n = 4099                                                   # a size class of its own
+
+    def make():
+        x = mx.nd.zeros((n,), ctx=TD0)
+        x += 1
+        mark = x._chunk.var.dev.w
+        del x                                                  # the block goes back fenced
+        return mark
+    mark = _on_thread(make)
+    y = mx.nd.empty((n,), ctx=TD0)
+    assert y._chunk.var.dev is not None and mark in y._chunk.var.dev.uses
+    waits = len(_lane(0).device_waits)
+    y[:] = 2                                                   # the first writer waits
+    assert any(e.lane is mark[0] for e in _lane(0).device_waits[waits:])
+    np.testing.assert_array_equal(y.asnumpy(), 2)
+
+
+def test_waitall_waits_on_every_lane():
+    from mxnext_device_testdev.device import _lane
+    lane = _on_thread(lambda: (mx.nd.ones((3,), ctx=TD0) + 1, _lane(0))[1])
+    before = len(lane.host_waits)
+    mx.nd.waitall()
+    assert lane.done == lane.seq and len(lane.host_waits) == before + 1
 
 
 def test_generic_body_that_leaves_the_device_names_op_and_device():

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from mxnext.base import MXNetError
-from opsdk.device import NEVER_INLINE
+from opsdk.device import STREAM_INLINE
 
 from ._cupy import cupy, unusable
 from .streams import GpuRunContext, thread_stream
@@ -51,11 +51,12 @@ def _env(names, default):
 class GpuDevice:
     type = "gpu"
     kernels = ("gpu", "cpu")          # FCompute<gpu>, else the generic xp body on cupy
-    inline_policy = NEVER_INLINE      # kernels go to the gpu workers' streams
+    inline_policy = STREAM_INLINE     # kernels are enqueued at once on the pushing thread's stream
     run_context = GpuRunContext
 
     def __init__(self):
         self._count = None
+        self._free = {}       # device id -> (free bytes last asked, less allocations since; total)
 
     @property
     def xp(self):
@@ -92,17 +93,24 @@ class GpuDevice:
     def alloc(self, nbytes, device_id):
         cp = cupy()
         with cp.cuda.Device(device_id):
-            free, total = cp.cuda.runtime.memGetInfo()
-            if free - nbytes < self.reserve() * total:
+            # cudaMemGetInfo costs milliseconds: ask again only when the estimate (the last
+            # answer less what was allocated since; frees only add) nears the reserve
+            reserve = self.reserve()
+            free, total = self._free.get(device_id, (None, None))
+            if free is None or free - nbytes < reserve * total:
+                free, total = cp.cuda.runtime.memGetInfo()
+            if free - nbytes < reserve * total:
                 raise MemoryError(f"gpu({device_id}): {nbytes} bytes would leave {free - nbytes}"
                                   f" of {total} bytes free, under the reserve of "
-                                  f"{self.reserve():.0%} (MXNEXT_GPU_MEM_POOL_RESERVE)")
+                                  f"{reserve:.0%} (MXNEXT_GPU_MEM_POOL_RESERVE)")
             try:
-                return cp.cuda.Memory(nbytes)
+                mem = cp.cuda.Memory(nbytes)
             except cp.cuda.runtime.CUDARuntimeError as e:
                 if "MemoryAllocation" in str(e):
                     raise MemoryError(f"gpu({device_id}): {e}") from e
                 raise
+            self._free[device_id] = (free - nbytes, total)
+            return mem
 
     def free(self, raw, device_id) -> None:
         pass      # cupy.cuda.Memory frees its allocation when the last view of it goes
@@ -150,6 +158,11 @@ class GpuDevice:
         cp = cupy()
         with cp.cuda.Device(device_id):
             cp.cuda.runtime.deviceSynchronize()
+
+    def conv_kernel(self) -> str:
+        """Which convolution runs on the gpu: cuDNN, or im2col + GEMM and why."""
+        from . import cudnn_conv
+        return cudnn_conv.describe()
 
     def __repr__(self):
         return "<device gpu (cupy)>"

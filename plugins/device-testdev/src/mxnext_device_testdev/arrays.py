@@ -7,6 +7,10 @@ array into it (``d[...] = host``) or filling with one (``ValueError``), and ``.c
 (cupy arrays have none). ``namespace(numpy)`` is the device's ``xp``: numpy's functions
 handing out ``DeviceArray``s, with ``asarray``/``array`` as the only ways in from the host.
 Not caught: ``numpy.asarray(device_array)`` (numpy takes its subclasses without asking).
+
+What cupy allows but pays for with a wait for the device, turning a device value into a
+host one (``int(a)``, ``float``, ``bool``, ``a.item()``, ``a.tolist()``), works and is
+counted in ``host_reads``: a kernel doing so stalls the pushing thread on a GPU.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import types
 
 import numpy
 
-__all__ = ["DeviceArray", "XP", "namespace", "device_array"]
+__all__ = ["DeviceArray", "XP", "namespace", "device_array", "host_reads"]
 
 _FROM_HOST = frozenset({"asarray", "array", "asanyarray", "ascontiguousarray"})
 _inside = threading.local()     # in a numpy function: its own calls are not the caller's
@@ -62,7 +66,35 @@ def _base(x):
     return x.view(numpy.ndarray) if isinstance(x, DeviceArray) else x
 
 
+class _Reads:
+    """Device values read on the host (``DeviceArray`` conversions), across threads."""
+
+    def __init__(self):
+        self.count = 0
+        self.lock = threading.Lock()
+
+    def add(self):
+        with self.lock:
+            self.count += 1
+
+
+host_reads = _Reads()
+
+
+def _read(name):
+    def method(self, *args):
+        if not getattr(_inside, "on", False):
+            host_reads.add()
+        return getattr(numpy.ndarray, name)(_base(self), *args)
+    method.__name__ = name
+    return method
+
+
 class DeviceArray(numpy.ndarray):
+    __int__, __float__, __bool__, __index__ = (_read(n) for n in (
+        "__int__", "__float__", "__bool__", "__index__"))
+    item, tolist = _read("item"), _read("tolist")
+
     @property
     def ctypes(self):
         raise AttributeError("'DeviceArray' object has no attribute 'ctypes' (testdev "
@@ -72,6 +104,10 @@ class DeviceArray(numpy.ndarray):
         if isinstance(value, numpy.ndarray) and value.ndim > 0:
             raise ValueError("non-scalar numpy.ndarray cannot be used for fill")
         super().fill(value)
+
+    def __getitem__(self, key):           # an element is a 0-d device array, as cupy's
+        r = super().__getitem__(key)
+        return numpy.asarray(r).view(DeviceArray) if isinstance(r, numpy.generic) else r
 
     def __setitem__(self, key, value):
         if _host(value):

@@ -1,18 +1,20 @@
-"""``testdev``: the device contract (``opsdk.device``) on numpy memory, with host "streams"
-(one per engine thread) so the stream paths of the runtime run without a GPU."""
+"""``testdev``: the device contract (``opsdk.device``) on numpy memory, with host lanes (one
+per thread, as a GPU's streams) so the stream paths of the runtime run without a GPU: work
+completes at once, and the events a GPU would wait on are counted."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy
 
 from mxnext.device.cpu import CpuDevice
-from opsdk.device import NEVER_INLINE, StreamRunContext
+from opsdk.device import STREAM_INLINE, Lane, StreamRunContext
 
 from .arrays import XP, DeviceArray
 
-__all__ = ["TestDevice", "HostStream"]
+__all__ = ["TestDevice", "HostStream", "HostLane"]
 
 
 class HostStream:
@@ -27,31 +29,67 @@ class HostStream:
         return f"<HostStream testdev({self.device_id}) of {self.thread}: {self.runs} runs>"
 
 
+class HostEvent:
+    """An event of a host lane: the lane's work up to ``seq``, done once recorded."""
+
+    __slots__ = ("lane", "seq")
+
+    def __init__(self, lane, seq):
+        self.lane, self.seq = lane, seq
+
+
+class HostLane(Lane):
+    """A thread's lane on one testdev id. What a GPU's events would do is counted:
+    ``device_waits``, the events of other lanes its stream waited for; ``host_waits``, the
+    events the host blocked on."""
+
+    __slots__ = ("device_waits", "host_waits")
+
+    def __init__(self, device_id):
+        super().__init__(HostStream(device_id))
+        self.device_waits = []
+        self.host_waits = []
+
+    def record(self):
+        return HostEvent(self, self.seq)
+
+    def wait_event(self, event):
+        self.device_waits.append(event)
+
+    def synchronize_event(self, event):
+        self.host_waits.append(event)
+
+    def event_done(self, event):
+        return True
+
+    def enter(self):
+        self.stream.runs += 1
+        return _NULL
+
+
+_NULL = contextlib.nullcontext()
 _local = threading.local()
 
 
+def _lane(device_id) -> HostLane:
+    lanes = getattr(_local, "lanes", None)
+    if lanes is None:
+        lanes = _local.lanes = {}
+    lane = lanes.get(device_id)
+    if lane is None:
+        lane = lanes[device_id] = HostLane(device_id)
+    return lane
+
+
 def _stream(device_id):
-    streams = getattr(_local, "streams", None)
-    if streams is None:
-        streams = _local.streams = {}
-    s = streams.get(device_id)
-    if s is None:
-        s = streams[device_id] = HostStream(device_id)
-    return s
+    return _lane(device_id).stream
 
 
 class TestdevRunContext(StreamRunContext):
-    """``stream`` is the running thread's; ``run`` counts the functions each stream ran."""
-
     __slots__ = ()
 
-    @property
-    def stream(self):
-        return _stream(self.ctx.device_id)
-
-    def run(self, fn):
-        _stream(self.ctx.device_id).runs += 1
-        fn(self)
+    def lane(self):
+        return _lane(self.ctx.device_id)
 
 
 class TestDevice(CpuDevice):
@@ -61,7 +99,7 @@ class TestDevice(CpuDevice):
     type = "testdev"
     xp = XP
     kernels = ("testdev", "cpu")      # no kernels of its own: the generic numpy bodies
-    inline_policy = NEVER_INLINE
+    inline_policy = STREAM_INLINE
     run_context = TestdevRunContext
 
     def __init__(self):
