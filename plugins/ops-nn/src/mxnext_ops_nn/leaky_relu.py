@@ -128,7 +128,7 @@ def _backward(ctx, inputs, req, outputs, p):
         return
     v = inputs[1]               # the output; the data for gelu
     if t == "leaky":
-        d = np.where(v > 0, 1, np.asarray(p.slope, v.dtype))
+        d = np.where(v > 0, 1, v.dtype.type(p.slope))
     elif t == "rrelu":
         d = np.where(v > 0, 1, inputs[2])
     elif t == "elu":

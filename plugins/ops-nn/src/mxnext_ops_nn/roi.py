@@ -118,6 +118,11 @@ def _bins(xp, start, end, size, pooled, dt):
     return xp.clip(lo, 0, size), xp.clip(hi, 0, size)
 
 
+def _widest(sizes, least):
+    """``max(least, *sizes)`` as an int (cupy's ``max`` has no ``initial``)."""
+    return max(int(sizes.max()), least) if sizes.size else least
+
+
 def _pool_forward(ctx, inputs, req, outputs, p):
     xp = ctx.xp
     data, rois = inputs
@@ -130,8 +135,7 @@ def _pool_forward(ctx, inputs, req, outputs, p):
     b, ok = _batch_index(rois, n)
     hlo, hhi = _bins(xp, y1, y2, h, ph, dt)
     wlo, whi = _bins(xp, x1, x2, w, pw, dt)
-    kh = int(max((hhi - hlo).max(initial=0), 0))
-    kw = int(max((whi - wlo).max(initial=0), 0))
+    kh, kw = _widest(hhi - hlo, 0), _widest(whi - wlo, 0)
     out = xp.zeros((r, c, ph, pw), data.dtype)
     idx = xp.full((r, c, ph, pw), -1, np.int64)
     if kh and kw and r:
@@ -251,7 +255,7 @@ def _axis(xp, pos, size):
 def _samples(xp, start, extent, grid, pooled, dt):
     """Sample positions (R, pooled, G) along one axis of each roi and whether each is used
     (G is the largest per-roi sample count)."""
-    g = int(grid.max(initial=1))
+    g = _widest(grid, 1)
     step = extent / dt.type(pooled)
     k = xp.arange(pooled, dtype=dt)[None, :, None]
     i = xp.arange(g, dtype=dt)[None, None, :]
