@@ -57,18 +57,27 @@ def _rows(p, a):
     return a.reshape(a.shape[0], -1) if p.flatten else a.reshape(-1, a.shape[-1])
 
 
-def _product_into(out, req, a, b, dt):
+def _product_into(out, req, a, b, dt, host):
     """``out <- a @ b`` (2-d ``out`` view) honouring req, straight into ``out`` when it can."""
-    parallel(*_product_parts(out, req, a, b, dt))
+    _run(host, _product_parts(out, req, a, b, dt, host))
 
 
-def _product_parts(out, req, a, b, dt):
-    """``_product_into`` as functions that may run at once: row blocks of a large product
-    written straight into ``out``, else the whole."""
+def _run(host, parts):
+    """Host products go to the kernel threads; a device's run in order on its stream."""
+    if host:
+        parallel(*parts)
+    else:
+        for fn in parts:
+            fn()
+
+
+def _product_parts(out, req, a, b, dt, host):
+    """``_product_into`` as functions that may run at once: row blocks of a large host
+    product written straight into ``out``, else the whole."""
     if not writes_into(out, req, dt):
         return [lambda: put(out, req, a @ b)]
     m = a.shape[0]
-    parts = row_parts(m, a.shape[1], b.shape[1])
+    parts = row_parts(m, a.shape[1], b.shape[1]) if host else 1
     cuts = [m * i // parts for i in range(parts + 1)]
     return [lambda lo=lo, hi=hi: np.matmul(a[lo:hi], b, out=out[lo:hi])
             for lo, hi in zip(cuts, cuts[1:])]
@@ -87,7 +96,7 @@ def _forward(ctx, inputs, req, outputs, p):
     if np.may_share_memory(out, x2):
         _product_over_rows(out, x2, w.T)
     else:
-        _product_into(out, req[0], x2, w.T, dt)
+        _product_into(out, req[0], x2, w.T, dt, ctx.xp is np)
     if not p.no_bias:
         out += inputs[2].reshape(1, -1).astype(out.dtype, copy=False)
 
@@ -97,7 +106,7 @@ def _product_over_rows(out, x2, wt):
     the data): row r of the product reads row r of ``x2`` only, so blocks of rows go
     through a small buffer (numpy would copy the whole of ``x2`` first)."""
     rows = max(1, _BLOCK_BYTES // (out.shape[1] * out.itemsize))
-    buf = np.empty((min(rows, out.shape[0]), out.shape[1]), out.dtype)
+    buf = np.empty_like(out, shape=(min(rows, out.shape[0]), out.shape[1]))   # out's device
     for i in range(0, out.shape[0], rows):
         j = min(out.shape[0], i + rows)
         np.matmul(x2[i:j], wt, out=buf[:j - i])
@@ -110,15 +119,16 @@ def _backward(ctx, inputs, req, outputs, p):
     g = og.reshape(-1, p.num_hidden).astype(dt, copy=False)
     x2, w2 = _rows(p, x).astype(dt, copy=False), w.astype(dt, copy=False)
     dx = _rows(p, outputs[0]) if req[0] else None
-    parts = _product_parts(outputs[1], req[1], g.T, x2, dt) if req[1] else []
+    host = ctx.xp is np
+    parts = _product_parts(outputs[1], req[1], g.T, x2, dt, host) if req[1] else []
     if not p.no_bias and req[2]:
         parts.append(lambda: put(outputs[2], req[2], g.sum(axis=0).reshape(outputs[2].shape)))
     if dx is not None and (np.may_share_memory(dx, x2) or np.may_share_memory(dx, g)):
-        parallel(*parts)        # the data gradient overwrites what the others read: after them
+        _run(host, parts)       # the data gradient overwrites what the others read: after them
         parts = []
     if dx is not None:
-        parts += _product_parts(dx, req[0], g, w2, dt)
-    parallel(*parts)
+        parts += _product_parts(dx, req[0], g, w2, dt, host)
+    _run(host, parts)
 
 
 def _grad(node, og):

@@ -124,6 +124,16 @@ def _shape(p, ins, outs):
     return ins, out_shapes(OP, outs, [data])
 
 
+def _count(p, batch, labels, ignore):
+    """The gradient's divisor for ``p.normalization``; only "valid" reads the labels (a
+    device-to-host read, which waits for the device)."""
+    if p.normalization == "null":
+        return 1
+    if p.normalization == "batch":
+        return batch
+    return max(int((labels != ignore).sum()), 1)
+
+
 def _loss_grad(xp, out, label, p):
     """MXNet's SoftmaxOutput data gradient for the softmax output ``out`` (before out_grad)."""
     if label.shape == out.shape:                        # probabilities as labels
@@ -139,8 +149,7 @@ def _loss_grad(xp, out, label, p):
         g = o - hot
         if p.use_ignore:
             g = g * (idx != ignore)[:, None, :]
-        count = {"null": 1, "batch": rows[0],
-                 "valid": max(int((idx != ignore).sum()), 1)}[p.normalization]
+        count = _count(p, rows[0], idx, ignore)
         return g * (p.grad_scale / (1 if p.normalization == "valid" else rows[2]) / count)
     # one class index per row; with data of more than 2 dims and neither flag, MXNet reads
     # the first ``n`` entries of the flattened label
@@ -152,8 +161,7 @@ def _loss_grad(xp, out, label, p):
         g = o - hot
     if p.use_ignore:
         g = g * (idx != ignore)[:, None]
-    count = {"null": 1, "batch": flat.size,
-             "valid": max(int((flat != ignore).sum()), 1)}[p.normalization]
+    count = _count(p, flat.size, flat, ignore)
     return g * (p.grad_scale / count)
 
 
