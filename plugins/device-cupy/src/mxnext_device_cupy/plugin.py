@@ -1,7 +1,9 @@
 """Registers the ``gpu`` device type and the GPU kernels; imports no cupy (that happens when a
-gpu context is first used). The ``device`` KVStore is mxnext's builtin one."""
+gpu context is first used). The kernels module is deferred like an op plugin's modules: it
+is imported when an op it extends is first used. The ``device`` KVStore is mxnext's builtin
+one."""
 
-from opsdk import hookimpl
+from opsdk import hookimpl, register_op_modules
 
 
 @hookimpl
@@ -12,5 +14,4 @@ def mxnext_register_devices(registry):
 
 @hookimpl
 def mxnext_register_ops(registry):
-    from . import kernels
-    kernels.register()
+    register_op_modules([f"{__package__}.kernels"])
