@@ -7,8 +7,13 @@
 - ``mlp b128`` / ``mlp b1024``: 784-1024-1024-10 ReLU MLP training step (softmax cross
   entropy, SGD lr 0.01): mxnext through the executor (``simple_bind``, forward, backward,
   ``sgd_update`` per weight), PyTorch eager; samples/s.
-- ``resnet18``: torchvision ResNet-18 on 3x32x32, b128, PyTorch only (mxnext's is not run
-  here: see the report of tools/gpu-check.sh).
+- ``conv 3x3``: ResNet-18's 3x3 64->64 layer on 32x32, batch 128, forward only, per call:
+  mxnext's ``nd.Convolution`` on the gpu's kernel, PyTorch's cuDNN with TF32 off (mxnext's
+  float32 default too).
+- ``resnet18``: ResNet-18 (ImageNet stem, 10 classes) on 3x32x32, b128, a training step
+  with SGD momentum 0.9: mxnext's ``gluon.model_zoo`` ``resnet18_v1`` hybridized
+  (``static_alloc``) with ``Trainer``, torchvision's ``resnet18``; samples/s. The line says
+  which convolution mxnext ran (cuDNN or the im2col + GEMM fallback).
 
 Printed, never asserted; the targets (issue 25) are printed beside the ratios. Numbers are
 only comparable within one run on one card.
@@ -75,9 +80,9 @@ def _mlp_data(batch):
     return x, y
 
 
-def mlp_mxnext(batch, steps, ctx="gpu"):
+def mlp_step(batch, ctx):
+    """One MLP training step through the executor on ``ctx`` (a Context), as a function."""
     import mxnext as mx
-    ctx = mx.Context(ctx, 0)
     data = mx.sym.Variable("data")
     h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=1024, name="fc1"), "relu")
     h = mx.sym.Activation(mx.sym.FullyConnected(h, num_hidden=1024, name="fc2"), "relu")
@@ -97,7 +102,12 @@ def mlp_mxnext(batch, steps, ctx="gpu"):
         ex.backward()
         for n in params:
             mx.nd.sgd_update(ex.arg_dict[n], ex.grad_dict[n], lr=0.01, out=ex.arg_dict[n])
+    return step
 
+
+def mlp_mxnext(batch, steps, ctx="gpu"):
+    import mxnext as mx
+    step = mlp_step(batch, mx.Context(ctx, 0))
     for _ in range(3):
         step()
     mx.nd.waitall()
@@ -166,6 +176,84 @@ def resnet_torch(batch, steps):
     return batch * steps / (time.perf_counter() - t)
 
 
+def conv_mxnext(n, ctx="gpu"):
+    import mxnext as mx
+    ctx = mx.Context(ctx, 0)
+    rng = np.random.default_rng(0)
+    x = mx.nd.array(rng.standard_normal((128, 64, 32, 32)), ctx=ctx)
+    w = mx.nd.array(rng.standard_normal((64, 64, 3, 3)) * 0.05, ctx=ctx)
+
+    def run():
+        mx.nd.Convolution(x, w, kernel=(3, 3), pad=(1, 1), num_filter=64,
+                          no_bias=True).wait_to_read()
+        t = time.perf_counter()
+        for _ in range(n):
+            y = mx.nd.Convolution(x, w, kernel=(3, 3), pad=(1, 1), num_filter=64, no_bias=True)
+        y.wait_to_read()
+        return (time.perf_counter() - t) / n
+    return _best(run)
+
+
+def conv_torch(n):
+    import torch
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    x = torch.randn(128, 64, 32, 32, device="cuda")
+    w = torch.randn(64, 64, 3, 3, device="cuda") * 0.05
+
+    def run():
+        torch.nn.functional.conv2d(x, w, padding=1)
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(n):
+            torch.nn.functional.conv2d(x, w, padding=1)
+        torch.cuda.synchronize()
+        return (time.perf_counter() - t) / n
+    return _best(run)
+
+
+def resnet_step(batch, ctx):
+    """One hybridized ResNet-18 training step on ``ctx`` (a Context), as a function."""
+    import mxnext as mx
+    from mxnext import autograd, gluon
+    net = gluon.model_zoo.vision.resnet18_v1(classes=10)
+    net.initialize(mx.init.Xavier(), ctx=ctx)
+    net.hybridize(static_alloc=True, static_shape=True)
+    trainer = gluon.Trainer(net.collect_params(), "sgd",
+                            {"learning_rate": 0.01, "momentum": 0.9})
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    rng = np.random.default_rng(0)
+    x = mx.nd.array(rng.standard_normal((batch, 3, 32, 32)), ctx=ctx)
+    y = mx.nd.array(rng.integers(0, 10, batch), ctx=ctx)
+
+    def step():
+        with autograd.record():
+            loss = loss_fn(net(x), y)
+        loss.backward()
+        trainer.step(batch)
+    return step
+
+
+def resnet_mxnext(batch, steps, ctx="gpu"):
+    import mxnext as mx
+    step = resnet_step(batch, mx.Context(ctx, 0))
+    for _ in range(3):
+        step()
+    mx.nd.waitall()
+    t = time.perf_counter()
+    for _ in range(steps):
+        step()
+    mx.nd.waitall()
+    return batch * steps / (time.perf_counter() - t)
+
+
+def _conv_kind(ctx):
+    """Which convolution mxnext runs on ``ctx``: the device's own kernel or the generic one."""
+    import mxnext as mx
+    kind = getattr(mx.device.get(ctx), "conv_kernel", None)
+    return kind() if kind else "generic xp"
+
+
 def _try(fn, *args):
     try:
         return fn(*args)
@@ -177,6 +265,8 @@ def _try(fn, *args):
 def _fmt(v, unit):
     if v is None:
         return "-"
+    if unit == "ms":
+        return f"{v * 1e3:.3f} ms"
     return f"{v * 1e6:.1f} us" if unit == "us" else f"{v / 1e3:.1f}k/s"
 
 
@@ -197,9 +287,18 @@ def main():
         note = f"mxnext/torch {m / t:.2f}x (target >= 1.0x)" if m and t else ""
         print(f"{'mlp b' + str(batch):<12} {_fmt(m, 'k'):>12} {'-':>12} {_fmt(t, 'k'):>12}   "
               f"{note}")
-    r = _try(resnet_torch, 128, max(steps // 2, 3))
-    print(f"{'resnet18':<12} {'not run':>12} {'-':>12} {_fmt(r, 'k'):>12}   "
-          f"(mxnext ResNet-18 on gpu not benchmarked yet)")
+    if not a.quick:
+        m, t = _try(conv_mxnext, 20, a.ctx), _try(conv_torch, 20)
+        note = f"torch/mxnext {t / m:.2f}x of the time" if m and t else ""
+        print(f"{'conv 3x3':<12} {_fmt(m, 'ms'):>12} {'-':>12} {_fmt(t, 'ms'):>12}   {note}")
+    batch = 8 if a.quick else 128
+    m = _try(resnet_mxnext, batch, max(steps // 2, 2), a.ctx)
+    t = _try(resnet_torch, batch, max(steps // 2, 3))
+    kind = _try(_conv_kind, a.ctx)
+    goal = "0.5x" if kind and "cudnn" in kind else "0.2x"
+    note = f"mxnext/torch {m / t:.2f}x (target >= {goal}; conv: {kind})" if m and t else ""
+    print(f"{'resnet18 b' + str(batch):<12} {_fmt(m, 'k'):>12} {'-':>12} {_fmt(t, 'k'):>12}   "
+          f"{note}")
 
 
 if __name__ == "__main__":

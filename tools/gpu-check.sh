@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU machine's check (issue 25), offline, under 5 minutes: install the checkout with the
 # carried wheels, then the GPU tests, the device conformance kit on gpu(0), every op of
-# ops-nn and ops-tensor on gpu(0) against cpu (tools/gpu_op_sweep.py, 75 s at most), LeNet on
+# ops-nn and ops-tensor on gpu(0) against cpu (tools/gpu_op_sweep.py, 6 processes, 100 s at most), LeNet on
 # gpu(0) against cpu, and bench/gpu.py. Prints one PASS/FAIL line per step; the log goes to
 # $OUT/gpu-check.log (or /tmp/gpu-check/).
 #
@@ -11,9 +11,11 @@
 # carries it: carry=[".whl"]), on a machine with network:
 #   python3 -m pip download -d .whl --python-version 3.12 --only-binary=:all: \
 #       --platform manylinux2014_x86_64 pydantic pydantic_core annotated-types typing-inspection
+#   python3 -m pip download -d .whl --no-deps --python-version 3.12 --only-binary=:all: \
+#       --platform manylinux_2_28_x86_64 nvidia-cudnn-frontend==1.16.0    # cuDNN convolution
 set -u
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/gpu-check}
+export OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/gpu-check.log") 2>&1
 export PY=${PYTHON:-python3}
@@ -34,9 +36,10 @@ step() {   # step NAME SECONDS COMMAND...
 }
 
 install() {
-    if ! $PY -c "import pydantic" 2>/dev/null; then
-        ls .whl/*.whl >/dev/null 2>&1 || { echo "no .whl/ wheels for pydantic (see the header)"; return 1; }
+    if ls .whl/*.whl >/dev/null 2>&1; then
         $PY -m pip install -q --no-index --no-deps .whl/*.whl || return 1
+    elif ! $PY -c "import pydantic" 2>/dev/null; then
+        echo "no .whl/ wheels for pydantic (see the header)"; return 1
     fi
     $PY -m pip install -q --no-index --no-deps --no-build-isolation -e . -e plugins/ops-tensor \
         -e plugins/ops-nn -e plugins/device-cupy -e plugins/device-testdev
@@ -63,7 +66,16 @@ step gpu-tests 90 $PY -m pytest -q -p no:cacheprovider -rs --tb=short --maxfail=
     plugins/device-cupy/tests plugins/device-testdev/tests \
     --ignore=plugins/device-testdev/tests/test_gpu_scripts.py
 step conformance 60 conformance
-step op-sweep 100 $PY tools/gpu_op_sweep.py --ctx gpu --seconds 75
+sweep() {      # 6 processes side by side: compiling cupy's kernels is CPU work
+    local k pids=() rc=0
+    for k in 0 1 2 3 4 5; do
+        $PY tools/gpu_op_sweep.py --ctx gpu --seconds 100 --shard $k/6 > "$OUT/sweep-$k.log" 2>&1 &
+        pids+=($!)
+    done
+    for k in 0 1 2 3 4 5; do wait ${pids[$k]} || rc=1; cat "$OUT/sweep-$k.log"; done
+    return $rc
+}
+step op-sweep 130 sweep
 step lenet 90 $PY tools/gpu_lenet.py --ctx gpu --n 2048 --epochs 2
 step bench 100 $PY bench/gpu.py
 echo "gpu-check: $([ $FAILED -eq 0 ] && echo ALL PASS || echo SOME FAILED) in ${SECONDS}s"

@@ -3,7 +3,10 @@ examples: forward outputs, then input gradients (autograd, fixed head gradients)
 op has them. Prints one summary and a line per failing op (its first error line); ops whose
 cpu run fails too are counted apart. Stops starting ops after ``--seconds``.
 
-    python3 tools/gpu_op_sweep.py [--ctx gpu] [--seconds 90] [--ops NAME,...]
+    python3 tools/gpu_op_sweep.py [--ctx gpu] [--seconds 90] [--ops NAME,...] [--shard K/N]
+
+``--shard K/N`` takes every N-th op from the K-th (tools/gpu-check.sh runs N processes side
+by side: cupy compiles each new kernel once per machine, which is CPU work).
 
 Exits 1 when an op fails on the device. ``--ctx testdev`` runs it anywhere (testdev's arrays
 keep cupy's host boundary).
@@ -94,11 +97,12 @@ def check_op(opdef, ctx):
     return ("PASS", "") if ran else ("CPU", "no example runs on cpu through the frontend")
 
 
-def sweep(ctx, seconds, only=()):
+def sweep(ctx, seconds, only=(), shard=(0, 1)):
     """``({op: (status, detail)}, [ops not run for time])`` over the plugins' ops."""
     ops = sorted((d for d in registry.list_ops() if d.provider in PLUGINS
                   and not d.name.startswith("_backward") and (not only or d.name in only)),
                  key=lambda d: (PLUGINS.index(d.provider), d.name))
+    ops = ops[shard[0]::shard[1]]
     t0, results, left = time.perf_counter(), {}, []
     for d in ops:
         if time.perf_counter() - t0 > seconds:
@@ -120,14 +124,18 @@ def main():
     ap.add_argument("--ctx", default="gpu")
     ap.add_argument("--seconds", type=float, default=90)
     ap.add_argument("--ops", default="", help="comma-separated op names (default: all)")
+    ap.add_argument("--shard", default="0/1", help="K/N: every N-th op from the K-th")
     a = ap.parse_args()
+    k, n = (int(v) for v in a.shard.split("/"))
+    if not 0 <= k < n:
+        ap.error(f"--shard: expected K/N with 0 <= K < N, got {a.shard!r}")
     ctx = mx.Context(a.ctx, 0)
     t0 = time.perf_counter()
-    results, left = sweep(ctx, a.seconds, set(filter(None, a.ops.split(","))))
+    results, left = sweep(ctx, a.seconds, set(filter(None, a.ops.split(","))), (k, n))
     ops = list(results) + left
     count = {s: sum(1 for v in results.values() if v[0] == s)
              for s in ("PASS", "FAIL", "CPU", "NONE")}
-    print(f"op sweep on {ctx}: {len(ops)} ops in {time.perf_counter() - t0:.0f}s: "
+    print(f"op sweep on {ctx} (shard {a.shard}): {len(ops)} ops in {time.perf_counter() - t0:.0f}s: "
           f"{count['PASS']} PASS, {count['FAIL']} FAIL, {count['CPU']} not runnable on cpu, "
           f"{count['NONE']} without examples, {len(left)} not run (time)")
     for name, (status, detail) in results.items():
