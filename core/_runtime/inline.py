@@ -11,7 +11,10 @@ the device's choice, through its ``inline_policy``:
   resources or completes asynchronously is never cheap (nor timed).
 - ``StreamInline`` (``STREAM_INLINE``, the gpu's): every kernel only enqueues work on the
   running thread's stream (``_runtime.streams``), so every kernel is cheap: the pushing
-  thread enqueues it at once when its vars are free and never waits for the device.
+  thread enqueues it at once when its vars are free and never waits for the device. A copy
+  into or out of the device (``COPY_TO_GPU``/``COPY_FROM_GPU``) of more than
+  ``CHEAP_BYTES`` is not: it goes to the engine's copy lane, whose workers have streams of
+  their own, so it overlaps the compute stream (the marks order the two).
 - ``NeverInline`` (``NEVER_INLINE``): nothing is cheap, and the threaded engines run none
   of such a device's work on a user thread (``inline`` is False: its pools are its own, and
   no fast path takes their work): for a device whose functions block.
@@ -23,6 +26,8 @@ them, each timed run while ``timing`` goes to ``observe``, and a push reads ``ch
 
 from __future__ import annotations
 
+from .engine._types import FnProperty
+
 __all__ = ["TimedInline", "StreamInline", "NeverInline", "TIMED_INLINE", "STREAM_INLINE",
            "NEVER_INLINE", "CHEAP_BYTES",
            "TIMED_RUNS", "INLINE_SECONDS"]
@@ -30,6 +35,9 @@ __all__ = ["TimedInline", "StreamInline", "NeverInline", "TIMED_INLINE", "STREAM
 CHEAP_BYTES = 1 << 16      # untimed work writing at most this much may run inline
 TIMED_RUNS = 3            # kernel runs timed before ``cheap`` is settled
 INLINE_SECONDS = 1e-3     # kernels faster than this run inline on the pushing thread
+
+
+_COPIES = (FnProperty.COPY_TO_GPU, FnProperty.COPY_FROM_GPU)
 
 
 class TimedInline:
@@ -42,8 +50,9 @@ class TimedInline:
         self.cheap_bytes, self.timed_runs = cheap_bytes, timed_runs
         self.inline_seconds = inline_seconds
 
-    def cheap(self, nbytes) -> bool:
-        """Whether work that is never timed (a copy, a fill) writing ``nbytes`` is cheap."""
+    def cheap(self, nbytes, prop=None) -> bool:
+        """Whether work that is never timed (a copy, a fill) writing ``nbytes`` is cheap
+        (``prop``: its engine lane, ``FnProperty``)."""
         return nbytes <= self.cheap_bytes
 
     def start(self, k, nbytes, requested, is_async) -> None:
@@ -69,10 +78,16 @@ class TimedInline:
 
 
 class StreamInline(TimedInline):
-    """Every synchronous kernel is cheap and none is timed: it only enqueues device work."""
+    """Every synchronous kernel is cheap and none is timed: it only enqueues device work.
+    Large copies across the device boundary run on the copy lane's workers only."""
+
+    copy_lanes = True
 
     def __init__(self):
-        super().__init__(cheap_bytes=1 << 62, timed_runs=0)
+        super().__init__(timed_runs=0)
+
+    def cheap(self, nbytes, prop=None) -> bool:
+        return prop not in _COPIES or nbytes <= self.cheap_bytes
 
     def start(self, k, nbytes, requested, is_async) -> None:
         k.cheap = not is_async

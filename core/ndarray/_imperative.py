@@ -378,4 +378,4 @@ def push(fn, ctx, const, mutate, name, nbytes, prop=FnProperty.NORMAL):
     """Push ``fn(run_ctx)`` for the NDArray layer (copies, fills, index writes); whether it
     may run inline on this thread is the device's inline policy's word for ``nbytes``."""
     _engine.get().push_sync(fn, ctx, const, mutate, prop, name=name,
-                            cheap=_device.get(ctx.device_type).inline_policy.cheap(nbytes))
+                            cheap=_device.get(ctx.device_type).inline_policy.cheap(nbytes, prop))

@@ -60,6 +60,7 @@ class _Pool:
                 t.join(timeout=5)
 
 
+_COPIES = (FnProperty.COPY_TO_GPU, FnProperty.COPY_FROM_GPU)
 _live = weakref.WeakSet()     # every threaded engine, for the fork handlers
 
 
@@ -89,7 +90,7 @@ class ThreadedEngineBase(Engine):
         self._queued = 0       # ready blocks in pool heaps
         self._seq = itertools.count()
         self._pools = {}
-        self._pinned_types = {}    # device type -> whether its pools are pinned
+        self._pinned_types = {}    # (device type, copy lane) -> whether its pools are pinned
         self._stopped = False
         self._forking = None   # the thread preparing a fork (_fork_prepare)
         self._nthreads = _env_int(("MXNEXT_CPU_WORKER_NTHREADS", "MXNET_CPU_WORKER_NTHREADS"),
@@ -98,29 +99,32 @@ class ThreadedEngineBase(Engine):
 
     # -- pools ---------------------------------------------------------------
     def _pool_key(self, ctx, prop):
-        return "pinned" if self._pinned(ctx) else "shared"
+        return "pinned" if self._pinned(ctx, prop) else "shared"
 
     def _pool_size(self, key):
         return self._nthreads
 
-    def _pinned(self, ctx) -> bool:
-        """Whether work on ``ctx`` runs on its pool's workers only: its device's inline
-        policy never inlines (asked once per registered device type)."""
+    def _pinned(self, ctx, prop=FnProperty.NORMAL) -> bool:
+        """Whether work on ``ctx`` in lane ``prop`` runs on its pool's workers only: its
+        device's inline policy never inlines, or keeps copies on copy lanes of their own
+        (``copy_lanes``: a stream device's, whose copy workers have their own streams)."""
         if ctx is None:
             return False
-        pinned = self._pinned_types.get(ctx.device_type)
+        copy = prop in _COPIES
+        pinned = self._pinned_types.get((ctx.device_type, copy))
         if pinned is None:
             policy = _device.inline_policy(ctx.device_type)
             if policy is None:
                 return False
-            pinned = self._pinned_types[ctx.device_type] = not policy.inline
+            pinned = not policy.inline or (copy and getattr(policy, "copy_lanes", False))
+            self._pinned_types[ctx.device_type, copy] = pinned
         return pinned
 
     def _pool_for(self, ctx, prop):
         key = self._pool_key(ctx, prop)
         pool = self._pools.get(key)
         if pool is None:
-            pinned = self._pinned(ctx)
+            pinned = self._pinned(ctx, prop)
             with self._lock:
                 pool = self._pools.get(key)
                 if pool is None:

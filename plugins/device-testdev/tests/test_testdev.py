@@ -93,6 +93,26 @@ def test_a_freed_block_keeps_its_marks_for_the_next_array_on_it():
     np.testing.assert_array_equal(y.asnumpy(), 2)
 
 
+def test_large_copies_run_on_the_copy_lane_and_compute_waits_for_them():
+    """Copies into and out of the device over 64 KB go to the engine's copy workers (their
+    own lanes, overlapping the pushing thread's); what reads the copy waits for its mark."""
+    from mxnext_device_testdev.device import _lane
+    host = mx.nd.array(np.arange(40000, dtype=np.float32))
+    dev = mx.nd.zeros((40000,), ctx=TD0)
+    host.copyto(dev)
+    y = dev * 2                                            # compute: waits on the device
+    y.wait_to_read()
+    copier, computer = dev._chunk.var.dev.w[0], y._chunk.var.dev.w[0]
+    assert "copy" in copier.stream.thread, f"the large copy ran on {copier.stream.thread}"
+    if computer is not copier:      # (the copy worker may run the ready multiply itself)
+        assert any(e.lane is copier for e in computer.device_waits)
+    back = y.copyto(mx.cpu())                              # and out again, on the copy lane
+    np.testing.assert_array_equal(back.asnumpy(), np.arange(40000) * 2)
+    small = mx.nd.zeros((4,), ctx=TD0)
+    mx.nd.array(np.ones(4, np.float32)).copyto(small)      # a small one: inline
+    assert small._chunk.var.dev.w[0] is _lane(0)
+
+
 def test_waitall_waits_on_every_lane():
     from mxnext_device_testdev.device import _lane
     lane = _on_thread(lambda: (mx.nd.ones((3,), ctx=TD0) + 1, _lane(0))[1])
