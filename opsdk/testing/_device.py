@@ -140,6 +140,25 @@ def check_wait(ctx):
     mx.nd.waitall()
 
 
+def check_threads(ctx):
+    """Work pushed from another thread (a stream device: that thread's own stream) is seen by
+    work and reads on this one, and a write here by work there."""
+    mx = _mx()
+    x = np.full((96, 96), 0.5, np.float32)
+    a = mx.nd.array(x, ctx=ctx)
+    made = []
+    t = threading.Thread(target=lambda: made.append(mx.nd.dot(a, a) + 1))
+    t.start()
+    t.join()
+    np.testing.assert_allclose((made[0] * 2).asnumpy(), (x @ x + 1) * 2, rtol=1e-5)
+    a[:] = 1.0
+    seen = []
+    t = threading.Thread(target=lambda: seen.append((a * 3).asnumpy()))
+    t.start()
+    t.join()
+    np.testing.assert_array_equal(seen[0], np.full((96, 96), 3.0))
+
+
 def check_stays_on_device(ctx):
     """Copies, fills and sums between arrays of the device (``copyto``, creation, autograd's
     gradients, a KVStore's sums, an executor's gradient copy) use its ``copy``/``fill`` and
@@ -204,7 +223,7 @@ def check_inline_policy(ctx):
 DEVICE_CHECKS = {"contract": check_contract, "pool": check_pool, "copies": check_copies,
                  "stays_on_device": check_stays_on_device, "inline_policy": check_inline_policy,
                  "rng": check_rng, "dispatch": check_dispatch, "error": check_error,
-                 "wait_for_var": check_wait}
+                 "wait_for_var": check_wait, "threads": check_threads}
 
 
 def device_unusable(device_type) -> str | None:
