@@ -27,34 +27,26 @@ import mxnext as mx
 BENCH = runpy.run_path(str(Path(__file__).resolve().parent.parent / "bench" / "gpu.py"))
 
 
+def _loop(step, n):
+    """``step`` run ``n`` times and waited for, as one function, and ``n``."""
+    def loop():
+        for _ in range(n):
+            step()
+        mx.nd.waitall()
+    return loop, n
+
+
 def tiny(ctx):
     a = mx.nd.ones((1,), ctx=ctx)
-
-    def loop():
-        for _ in range(3000):
-            b = a + a
-        b.wait_to_read()
-    return loop, 3000
+    return _loop(lambda: a + a, 3000)
 
 
 def mlp(ctx):
-    step = BENCH["mlp_step"](128, ctx)
-
-    def loop():
-        for _ in range(20):
-            step()
-        mx.nd.waitall()
-    return loop, 20
+    return _loop(BENCH["mlp_step"](128, ctx), 20)
 
 
 def resnet(ctx):
-    step = BENCH["resnet_step"](128, ctx)
-
-    def loop():
-        for _ in range(5):
-            step()
-        mx.nd.waitall()
-    return loop, 5
+    return _loop(BENCH["resnet_step"](128, ctx), 5)
 
 
 def _by_function(loop, top):

@@ -303,17 +303,24 @@ def test_pooling_kernels_match_the_cpu(kw):
     rng = np.random.default_rng(7)
     x = rng.standard_normal((2, 3, 9, 8)).astype(np.float32)
     x[0, 0, :3, :3] = 1.5                  # ties: the gradient goes to the first maximum
+    _on_cpu_and_gpu(lambda a: mx.nd.Pooling(a, **kw), x,
+                    lambda shape: np.arange(np.prod(shape)).reshape(shape) % 7, rtol=1e-6)
+
+
+def _on_cpu_and_gpu(call, x, head, rtol, atol=0.0):
+    """``call(a)`` on cpu and on gpu, ``a`` holding ``x`` with grad_req 'add', backward twice
+    from ``head(shape)``: outputs and gradients compared."""
     res = []
     for ctx in (mx.cpu(), mx.gpu(0)):
         a = mx.nd.array(x, ctx=ctx)
         a.attach_grad(grad_req="add")
         for _ in range(2):
             with mx.autograd.record():
-                y = mx.nd.Pooling(a, **kw)
-            y.backward(mx.nd.array(np.arange(y.size).reshape(y.shape) % 7, ctx=ctx))
+                y = call(a)
+            y.backward(mx.nd.array(head(y.shape), ctx=ctx))
         res.append([y.asnumpy(), a.grad.asnumpy()])
     for c, g in zip(*res):
-        np.testing.assert_allclose(g, c, rtol=1e-6)
+        np.testing.assert_allclose(g, c, rtol=rtol, atol=atol)
 
 
 @needs_gpu
@@ -329,14 +336,5 @@ def test_softmax_kernels_match_the_cpu(op, kw, shape):
     x = (rng.standard_normal(shape) * 3).astype(np.float32)
     x.reshape(-1, shape[-1])[0, :2] = [50.0, 50.0]
     head = rng.standard_normal(shape).astype(np.float32)
-    res = []
-    for ctx in (mx.cpu(), mx.gpu(0)):
-        a = mx.nd.array(x, ctx=ctx)
-        a.attach_grad(grad_req="add")
-        for _ in range(2):
-            with mx.autograd.record():
-                y = getattr(mx.nd, op)(a, **kw)
-            y.backward(mx.nd.array(head, ctx=ctx))
-        res.append([y.asnumpy(), a.grad.asnumpy()])
-    for c, g in zip(*res):
-        np.testing.assert_allclose(g, c, rtol=1e-5, atol=1e-6)
+    _on_cpu_and_gpu(lambda a: getattr(mx.nd, op)(a, **kw), x, lambda _: head, rtol=1e-5,
+                    atol=1e-6)
