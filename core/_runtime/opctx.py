@@ -7,6 +7,7 @@ from enum import IntEnum
 
 import numpy as np
 
+from . import host_fallback
 from .base import MXNetError, ParamError
 
 __all__ = ["OpReqType", "OpContext", "assign", "as_req", "call_compute", "BoundState",
@@ -134,14 +135,18 @@ def kernel_of(op, kinds, where=""):
 
 def _generic(fcompute, name, device, kind, where):
     """``fcompute`` of another kind run on ``device``: a body that calls numpy on the device's
-    arrays (cupy refuses implicit host copies with TypeError) fails naming op and device."""
+    arrays (cupy refuses implicit host copies with TypeError) fails naming op and device, or,
+    opted in, runs on the host (``host_fallback``)."""
     def generic(ctx, inputs, req, outputs, params):
         try:
             fcompute(ctx, inputs, req, outputs, params)
         except TypeError as exc:
+            if host_fallback.enabled() and host_fallback.run_on_host(
+                    fcompute, name, device, ctx, inputs, req, outputs, params):
+                return
             raise MXNetError(f"Operator {name!r}{where} has no FCompute<{device}> kernel and its "
-                             f"FCompute<{kind}> body does not run on {device} arrays: "
-                             f"{exc}") from exc
+                             f"FCompute<{kind}> body does not run on {device} arrays: {exc} "
+                             f"(set {host_fallback.ENV}=1 to run such ops on the host)") from exc
     return generic
 
 

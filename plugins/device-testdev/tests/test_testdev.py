@@ -140,6 +140,36 @@ def test_generic_body_that_leaves_the_device_names_op_and_device():
         raise AssertionError("no error")
 
 
+def test_host_round_trip_only_when_opted_in(monkeypatch):
+    """An op whose cpu body needs host arrays fails on the device naming op and device; with
+    MXNEXT_DEVICE_HOST_FALLBACK=1 it runs on the host (once warned) and gives the cpu's
+    result, written into the device array."""
+    import pytest
+    from mxnext.base import MXNetError
+    from mxnext.ndarray._imperative import invoke_name
+    from opsdk import ElemwiseShape, register_op
+
+    def body(ctx, inputs, req, outputs, params):
+        res = inputs[0] * 2 + np.ones(inputs[0].shape, np.float32)     # a host array
+        if req[0] == 3:
+            outputs[0][...] += res
+        else:
+            outputs[0][...] = res
+    name = "_testdev_host_only"
+    (register_op(name).set_num_inputs(1).set_num_outputs(1)
+     .set_attr("FInferShape", ElemwiseShape(1, 1)).set_attr("FCompute<cpu>", body))
+    x = mx.nd.array(np.arange(4.0, dtype=np.float32), ctx=TD0)
+    monkeypatch.delenv("MXNEXT_DEVICE_HOST_FALLBACK", raising=False)
+    with pytest.raises(MXNetError, match=rf"'{name}'.*FCompute<testdev>.*MXNEXT_DEVICE_HOST"):
+        invoke_name(name, [x], {}).wait_to_read()
+    monkeypatch.setenv("MXNEXT_DEVICE_HOST_FALLBACK", "1")
+    with pytest.warns(RuntimeWarning, match=f"{name}.*runs on the host"):
+        y = invoke_name(name, [x], {})
+        y.wait_to_read()
+    assert y.context == TD0
+    np.testing.assert_array_equal(y.asnumpy(), np.arange(4.0) * 2 + 1)
+
+
 def test_kvstore_device_reduces_across_devices():
     kv = mx.kv.create("device")
     kv.init(3, mx.nd.zeros((2, 2), ctx=TD0))
