@@ -151,12 +151,7 @@ def _ufunc_compute(fwd):
         def compute(ctx, inputs, req, outputs, params):
             r = req[0]
             if r == 1 or r == 2:
-                out, dt = outputs[0], outputs[0].dtype
-                if (dt.kind == "f" and inputs[0].dtype == dt and inputs[-1].dtype == dt
-                        and len(inputs) <= 2):           # a float result into float out:
-                    getattr(ctx.xp, name)(*inputs, out)  # positionally, cupy's fastest call
-                else:
-                    getattr(ctx.xp, name)(*inputs, out=out, casting="unsafe")
+                getattr(ctx.xp, name)(*inputs, out=outputs[0], casting="unsafe")
             elif r:
                 put(outputs[0], r, getattr(ctx.xp, name)(*inputs))
         return compute
