@@ -54,6 +54,7 @@ _EXPORTS = {
     "_conformance": ["CHECKS", "run_check"],
     "_device": ["DEVICE_CHECKS", "run_device_checks", "device_conformance_tests",
                 "device_unusable"],
+    "_consistency": ["LAYERS", "device_consistency_tests"],
     "pytest_plugin": ["conformance_tests"],
 }
 _WHERE = {name: mod for mod, names in _EXPORTS.items() for name in names}

@@ -11,7 +11,7 @@ import mxnext as mx
 from mxnext import device
 from mxnext.base import MXNetError
 from opsdk.device import check_contract
-from opsdk.testing import device_conformance_tests, device_unusable
+from opsdk.testing import device_consistency_tests, device_conformance_tests, device_unusable
 
 from mxnext_device_cupy.device import GpuDevice
 
@@ -19,6 +19,7 @@ NO_GPU = device_unusable("gpu")
 needs_gpu = pytest.mark.skipif(NO_GPU is not None, reason=str(NO_GPU))
 
 test_gpu_conformance = device_conformance_tests("gpu")
+test_gpu_layers = device_consistency_tests("gpu")     # check_consistency vs cpu
 
 
 def test_gpu_is_registered_without_importing_cupy():

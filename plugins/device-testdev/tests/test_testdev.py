@@ -4,9 +4,10 @@ import numpy as np
 
 import mxnext as mx
 from mxnext import device
-from opsdk.testing import device_conformance_tests
+from opsdk.testing import device_consistency_tests, device_conformance_tests
 
 test_testdev = device_conformance_tests("testdev")
+test_testdev_layers = device_consistency_tests("testdev")     # check_consistency vs cpu
 test_cpu = device_conformance_tests("cpu")
 
 TD0, TD1 = mx.Context("testdev", 0), mx.Context("testdev", 1)
