@@ -37,7 +37,7 @@ TIMED_RUNS = 3            # kernel runs timed before ``cheap`` is settled
 INLINE_SECONDS = 1e-3     # kernels faster than this run inline on the pushing thread
 
 
-_COPIES = (FnProperty.COPY_TO_GPU, FnProperty.COPY_FROM_GPU)
+COPIES = (FnProperty.COPY_TO_GPU, FnProperty.COPY_FROM_GPU)   # lanes of host<->device copies
 
 
 class TimedInline:
@@ -87,7 +87,7 @@ class StreamInline(TimedInline):
         super().__init__(timed_runs=0)
 
     def cheap(self, nbytes, prop=None) -> bool:
-        return prop not in _COPIES or nbytes <= self.cheap_bytes
+        return prop not in COPIES or nbytes <= self.cheap_bytes
 
     def start(self, k, nbytes, requested, is_async) -> None:
         k.cheap = not is_async

@@ -55,7 +55,7 @@ class Handle:
 
     def __del__(self):
         pool = self.pool
-        if pool is not None and not _exiting:
+        if pool is not None and _exiting == []:   # (at teardown the global may be None)
             raw, cap, var = self.raw, self.capacity, self.var
             if var is None:
                 pool._put(raw, cap)
@@ -140,8 +140,8 @@ class _Pool:
                     self.allocs -= 1
                 raise
         if marks is not None:         # a stream device's work on the block may be pending
-            if var is not None:
-                _streams.adopt(var, marks)
+            if var is not None:       # the new array's first writer waits for them
+                var.dev = _streams.Uses(None, marks)
             else:
                 for lane, seq in marks:
                     lane.wait_host(seq)

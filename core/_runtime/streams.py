@@ -1,29 +1,12 @@
-"""Devices with streams: engine functions enqueue their work and complete at once; what the
-device still has to do is tracked per engine var (docs/internals.md "Streams").
-
-A stream device (a GPU) runs an engine function by making the running thread's stream (its
-``Lane`` on that device id: one per engine worker and per user thread) current, calling the
-function, which enqueues kernels, and returning without waiting for them. The engine then
-completes the function and grants its vars to the next ones, so the pushing thread never
-waits for the device. Ordering on the device comes from marks:
-
-- A mark ``(lane, seq)`` stands for the ``seq``-th function enqueued on ``lane``. Work on one
-  lane runs in enqueue order, so only marks of *other* lanes are ever waited for.
-- ``Var.dev`` holds a ``Uses``: ``w``, the mark of the var's last writer (what a reader waits
-  for), and ``uses``, the marks a writer waits for (that writer's and the readers' since),
-  at most one per lane.
-- Before a function runs, its lane waits on the device (``Lane.wait``) for the other lanes'
-  marks it depends on; the host never blocks there.
-- A host wait (``wait_to_read``, ``wait_to_write``, ``asnumpy``) synchronizes an event
-  recorded on the mark's lane: a lane records an event only when one is asked for, covering
-  all it has enqueued by then, and remembers how far its work is known done.
-- A pooled block freed while marks on it may be pending keeps them: the next array made on
-  it starts with them as its ``uses`` (``mxnext.storage``), so a first writer on another lane
-  waits for the old work; memory handed out without a var waits on the host, and memory
-  freed without one keeps the marks of all lanes' work so far.
-
-A device subclasses ``Lane`` (``record``, ``wait_event``, ``synchronize_event``,
-``event_done``, ``enter``) and ``StreamRunContext`` (``lane()``); the rest is here.
+"""Devices with streams (docs/internals.md "Streams"): an engine function on such a device
+enqueues its kernels on the running thread's ``Lane`` and completes at once; marks on the
+engine vars order the lanes. A mark ``(lane, seq)`` is the lane's ``seq``-th function;
+``Var.dev`` (a ``Uses``) holds the last writer's mark (what readers wait for) and the marks
+a writer waits for (one per lane). Only other lanes' marks are waited for, on the device;
+host waits synchronize an event a lane records when asked. A freed pooled block keeps the
+marks of the work on it for the next array made there (``mxnext.storage``). A device
+subclasses ``Lane`` (``record``, ``wait_event``, ``synchronize_event``, ``event_done``,
+``enter``) and ``StreamRunContext`` (``lane()``).
 """
 
 from __future__ import annotations
@@ -32,7 +15,7 @@ import weakref
 
 from .engine._types import RunContext
 
-__all__ = ["Lane", "Uses", "StreamRunContext", "wait_all_lanes", "adopt", "current_marks"]
+__all__ = ["Lane", "Uses", "StreamRunContext", "wait_all_lanes", "current_marks"]
 
 _lanes = weakref.WeakSet()        # every lane made, for ``wait_all_lanes``
 
@@ -49,24 +32,21 @@ class Lane:
         self._mark = (None, -1)   # (event, seq it covers): the last event recorded
         _lanes.add(self)
 
-    # -- the device's part ------------------------------------------------------------
+    # -- the device's part: an event recorded now on ``stream``; make ``stream`` wait for
+    # one (on the device); block the host on one; whether one happened; ``stream`` current
     def record(self):
-        """An event recorded now on ``stream``."""
         raise NotImplementedError
 
     def wait_event(self, event) -> None:
-        """Make work enqueued on ``stream`` from now on wait for ``event`` (on the device)."""
         raise NotImplementedError
 
     def synchronize_event(self, event) -> None:
-        """Block the host until ``event`` has happened."""
         raise NotImplementedError
 
     def event_done(self, event) -> bool:
         raise NotImplementedError
 
     def enter(self):
-        """A context manager making ``stream`` current on this thread."""
         raise NotImplementedError
 
     # -- marks ------------------------------------------------------------------------
@@ -99,8 +79,7 @@ class Lane:
         return False
 
     def wait_mark(self, mark) -> None:
-        """Make this lane's next work wait for ``mark`` of another lane (nothing when known
-        done)."""
+        """This lane's next work waits for ``mark`` of another lane (unless known done)."""
         lane, seq = mark
         if seq > lane.done:
             self.wait_event(lane.event(seq)[0])
@@ -133,16 +112,10 @@ class Uses:
         elif self.w is not None:
             self.w[0].wait_host(self.w[1])
 
-    def pending(self):
-        """The marks not known done, or None."""
-        left = tuple(m for m in self.uses if not m[0].is_done(m[1]))
-        return left or None
-
 
 class StreamRunContext(RunContext):
-    """Base of a stream device's ``run_context``: a subclass gives ``lane()`` (the running
-    thread's lane on ``ctx.device_id``, that device made current); ``run`` is the engine's
-    runner for every function on the context."""
+    """A stream device's ``run_context``: subclasses give ``lane()`` (the running thread's on
+    ``ctx.device_id``, that device made current); ``run`` is the engine's runner."""
 
     __slots__ = ()
 
@@ -188,12 +161,6 @@ class StreamRunContext(RunContext):
             else:
                 u.w = mark
                 u.uses = (mark,)
-
-
-def adopt(var, marks) -> None:
-    """A new array's ``var`` on a block whose old work (``marks``) may be pending: its first
-    writer waits for them."""
-    var.dev = Uses(None, marks)
 
 
 def current_marks() -> tuple:

@@ -26,6 +26,7 @@ import weakref
 from queue import SimpleQueue
 
 from .. import device as _device
+from .. import inline as _inline
 from . import _base, _events
 from ._base import Engine, _tls
 from ._fastpath import COMPLETER, FastPaths
@@ -60,7 +61,6 @@ class _Pool:
                 t.join(timeout=5)
 
 
-_COPIES = (FnProperty.COPY_TO_GPU, FnProperty.COPY_FROM_GPU)
 _live = weakref.WeakSet()     # every threaded engine, for the fork handlers
 
 
@@ -105,12 +105,11 @@ class ThreadedEngineBase(Engine):
         return self._nthreads
 
     def _pinned(self, ctx, prop=FnProperty.NORMAL) -> bool:
-        """Whether work on ``ctx`` in lane ``prop`` runs on its pool's workers only: its
-        device's inline policy never inlines, or keeps copies on copy lanes of their own
-        (``copy_lanes``: a stream device's, whose copy workers have their own streams)."""
+        """Whether work on ``ctx`` in lane ``prop`` runs on its pool's workers only: its device's
+        inline policy never inlines, or keeps copies on their own lanes (``copy_lanes``)."""
         if ctx is None:
             return False
-        copy = prop in _COPIES
+        copy = prop in _inline.COPIES
         pinned = self._pinned_types.get((ctx.device_type, copy))
         if pinned is None:
             policy = _device.inline_policy(ctx.device_type)
