@@ -178,3 +178,39 @@ def test_copies_between_device_types_go_through_the_host_once_each(trips):
     out.wait_to_read()
     assert dev.trips == ["from_host", "copy"]
     assert out.asnumpy().tolist() == [1.5, 2.5]
+
+
+def test_stream_lanes_wait_on_the_device_only_for_their_own_kind():
+    """A lane waits on the device for another lane's mark of its own device type; a mark of
+    another type (whose work reached this device through host copies) is left alone, and a
+    host wait synchronizes each lane's own event."""
+    from mxnext._runtime.streams import Lane
+
+    class Counted(Lane):
+        __slots__ = ("waited", "synced")
+
+        def __init__(self):
+            super().__init__(stream=None)
+            self.waited, self.synced = [], []
+
+        def record(self):
+            return (self, self.seq)
+
+        def wait_event(self, event):
+            self.waited.append(event)
+
+        def synchronize_event(self, event):
+            self.synced.append(event)
+
+    class Other(Counted):
+        __slots__ = ()
+
+    a, b, c = Counted(), Counted(), Other()
+    a.seq, c.seq = 3, 5
+    b.wait_mark((a, 2))
+    b.wait_mark((c, 4))
+    assert b.waited == [(a, 3)]             # a's event covers all a had enqueued
+    c.wait_host(4)
+    assert c.synced == [(c, 5)] and c.done == 5
+    b.wait_mark((c, 5))                     # known done: nothing to wait for
+    assert b.waited == [(a, 3)]

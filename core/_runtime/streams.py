@@ -79,9 +79,10 @@ class Lane:
         return False
 
     def wait_mark(self, mark) -> None:
-        """This lane's next work waits for ``mark`` of another lane (unless known done)."""
+        """This lane's next work waits for ``mark`` of another lane of its kind, unless known
+        done (another device type's work reaches this one only through host copies)."""
         lane, seq = mark
-        if seq > lane.done:
+        if seq > lane.done and type(lane) is type(self):
             self.wait_event(lane.event(seq)[0])
 
 
