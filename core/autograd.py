@@ -86,7 +86,8 @@ def mark_variables(variables, gradients, grad_reqs="write") -> None:
 def get_symbol(x):
     """The computation recorded into ``x`` as a Symbol. Recorded ops become op nodes named
     ``node_<k>``; marked variables become variables ``var<k>``, inputs without history
-    ``null<k>`` (MXNet's names)."""
+    ``null<k>`` (MXNet's names). A hybridized block's call (one CachedOp node on the tape)
+    appears as the ops of its graph, as MXNet shows a graph within ``inline_limit``."""
     from ._runtime.graph import IndexedGraph, Node, NodeEntry
     from .symbol import Symbol
     if not isinstance(x, NDArray):
@@ -94,20 +95,52 @@ def get_symbol(x):
     if x._ag is None:
         raise MXNetError("get_symbol: the array has no recorded history (compute it inside "
                          "autograd.record() from arrays with attach_grad())")
-    copies, counts = {}, {"var": 0, "null": 0, "node_": 0}
-    for node in IndexedGraph([x._ag]).nodes:      # inputs before the nodes reading them
-        if isinstance(node.op, _FunctionOp):
-            raise MXNetError(f"get_symbol: the graph holds the Python function "
-                             f"{node.op.name!r} (autograd.Function), which has no symbol form")
+    counts = {"var": 0, "null": 0, "node_": 0}
+
+    def name(kind):
+        counts[kind] += 1
+        return f"{kind}{counts[kind] - 1}"
+
+    def op_node(op, params, inputs):
+        return Node(op, params, inputs, name("node_"))
+
+    outs = {}                 # tape node -> the NodeEntry of each of its outputs
+    for node in _tape_order(x._ag.node):      # inputs before the nodes reading them
+        ins = [outs[e.node][e.index] for e in node.inputs]
         if node.op is None:
             kind = "var" if node.info is not None and node.info.grad is not None else "null"
+            outs[node] = [NodeEntry(Node(None, None, [], name(kind)), 0, 0)]
+        elif isinstance(node.op, _FunctionOp) and hasattr(node.op.func, "program"):
+            cached = node.op.func.op                                 # a CachedOp's call
+            by_var = dict(zip(cached._names, ins))
+            copies = {}
+            for n in IndexedGraph(cached._sym._outputs).nodes:
+                copies[n] = ([by_var[n.name]] if n.op is None else [
+                    NodeEntry(op_node(n.op, n.params, [copies[e.node][e.index]
+                                                        for e in n.inputs]), i, 0)
+                    for i in range(n.num_outputs())])
+            outs[node] = [copies[e.node][e.index] for e in cached._sym._outputs]
+        elif isinstance(node.op, _FunctionOp):
+            raise MXNetError(f"get_symbol: the graph holds the Python function "
+                             f"{node.op.name!r} (autograd.Function), which has no symbol form")
         else:
-            kind = "node_"
-        name = f"{kind}{counts[kind]}"
-        counts[kind] += 1
-        copies[node] = Node(node.op, node.params,
-                            [NodeEntry(copies[e.node], e.index, 0) for e in node.inputs], name)
-    return Symbol([NodeEntry(copies[x._ag.node], x._ag.index, 0)])
+            new = op_node(node.op, node.params, ins)
+            outs[node] = [NodeEntry(new, i, 0) for i in range(new.num_outputs())]
+    return Symbol([outs[x._ag.node][x._ag.index]])
+
+
+def _tape_order(last):
+    """The tape nodes ``last`` depends on, each after its inputs."""
+    order, seen, stack = [], set(), [(last, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+        elif node not in seen:
+            seen.add(node)
+            stack.append((node, True))
+            stack.extend((e.node, False) for e in reversed(node.inputs) if e.node not in seen)
+    return order
 
 
 # -- custom functions -------------------------------------------------------------------

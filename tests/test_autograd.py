@@ -446,3 +446,22 @@ def test_a_consumed_graph_leaves_its_arrays_without_history():
         e = c + 1
     with pytest.raises(MXNetError, match="not in a computational graph"):
         e.backward()
+
+
+def test_get_symbol_shows_a_hybridized_blocks_ops():
+    """A hybridized call is one CachedOp node on the tape; get_symbol spells out its graph,
+    fed by the call's inputs."""
+    import json
+    net = mx.gluon.nn.HybridSequential()
+    net.add(mx.gluon.nn.Dense(3), mx.gluon.nn.Activation("relu"), mx.gluon.nn.Dense(2))
+    net.initialize()
+    net.hybridize()
+    x = mx.nd.ones((1, 4))
+    with mx.autograd.record():
+        y = net(x) * 2
+    sym = mx.autograd.get_symbol(y)
+    ops = [n["op"] for n in json.loads(sym.tojson())["nodes"] if n["op"] != "null"]
+    assert ops == ["FullyConnected", "Activation", "FullyConnected", "_mul_scalar"]
+    assert len(sym.list_arguments()) == 5          # the data, 2 weights, 2 biases
+    args = dict(zip(sym.list_arguments(), [x] + [p.data() for p in net.collect_params().values()]))
+    np.testing.assert_allclose(sym.eval(**args)[0].asnumpy(), y.asnumpy(), rtol=1e-6)
