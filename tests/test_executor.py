@@ -631,3 +631,26 @@ def test_graph_with_only_zero_size_entries_binds_and_runs():
         assert ex.forward(is_train=True)[0].shape == (0, 3)
         ex.backward(mx.nd.ones((0, 3)))
         assert ex.grad_dict["x"].shape == (0, 3)
+
+
+def test_monitor_sees_each_output_before_later_nodes_overwrite_its_memory():
+    """relu runs in place over FullyConnected's output; the monitor still reports the
+    FullyConnected values (MXNet calls it as each node runs)."""
+    d = mx.sym.var("data")
+    h = d
+    for i in range(3):
+        h = mx.sym.Activation(mx.sym.FullyConnected(h, num_hidden=8, name=f"fc{i}"),
+                              act_type="relu", name=f"relu{i}")
+    ex = h.simple_bind(mx.cpu(), data=(4, 8), grad_req="null")
+    rng = np.random.default_rng(0)
+    for v in ex.arg_dict.values():
+        v[:] = rng.standard_normal(v.shape)
+    seen = {}
+    ex.set_monitor_callback(lambda name, arr: seen.__setitem__(name, arr.asnumpy()))
+    ex.forward()
+    x = ex.arg_dict["data"].asnumpy()
+    for i in range(3):
+        fc = x @ ex.arg_dict[f"fc{i}_weight"].asnumpy().T + ex.arg_dict[f"fc{i}_bias"].asnumpy()
+        np.testing.assert_allclose(seen[f"fc{i}_output"], fc, rtol=1e-5, atol=1e-5)
+        x = np.maximum(fc, 0)
+        np.testing.assert_allclose(seen[f"relu{i}_output"], x, rtol=1e-5, atol=1e-5)

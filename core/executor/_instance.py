@@ -71,6 +71,7 @@ class Instance:
         self._transfers = self._make_transfers()
         self._limits = _bulk.limits(len(g.nodes) > p.num_forward, bulk_sizes)
         self._oprs = {}                    # (is_train, backward, bulk) -> [OprHandle]
+        self._opr_nodes = {}               # (is_train, backward, False) -> node id of each
         self.outputs = [None if eid in p.fresh_outputs else self.array(eid)
                         for eid in g.outputs[:p.num_outputs]]
 
@@ -221,8 +222,11 @@ class Instance:
         if oprs is None:
             p = self.program
             nodes = range(p.num_forward, len(p.graph.nodes)) if backward else range(p.num_forward)
-            runs = [run for run in map(self._runs.__getitem__, nodes)
-                    if run is not None and (any(run.req) or run.kernel.mutate)]
+            pairs = [(nid, run) for nid, run in zip(nodes, map(self._runs.__getitem__, nodes))
+                     if run is not None and (any(run.req) or run.kernel.mutate)]
+            runs = [run for _, run in pairs]
+            if not bulk:                    # one run per operator: its node, for ``each``
+                self._opr_nodes[key] = [nid for nid, _ in pairs]
             eng = _engine.get()
             oprs = []
             for members in _bulk.segments(runs, self._limits[backward] if bulk else 1):
@@ -254,12 +258,19 @@ class Instance:
         return out
 
     # -- running ------------------------------------------------------------------------
-    def run(self, is_train, backward=False, bulk=True):
+    def run(self, is_train, backward=False, bulk=True, each=None):
         """Push the forward (or backward) operators; ``bulk=False`` pushes one per node
-        (an executor with a monitor callback, as MXNet's)."""
+        (an executor with a monitor callback, as MXNet's) and calls ``each(node id)`` after
+        pushing each one."""
         push, ctx = _engine.get().push, self.ctx
-        for opr in self._operators(is_train, backward, bulk):
-            push(opr, ctx)
+        oprs = self._operators(is_train, backward, bulk)
+        if each is None:
+            for opr in oprs:
+                push(opr, ctx)
+        else:
+            for opr, nid in zip(oprs, self._opr_nodes[is_train, backward, bulk]):
+                push(opr, ctx)
+                each(nid)
         if backward:
             for opr in self._transfers:
                 push(opr, ctx)

@@ -71,9 +71,10 @@ class Executor:
                 value.copyto(dst)
             else:
                 dst[:] = value
-        self._instance.run(is_train, bulk=self._monitor is None)
-        if self._monitor is not None:
-            self._run_monitor()
+        if self._monitor is None:
+            self._instance.run(is_train)
+        else:
+            self._instance.run(is_train, bulk=False, each=self._monitor_node)
         return self.outputs
 
     def backward(self, out_grads=None, is_train=True):
@@ -119,37 +120,35 @@ class Executor:
         return self._symbol._reshaped(self, partial_shaping, allow_up_sizing, kwargs)
 
     def set_monitor_callback(self, callback, monitor_all=False):
-        """Call ``callback(name, array)`` with every node's outputs (with ``monitor_all``,
-        its inputs too) after each forward. As MXNet's, this turns bulk execution off: every
-        node is pushed as its own operator."""
+        """Call ``callback(name, array)`` with every forward node's outputs (with
+        ``monitor_all``, its inputs too) as the node is pushed, so what the callback pushes
+        reads them before a later node overwrites shared memory. As MXNet's, this turns bulk
+        execution off: every node is pushed as its own operator."""
         self._monitor = (callback, monitor_all)
 
-    def _run_monitor(self):
-        """MXNet's order and names: per op node, with ``monitor_all`` its inputs first (a
-        variable input also under its own name, then ``<node>_<input name>``, names from
+    def _monitor_node(self, nid):
+        """MXNet's order and names: with ``monitor_all`` the node's inputs first (a variable
+        input also under its own name, then ``<node>_<input name>``, names from
         ``FListInputNames`` or ``input<i>``), then every output, hidden ones included
         (``<node>_<output name>``)."""
         callback, monitor_all = self._monitor
         p, inst = self._program, self._instance
         g = p.graph
-        for nid in range(p.num_forward):
-            node = g.nodes[nid]
-            if node.op is None:
-                continue
-            seen = []
-            if monitor_all:
-                flist = node.op.get_attr("FListInputNames")
-                in_names = (flist(node.params) if flist is not None else
-                            [f"input{i}" for i in range(len(node.inputs))])
-                for e, eid, in_name in zip(node.inputs, g.input_entries(nid), in_names):
-                    if e.node.op is None:
-                        seen.append((e.node.name, eid))
-                    seen.append((f"{node.name}_{in_name}", eid))
-            out_names = node.op.list_output_names(node.params)
-            seen += [(f"{node.name}_{n}", g.entry_id(nid, o)) for o, n in enumerate(out_names)]
-            for name, eid in seen:
-                if inst.views[eid] is not None and eid not in p.plan.unused:
-                    callback(name, inst.array(eid))
+        node = g.nodes[nid]
+        seen = []
+        if monitor_all:
+            flist = node.op.get_attr("FListInputNames")
+            in_names = (flist(node.params) if flist is not None else
+                        [f"input{i}" for i in range(len(node.inputs))])
+            for e, eid, in_name in zip(node.inputs, g.input_entries(nid), in_names):
+                if e.node.op is None:
+                    seen.append((e.node.name, eid))
+                seen.append((f"{node.name}_{in_name}", eid))
+        out_names = node.op.list_output_names(node.params)
+        seen += [(f"{node.name}_{n}", g.entry_id(nid, o)) for o, n in enumerate(out_names)]
+        for name, eid in seen:
+            if inst.views[eid] is not None and eid not in p.plan.unused:
+                callback(name, inst.array(eid))
 
     # -- the plan ---------------------------------------------------------------------------
     def get_optimized_symbol(self):
