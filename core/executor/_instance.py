@@ -130,12 +130,39 @@ class Instance:
                 xp = self._dev.xp                                      # never written
                 self.views[eid] = xp.broadcast_to(xp.empty((), dtype), shape)
 
+    def monitored(self, nid, pushed, monitor_all, var_names):
+        """``(name, NDArray)`` of what a monitor sees at node ``nid`` (MXNet's names): before it
+        runs (not ``pushed``), with ``monitor_all``, its inputs as ``<node>_<input name>``
+        (``FListInputNames`` or ``input<i>``; with ``var_names`` a variable input first under
+        its own name, as the executor's monitor, not CachedOp's hook); after, its outputs as
+        ``<node>_<output name>``, hidden ones included."""
+        p = self.program
+        g, node = p.graph, p.graph.nodes[nid]
+        seen = []
+        if pushed:
+            seen = [(f"{node.name}_{n}", g.entry_id(nid, o))
+                    for o, n in enumerate(node.op.list_output_names(node.params))]
+        elif monitor_all:
+            flist = node.op.get_attr("FListInputNames")
+            names = flist(node.params) if flist is not None else [
+                f"input{i}" for i in range(len(node.inputs))]
+            for e, eid, n in zip(node.inputs, g.input_entries(nid), names):
+                if var_names and e.node.op is None:
+                    seen.append((e.node.name, eid))
+                seen.append((f"{node.name}_{n}", eid))
+        return [(name, self.array(eid)) for name, eid in seen
+                if self.views[eid] is not None and eid not in p.plan.unused]
+
     def array(self, eid):
-        """An NDArray over entry ``eid`` (an executor output)."""
+        """An NDArray over entry ``eid`` (an output, an intermediate, an input)."""
         p, plan = self.program, self.program.plan
         gid = plan.group[eid]
         if gid is None:
             src = plan.alias.get(eid, eid)
+            bound = self._bound.get(src)          # an array bound there (a fresh output)
+            if bound is not None:
+                return NDArray._new(bound[0], bound[1], p.shapes[eid], p.dtypes[eid],
+                                    view=self.views[eid])
             for name, e in p.inputs.items():
                 if e == src and name in self.arrays:
                     return self.arrays[name].reshape(p.shapes[eid])
@@ -260,8 +287,8 @@ class Instance:
     # -- running ------------------------------------------------------------------------
     def run(self, is_train, backward=False, bulk=True, each=None):
         """Push the forward (or backward) operators; ``bulk=False`` pushes one per node
-        (an executor with a monitor callback, as MXNet's) and calls ``each(node id)`` after
-        pushing each one."""
+        (an executor with a monitor callback, as MXNet's) and calls ``each(node id, False)``
+        before pushing each one and ``each(node id, True)`` after."""
         push, ctx = _engine.get().push, self.ctx
         oprs = self._operators(is_train, backward, bulk)
         if each is None:
@@ -269,8 +296,9 @@ class Instance:
                 push(opr, ctx)
         else:
             for opr, nid in zip(oprs, self._opr_nodes[is_train, backward, bulk]):
+                each(nid, False)
                 push(opr, ctx)
-                each(nid)
+                each(nid, True)
         if backward:
             for opr in self._transfers:
                 push(opr, ctx)

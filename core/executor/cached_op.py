@@ -52,6 +52,14 @@ class CachedOp:
             self.flags[key] = value
         self._programs: dict = {}
         self._static: dict = {}     # program -> {instance: weakref to its pending backward}
+        self._hook = None           # (callback, monitor_all): ``register_op_hook``
+
+    def register_op_hook(self, callback, monitor_all=False):
+        """Call ``callback(name, op_name, array)`` with every node's outputs (with
+        ``monitor_all``, its inputs first) as each call pushes the node: names are
+        ``<node>_<output name>`` and ``<node>_<input name>`` (Gluon's
+        ``HybridBlock.register_op_hook``). Nodes are then pushed one by one."""
+        self._hook = (callback, monitor_all)
 
     def __call__(self, *args, out=None, default_ctx=None):
         if len(args) != len(self._names):
@@ -67,7 +75,11 @@ class CachedOp:
         program = self._program(args, wanted, ctx)
         outs = self._outputs(program, ctx, out)
         inst = self._instance(program, args, wanted, outs)
-        inst.run(_tape.state.training)
+        if self._hook is None:
+            inst.run(_tape.state.training)
+        else:
+            inst.run(_tape.state.training, bulk=False, each=lambda nid, pushed: _call_hook(
+                self._hook, program, inst, nid, pushed))
         g = program.graph
         for k, eid in enumerate(g.outputs[:program.num_outputs]):
             if eid not in program.fresh_outputs:      # an input, or an output given twice
@@ -138,6 +150,14 @@ class CachedOp:
         pool = self._static.get(program)
         if pool is not None and inst in pool:
             pool[inst] = None
+
+
+def _call_hook(hook, program, inst, nid, pushed):
+    """An op hook at node ``nid`` (no separate entry for a variable input, as MXNet's)."""
+    callback, monitor_all = hook
+    op_name = program.graph.nodes[nid].op.name
+    for name, arr in inst.monitored(nid, pushed, monitor_all, var_names=False):
+        callback(name, op_name, arr)
 
 
 class _Backward:

@@ -126,29 +126,10 @@ class Executor:
         execution off: every node is pushed as its own operator."""
         self._monitor = (callback, monitor_all)
 
-    def _monitor_node(self, nid):
-        """MXNet's order and names: with ``monitor_all`` the node's inputs first (a variable
-        input also under its own name, then ``<node>_<input name>``, names from
-        ``FListInputNames`` or ``input<i>``), then every output, hidden ones included
-        (``<node>_<output name>``)."""
+    def _monitor_node(self, nid, pushed):
         callback, monitor_all = self._monitor
-        p, inst = self._program, self._instance
-        g = p.graph
-        node = g.nodes[nid]
-        seen = []
-        if monitor_all:
-            flist = node.op.get_attr("FListInputNames")
-            in_names = (flist(node.params) if flist is not None else
-                        [f"input{i}" for i in range(len(node.inputs))])
-            for e, eid, in_name in zip(node.inputs, g.input_entries(nid), in_names):
-                if e.node.op is None:
-                    seen.append((e.node.name, eid))
-                seen.append((f"{node.name}_{in_name}", eid))
-        out_names = node.op.list_output_names(node.params)
-        seen += [(f"{node.name}_{n}", g.entry_id(nid, o)) for o, n in enumerate(out_names)]
-        for name, eid in seen:
-            if inst.views[eid] is not None and eid not in p.plan.unused:
-                callback(name, inst.array(eid))
+        for name, arr in self._instance.monitored(nid, pushed, monitor_all, var_names=True):
+            callback(name, arr)
 
     # -- the plan ---------------------------------------------------------------------------
     def get_optimized_symbol(self):

@@ -493,6 +493,9 @@ class HybridBlock(Block):
                 if not is_arg:
                     i._finish_deferred_init()
                 cargs.append(flat[i] if is_arg else i.data())
+        if self._callback is not None and self._cached_op._hook != (self._callback,
+                                                                   self._monitor_all):
+            self._cached_op.register_op_hook(self._callback, self._monitor_all)
         out = self._cached_op(*cargs)
         if self._out_format == 0:
             return out

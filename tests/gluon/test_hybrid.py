@@ -213,3 +213,27 @@ def test_nested_and_none_inputs_and_outputs_keep_their_structure():
     masked.hybridize()
     out, _ = masked(x, s, mx.nd.zeros((2, 3)))
     assert out.asnumpy().sum() == 0
+
+
+def test_op_hook_sees_each_nodes_values_under_mxnets_names():
+    """register_op_hook on a hybridized block: MXNet's node and op names (inputs first with
+    monitor_all) and each node's own values, relu's input being Dense's output."""
+    net = mx.gluon.nn.HybridSequential(prefix="net_")
+    with net.name_scope():
+        net.add(mx.gluon.nn.Dense(3), mx.gluon.nn.Activation("relu"), mx.gluon.nn.Dense(2))
+    net.initialize(mx.init.Normal(1.0))
+    net.hybridize(static_alloc=True)
+    seen = []
+    net.register_op_hook(lambda name, op, arr: seen.append((name, op, arr.asnumpy())),
+                         monitor_all=True)
+    x = mx.nd.array(np.linspace(-2, 2, 8).reshape(2, 4))
+    y = net(x)
+    fc = [f"net_dense{i}_fwd_{n}" for i in (0, 1) for n in ("data", "weight", "bias", "output")]
+    assert [(n, o) for n, o, _ in seen] == (
+        [(n, "FullyConnected") for n in fc[:4]]
+        + [("net_relu0_fwd_input0", "Activation"), ("net_relu0_fwd_output", "Activation")]
+        + [(n, "FullyConnected") for n in fc[4:]])
+    dense = x.asnumpy() @ net[0].weight.data().asnumpy().T + net[0].bias.data().asnumpy()
+    assert (dense < 0).any()                # relu changes it
+    for k, want in ((3, dense), (4, dense), (5, np.maximum(dense, 0)), (9, y.asnumpy())):
+        np.testing.assert_allclose(seen[k][2], want, rtol=1e-5)
