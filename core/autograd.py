@@ -10,6 +10,7 @@ written in Python.
 from __future__ import annotations
 
 from ._runtime import tape as _tape
+from ._runtime.base import MXNetError
 from ._runtime.tape import FunctionOp as _FunctionOp
 from ._runtime.tape import state as _state
 from .ndarray import NDArray
@@ -101,11 +102,12 @@ def get_symbol(x):
         counts[kind] += 1
         return f"{kind}{counts[kind] - 1}"
 
-    def op_node(op, params, inputs):
-        return Node(op, params, inputs, name("node_"))
+    def op_entries(op, params, inputs):
+        new = Node(op, params, inputs, name("node_"))
+        return [NodeEntry(new, i, 0) for i in range(new.num_outputs())]
 
     outs = {}                 # tape node -> the NodeEntry of each of its outputs
-    for node in _tape_order(x._ag.node):      # inputs before the nodes reading them
+    for node in IndexedGraph([x._ag]).nodes:      # inputs before the nodes reading them
         ins = [outs[e.node][e.index] for e in node.inputs]
         if node.op is None:
             kind = "var" if node.info is not None and node.info.grad is not None else "null"
@@ -115,32 +117,15 @@ def get_symbol(x):
             by_var = dict(zip(cached._names, ins))
             copies = {}
             for n in IndexedGraph(cached._sym._outputs).nodes:
-                copies[n] = ([by_var[n.name]] if n.op is None else [
-                    NodeEntry(op_node(n.op, n.params, [copies[e.node][e.index]
-                                                        for e in n.inputs]), i, 0)
-                    for i in range(n.num_outputs())])
+                copies[n] = [by_var[n.name]] if n.op is None else op_entries(
+                    n.op, n.params, [copies[e.node][e.index] for e in n.inputs])
             outs[node] = [copies[e.node][e.index] for e in cached._sym._outputs]
         elif isinstance(node.op, _FunctionOp):
             raise MXNetError(f"get_symbol: the graph holds the Python function "
                              f"{node.op.name!r} (autograd.Function), which has no symbol form")
         else:
-            new = op_node(node.op, node.params, ins)
-            outs[node] = [NodeEntry(new, i, 0) for i in range(new.num_outputs())]
+            outs[node] = op_entries(node.op, node.params, ins)
     return Symbol([outs[x._ag.node][x._ag.index]])
-
-
-def _tape_order(last):
-    """The tape nodes ``last`` depends on, each after its inputs."""
-    order, seen, stack = [], set(), [(last, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-        elif node not in seen:
-            seen.add(node)
-            stack.append((node, True))
-            stack.extend((e.node, False) for e in reversed(node.inputs) if e.node not in seen)
-    return order
 
 
 # -- custom functions -------------------------------------------------------------------

@@ -465,3 +465,21 @@ def test_get_symbol_shows_a_hybridized_blocks_ops():
     assert len(sym.list_arguments()) == 5          # the data, 2 weights, 2 biases
     args = dict(zip(sym.list_arguments(), [x] + [p.data() for p in net.collect_params().values()]))
     np.testing.assert_allclose(sym.eval(**args)[0].asnumpy(), y.asnumpy(), rtol=1e-6)
+
+
+def test_get_symbol_refuses_arrays_without_history_and_python_functions():
+    with pytest.raises(mx.base.MXNetError, match="no recorded history"):
+        mx.autograd.get_symbol(mx.nd.ones((2,)))
+
+    class Double(mx.autograd.Function):
+        def forward(self, a):
+            return a * 2
+
+        def backward(self, g):
+            return g * 2
+    x = mx.nd.ones((2,))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = Double()(x)
+    with pytest.raises(mx.base.MXNetError, match="Python function 'Double'"):
+        mx.autograd.get_symbol(y)

@@ -151,6 +151,9 @@ class FunctionOp:
     def num_outputs(self, params):
         return self.n_out
 
+    def mutate_inputs(self, params):
+        return ()
+
     def get_attr(self, key, default=None):
         return default
 
