@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mxnext.base import MXNetError
 
-__all__ = ["cupy", "unusable"]
+__all__ = ["cupy", "unusable", "generic"]
 
 _module = None
 
@@ -24,3 +24,10 @@ def cupy():
 
 def unusable(err) -> MXNetError:
     return MXNetError(f"no CUDA device: {type(err).__name__}: {err}")
+
+
+def generic(name, ctx, inputs, req, outputs, params):
+    """Run op ``name``'s generic body (its ``FCompute<cpu>``, on cupy through ``ctx.xp``): what
+    a dedicated kernel does not cover."""
+    from mxnext import registry
+    registry.get(name).get_attr("FCompute<cpu>")(ctx, inputs, req, outputs, params)

@@ -9,9 +9,7 @@ channel axis; float16 data (float32 statistics) runs the generic body.
 
 from __future__ import annotations
 
-from mxnext import registry
-
-from ._cupy import cupy
+from ._cupy import cupy, generic
 
 __all__ = ["forward", "backward"]
 
@@ -97,7 +95,7 @@ def _forward(op_name):
     def forward(ctx, inputs, req, outputs, p):
         x, gamma, beta, mm, mv = inputs
         if not _usable(x, gamma, beta, mm, mv, *outputs):
-            return registry.get(op_name).get_attr("FCompute<cpu>")(ctx, inputs, req, outputs, p)
+            return generic(op_name, ctx, inputs, req, outputs, p)
         cp = cupy()
         x3 = _views(x, p.axis)
         bc = (1, -1, 1)
@@ -129,8 +127,7 @@ def _backward(op_name):
     def backward(ctx, inputs, req, outputs, p):
         og, mean, second, x, gamma, mm, mv = inputs
         if not _usable(x, og, mean, second, gamma, mm, mv, *outputs):
-            return registry.get(f"_backward_{op_name}").get_attr("FCompute<cpu>")(
-                ctx, inputs, req, outputs, p)
+            return generic(f"_backward_{op_name}", ctx, inputs, req, outputs, p)
         cp = cupy()
         x3 = _views(x, p.axis)
         g3 = og.reshape(x3.shape)

@@ -17,9 +17,7 @@ import threading
 
 import numpy as np
 
-from mxnext import registry
-
-from ._cupy import cupy
+from ._cupy import cupy, generic
 
 __all__ = ["available", "reason", "describe", "forward", "backward"]
 
@@ -178,11 +176,11 @@ def _into(out, req, run):
 def forward(ctx, inputs, req, outputs, p):
     x, w = inputs[0], inputs[1]
     if not usable(p, x.dtype):
-        return _generic("Convolution")(ctx, inputs, req, outputs, p)
+        return generic("Convolution", ctx, inputs, req, outputs, p)
     y = outputs[0]
     g = _graph("fprop", x.shape, w.shape, y.shape, p, x.dtype)
     if g is None:
-        return _generic("Convolution")(ctx, inputs, req, outputs, p)
+        return generic("Convolution", ctx, inputs, req, outputs, p)
     _into(y, req[0], lambda o: g.run(_contig(x), _contig(w), o))
     if not p.no_bias and req[0]:
         y += inputs[2].reshape(1, -1, 1, 1)
@@ -191,12 +189,12 @@ def forward(ctx, inputs, req, outputs, p):
 def backward(ctx, inputs, req, outputs, p):
     og, x, w = inputs
     if not usable(p, x.dtype):
-        return _generic("_backward_Convolution")(ctx, inputs, req, outputs, p)
+        return generic("_backward_Convolution", ctx, inputs, req, outputs, p)
     og = _contig(og)
     gw = _graph("wgrad", x.shape, w.shape, og.shape, p, x.dtype) if req[1] else None
     gd = _graph("dgrad", x.shape, w.shape, og.shape, p, x.dtype) if req[0] else None
     if (req[1] and gw is None) or (req[0] and gd is None):
-        return _generic("_backward_Convolution")(ctx, inputs, req, outputs, p)
+        return generic("_backward_Convolution", ctx, inputs, req, outputs, p)
     if req[1]:
         _into(outputs[1], req[1], lambda o: gw.run(_contig(x), og, o))
     if not p.no_bias and req[2]:
@@ -207,7 +205,3 @@ def backward(ctx, inputs, req, outputs, p):
             outputs[2][...] = db
     if req[0]:
         _into(outputs[0], req[0], lambda o: gd.run(og, _contig(w), o))
-
-
-def _generic(name):
-    return registry.get(name).get_attr("FCompute<cpu>")

@@ -5,9 +5,7 @@ other mix, or an ``out`` that is not the weight's dtype, runs the generic body."
 
 from __future__ import annotations
 
-from mxnext import registry
-
-from ._cupy import cupy
+from ._cupy import cupy, generic
 
 __all__ = ["sgd", "sgd_mom", "adam", "multi_sgd", "multi_sgd_mom"]
 
@@ -56,21 +54,17 @@ def _plain(req, out, *arrays):
     return req in (1, 2) and dt.kind == "f" and all(a.dtype == dt for a in arrays)
 
 
-def _fallback(name, ctx, inputs, req, outputs, p):
-    registry.get(name).get_attr("FCompute<cpu>")(ctx, inputs, req, outputs, p)
-
-
 def sgd(ctx, inputs, req, outputs, p):
     w, g = inputs
     if not _plain(req[0], outputs[0], w, g):
-        return _fallback("sgd_update", ctx, inputs, req, outputs, p)
+        return generic("sgd_update", ctx, inputs, req, outputs, p)
     _launch("sgd", w, g, (p.lr, p.wd, p.rescale_grad, p.clip_gradient), outputs[0])
 
 
 def sgd_mom(ctx, inputs, req, outputs, p):
     w, g, mom = inputs
     if not _plain(req[0], outputs[0], w, g, mom):
-        return _fallback("sgd_mom_update", ctx, inputs, req, outputs, p)
+        return generic("sgd_mom_update", ctx, inputs, req, outputs, p)
     _launch("sgd_mom", w, g, (p.lr, p.wd, p.rescale_grad, p.clip_gradient, p.momentum),
             outputs[0], (mom,))
 
@@ -78,7 +72,7 @@ def sgd_mom(ctx, inputs, req, outputs, p):
 def adam(ctx, inputs, req, outputs, p):
     w, g, mean, var = inputs
     if not _plain(req[0], outputs[0], w, g, mean, var):
-        return _fallback("adam_update", ctx, inputs, req, outputs, p)
+        return generic("adam_update", ctx, inputs, req, outputs, p)
     _launch("adam", w, g, (p.lr, p.wd, p.rescale_grad, p.clip_gradient, p.beta1, p.beta2,
                            p.epsilon), outputs[0], (mean, var))
 
@@ -87,7 +81,7 @@ def _multi(name, stride):
     def compute(ctx, inputs, req, outputs, p):
         groups = [inputs[i * stride:(i + 1) * stride] for i in range(p.num_weights)]
         if not all(_plain(r, o, *grp) for r, o, grp in zip(req, outputs, groups)):
-            return _fallback(f"multi_{name}_update", ctx, inputs, req, outputs, p)
+            return generic(f"multi_{name}_update", ctx, inputs, req, outputs, p)
         for i, (w, g, *mom) in enumerate(groups):
             scalars = (p.lrs[i], p.wds[i], p.rescale_grad, p.clip_gradient)
             _launch(name, w, g, scalars + ((p.momentum,) if mom else ()), outputs[i], mom)

@@ -6,9 +6,7 @@ to the first position holding it (row-major window order). NCHW float32/float64,
 
 from __future__ import annotations
 
-from mxnext import registry
-
-from ._cupy import cupy
+from ._cupy import cupy, generic
 
 __all__ = ["forward", "backward"]
 
@@ -63,7 +61,7 @@ def _geometry(p, x, y):
 def forward(ctx, inputs, req, outputs, p):
     x, y = inputs[0], outputs[0]
     if not _usable(p, x) or not req[0]:
-        return registry.get("Pooling").get_attr("FCompute<cpu>")(ctx, inputs, req, outputs, p)
+        return generic("Pooling", ctx, inputs, req, outputs, p)
     x = cupy().ascontiguousarray(x)
     if req[0] == 3:
         y += _kernel("fwd")(x, *_geometry(p, x, y), size=y.size).reshape(y.shape)
@@ -75,8 +73,7 @@ def backward(ctx, inputs, req, outputs, p):
     og, x, y = inputs
     gx = outputs[0]
     if not _usable(p, x) or not req[0] or og.dtype != x.dtype or gx.dtype != x.dtype:
-        return registry.get("_backward_Pooling").get_attr("FCompute<cpu>")(
-            ctx, inputs, req, outputs, p)
+        return generic("_backward_Pooling", ctx, inputs, req, outputs, p)
     cp = cupy()
     x = cp.ascontiguousarray(x)
     direct = req[0] in (1, 2) and gx.flags.c_contiguous

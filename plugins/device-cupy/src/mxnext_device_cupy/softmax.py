@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mxnext import registry
-
-from ._cupy import cupy
+from ._cupy import cupy, generic
 
 __all__ = ["forward", "backward", "softmax_output"]
 
@@ -118,7 +116,7 @@ def _forward(op):
     def compute(ctx, inputs, req, outputs, p):
         x = inputs[0]
         if not req[0] or not _usable(p, x, outputs[0]):
-            return registry.get(op).get_attr("FCompute<cpu>")(ctx, inputs, req, outputs, p)
+            return generic(op, ctx, inputs, req, outputs, p)
         _launch("fwd", [x], outputs[0], req[0], _temperature(p), log_mode, negate)
     compute.__name__ = f"{op}_forward"
     return compute
@@ -130,8 +128,7 @@ def _backward(op):
     def compute(ctx, inputs, req, outputs, p):
         og, out = inputs[0], inputs[-1]
         if not req[0] or not _usable(p, og, out, outputs[0]):
-            return registry.get(f"_backward_{op}").get_attr("FCompute<cpu>")(
-                ctx, inputs, req, outputs, p)
+            return generic(f"_backward_{op}", ctx, inputs, req, outputs, p)
         _launch("bwd", [og, out], outputs[0], req[0], _temperature(p), log_mode, negate)
     compute.__name__ = f"{op}_backward"
     return compute
@@ -143,8 +140,7 @@ def softmax_output(ctx, inputs, req, outputs, p):
     if (p.multi_output or p.preserve_shape or not req[0] or x.ndim < 2
             or x.dtype.type not in (np.float32, np.float64) or outputs[0].dtype != x.dtype
             or not outputs[0].flags.c_contiguous):
-        return registry.get("SoftmaxOutput").get_attr("FCompute<cpu>")(
-            ctx, inputs, req, outputs, p)
+        return generic("SoftmaxOutput", ctx, inputs, req, outputs, p)
     rows = x.reshape(x.shape[0], -1)
     _launch("fwd", [rows], outputs[0].reshape(rows.shape), req[0], 1.0, 0, 0)
 
