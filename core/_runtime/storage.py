@@ -11,8 +11,10 @@ One pool per (device type, device id) wraps the device's raw ``alloc``/``free``.
 A freed block is handed out again, so it must not be freed while an engine
 function may still read it: ``free_async(h, var)`` returns it through
 ``engine.push_delete`` after everything pushed on ``var``. A handle that is
-dropped without ``free`` returns its block by itself, through the engine when
-it carries the var guarding it (an NDArray's memory).
+dropped without ``free`` returns its block by itself, through the engine after
+every function pushed on the vars guarding it: its ``var`` (an NDArray's memory)
+and its ``guards`` (an executor's arena: the vars of its memory groups). Only a
+handle no engine function uses returns at once.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import threading
 from . import device as _device
 from . import engine as _engine
 from . import streams as _streams
+from .engine import _check
 from .base import MXNetError
 from .fork import in_child
 
@@ -40,9 +43,11 @@ atexit.register(_exiting.append, True)   # runs before the engine's exit hook (L
 class Handle:
     """A block of device memory: ``raw`` buffer, requested ``nbytes``, pooled ``capacity``;
     ``var``, the engine var guarding it, when an NDArray uses it (its chunk); ``base``, for
-    memory borrowed from another handle (an executor's arena), that handle."""
+    memory borrowed from another handle (an executor's arena), that handle; ``guards``, more
+    vars whose pushed functions use the memory (an arena's groups: its users add them)."""
 
-    __slots__ = ("raw", "nbytes", "capacity", "ctx", "pool", "var", "base", "__weakref__")
+    __slots__ = ("raw", "nbytes", "capacity", "ctx", "pool", "var", "base", "guards",
+                 "__weakref__")
 
     def __init__(self, raw, nbytes, capacity, ctx, pool, var=None, base=None):
         self.raw = raw
@@ -52,12 +57,17 @@ class Handle:
         self.pool = pool          # None once freed, or for borrowed memory
         self.var = var
         self.base = base          # borrowed memory: the handle owning it, kept alive
+        self.guards = ()
 
     def __del__(self):
         pool = self.pool
         if pool is not None and _exiting == []:   # (at teardown the global may be None)
-            raw, cap, var = self.raw, self.capacity, self.var
-            if var is None:
+            raw, cap, var, guards = self.raw, self.capacity, self.var, self.guards
+            if guards:            # after every function pushed on any of them
+                if var is not None:
+                    guards = (var, *guards)
+                _engine.get().push_delete(lambda rctx: pool._put(raw, cap), self.ctx, guards)
+            elif var is None:
                 pool._put(raw, cap)
             else:                 # after every function pushed on it
                 _engine.get().push_delete(lambda rctx: pool._put(raw, cap, var), self.ctx, var)
@@ -139,6 +149,10 @@ class _Pool:
                     self.in_use -= cap
                     self.allocs -= 1
                 raise
+        if _check.ENABLED:
+            _check.handed_out(raw)
+            if var is not None:
+                _check.bind(var, raw, 0, nbytes)
         if marks is not None:         # a stream device's work on the block may be pending
             if var is not None:       # the new array's first writer waits for them
                 var.dev = _streams.Uses(None, marks)
@@ -167,6 +181,8 @@ class _Pool:
     def _put(self, raw, cap, var=None):
         """Return a buffer of size class ``cap`` to the pool (or the device, unpooled); ``var``
         guarded it: a stream device's marks on it stay with the block."""
+        if _check.ENABLED:
+            _check.returned(raw)
         with self.lock:
             self.in_use -= cap
             self.frees += 1

@@ -19,7 +19,7 @@ import numpy as np
 from .._runtime import device as _device
 from .._runtime import engine as _engine
 from .._runtime import storage as _storage
-from .._runtime.engine import Var
+from .._runtime.engine import Var, _check
 from .._runtime.inline import CHEAP_BYTES
 from ..ndarray._array import NDArray
 from .._runtime.opctx import BoundState, OpContext, call_compute
@@ -49,6 +49,8 @@ class Instance:
             self._share(share)
         else:
             self.arena = _storage.alloc(plan.total, ctx)     # may be 0 bytes: zero-size outputs
+        # the arena returns to the pool only after the functions pushed on its groups ran
+        self.arena.guards += tuple(self._group_vars)
         self.arrays = dict(arrays)
         self.grad_arrays = dict(grad_arrays)
         self.head_arrays = [None if eid is None else
@@ -126,6 +128,9 @@ class Instance:
                 gid = plan.group[eid]
                 self.views[eid] = self._dev.view(raw, dtype, shape, plan.offset[gid])
                 self.vars[eid] = self._group_vars[gid]
+                if _check.ENABLED:
+                    _check.bind(self.vars[eid], raw, plan.offset[gid],
+                                plan.offset[gid] + plan.size[gid])
             elif eid in plan.unused and shape is not None:
                 xp = self._dev.xp                                      # never written
                 self.views[eid] = xp.broadcast_to(xp.empty((), dtype), shape)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from ..base import EngineError, MXNetError
-from . import _events
+from . import _check, _events
 from ..streams import wait_all_lanes
 from ._types import RUN_CONTEXTS, FnProperty, OprHandle, RunContext, Var, _ErrorBox, var_lists
 
@@ -105,10 +105,12 @@ class Engine:
         self.push(OprHandle(fn, False, None, None, prop, name, cheap=cheap,
                             _lists=(const, mutate)), ctx, priority)
 
-    def push_delete(self, fn, ctx, var: Var) -> None:
-        """Run ``fn(run_ctx)`` after every function pushed before on ``var``; then ``var`` is
-        dead. It runs even when ``var`` holds an error, so memory always returns."""
-        self.push(OprHandle(fn, False, (), (var,), FnProperty.DELETE_VAR, "delete",
+    def push_delete(self, fn, ctx, var) -> None:
+        """Run ``fn(run_ctx)`` after every function pushed before on ``var`` (a Var, or a
+        tuple of them); then they are dead. It runs even when one holds an error, so memory
+        always returns."""
+        vars_ = var if type(var) is tuple else (var,)
+        self.push(OprHandle(fn, False, (), vars_, FnProperty.DELETE_VAR, "delete",
                             skip_on_error=False, cheap=True), ctx, 0)
 
     def wait_for_var(self, var: Var, write: bool = False, device: bool = True) -> None:
@@ -118,6 +120,8 @@ class Engine:
         to change what queued functions reference, not to read their results)."""
         self._check_not_in_worker("wait_for_var")
         self._wait_var(var, write)
+        if _check.ENABLED:
+            _check.verify((var,), "wait_for_var")
         if device and var.dev is not None:    # a stream device's work behind it
             var.dev.wait_host(write)
         box = var.error
@@ -159,7 +163,9 @@ class Engine:
         prev = _tls.in_worker
         _tls.in_worker = True
         try:
-            if rctx.runner is not None:     # a device running functions on its streams
+            if _check.ENABLED:
+                _check.run(fn, rctx, const, mutate, name)
+            elif rctx.runner is not None:     # a device running functions on its streams
                 rctx.runner(fn, const, mutate)
             elif _profiling:
                 _events.run(fn, rctx, name)

@@ -414,7 +414,8 @@ class FastPaths:
         # Most arrays die long after their last op. No lock: a dying var gets no new pushes,
         # and ``_grant`` sets a flag before it empties a queue, so ``var`` never looks idle
         # while a function still holds it.
-        if self.fast_paths and not (var.writer or var.readers or var.queue):
+        if self.fast_paths and type(var) is not tuple and not (
+                var.writer or var.readers or var.queue):
             try:                  # a delete pushes and waits for nothing: no worker flag
                 fn(self._run_ctx(ctx))
             except BaseException as exc:  # stored like a pushed function's

@@ -27,7 +27,7 @@ from queue import SimpleQueue
 
 from .. import device as _device
 from .. import inline as _inline
-from . import _base, _events
+from . import _base, _check, _events
 from ._base import Engine, _tls
 from ._fastpath import COMPLETER, FastPaths
 from ._types import FnProperty, OprHandle
@@ -210,6 +210,8 @@ class ThreadedEngineBase(Engine):
         if _base._profiling:
             on_complete = _events.timed_completion(opr.fn, on_complete, rctx, opr.name)
         try:
+            if _check.ENABLED:
+                _check.verify((*const, *mutate), opr.name)
             opr.fn(rctx, on_complete)
         except BaseException as exc:  # stored like a sync function's
             if called:
