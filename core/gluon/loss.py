@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import ndarray as _nd
-from .._runtime.base import numeric_types
+from .._runtime.base import MXNetError, numeric_types
 from .block import HybridBlock
 
 __all__ = ["Loss", "L2Loss", "L1Loss", "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss",
@@ -119,10 +121,28 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
 SigmoidBCELoss = SigmoidBinaryCrossEntropyLoss
 
 
+def _check_class_indices(loss, label, classes):
+    """MXNetError unless every label truncates to a class index in [0, classes): ``pick``
+    would clip it and give another class's loss. Labels in host memory only: a device's
+    would be read every step, waiting for the device."""
+    if label.context.device_type not in ("cpu", "cpu_pinned"):
+        return
+    values = label.asnumpy()
+    t = np.trunc(values)
+    if t.size and not (t.min() >= 0 and t.max() < classes):   # NaN fails both
+        bad = ~((t >= 0) & (t < classes))
+        raise MXNetError(f"{loss}: label {values.reshape(-1)[np.argmax(bad)]} is not a class "
+                         f"index in [0, {classes})")
+
+
 class SoftmaxCrossEntropyLoss(Loss):
     """Cross entropy of ``log_softmax(pred, axis)`` (``pred`` itself with ``from_logits``)
     against class indices (``sparse_label``, shape of ``pred`` without ``axis``) or
-    probabilities (shape of ``pred``)."""
+    probabilities (shape of ``pred``).
+
+    Class indices out of range or NaN raise when called imperatively on host labels;
+    hybridized, or on device labels, they are clipped (MXNet's ``pick``).
+    """
 
     def __init__(self, axis=-1, sparse_label=True, from_logits=False, weight=None,
                  batch_axis=0, **kwargs):
@@ -135,6 +155,8 @@ class SoftmaxCrossEntropyLoss(Loss):
         if not self._from_logits:
             pred = F.log_softmax(pred, axis=self._axis)
         if self._sparse_label:
+            if F is _nd:
+                _check_class_indices(type(self).__name__, label, pred.shape[self._axis])
             loss = -F.pick(pred, label, axis=self._axis, keepdims=True)
         else:
             label = _reshape_like(F, label, pred)

@@ -131,6 +131,14 @@ def test_shuffle_sampler_last_batch_and_batch_sampler():
         gdata.DataLoader(data, 2, timeout=0)
 
 
+@pytest.mark.parametrize("batch_size", [0, -1])
+def test_a_batch_size_below_one_is_refused(batch_size):
+    # MXNet yields one batch of the whole dataset
+    with pytest.raises(mx.base.MXNetError, match=rf"DataLoader: batch_size must be a positive "
+                                                 rf"integer, got {batch_size}"):
+        gdata.DataLoader(np.arange(10, dtype=np.float32), batch_size)
+
+
 def test_pin_memory_gives_cpu_pinned_batches():
     loader = gdata.DataLoader(np.ones((4, 2)), 2, pin_memory=True, num_workers=1)
     assert all(b.context == mx.cpu_pinned(0) for b in loader)

@@ -43,6 +43,19 @@ def test_batch_sampler_rejects_an_unknown_last_batch():
         gdata.BatchSampler(gdata.SequentialSampler(4), 2, "drop")
 
 
+@pytest.mark.parametrize("batch_size", [0, -2, 2.5, None, True])
+def test_batch_sampler_rejects_a_batch_size_that_is_not_a_positive_integer(batch_size):
+    # MXNet yields one batch of everything for 0 or a negative size
+    with pytest.raises(mx.base.MXNetError, match=rf"BatchSampler: batch_size must be a "
+                                                 rf"positive integer, got {batch_size!r}"):
+        gdata.BatchSampler(gdata.SequentialSampler(4), batch_size)
+
+
+def test_batch_sampler_takes_a_numpy_integer_batch_size():
+    sampler = gdata.BatchSampler(gdata.SequentialSampler(5), np.int64(2))
+    assert list(sampler) == [[0, 1], [2, 3], [4]] and len(sampler) == 3
+
+
 def test_interval_sampler():
     assert list(gdata.IntervalSampler(13, 3)) == [0, 3, 6, 9, 12, 1, 4, 7, 10, 2, 5, 8, 11]
     no_roll = gdata.IntervalSampler(13, 3, rollover=False)

@@ -5,6 +5,7 @@ a sum over every alignment."""
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -186,6 +187,19 @@ def test_softmax_ce_over_another_axis_and_a_label_of_any_shape():
     np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-4)
     flat = L.L2Loss()(mx.nd.array(X), mx.nd.array(Y.reshape(-1)))   # reshaped like pred
     np.testing.assert_allclose(flat.asnumpy(), ((X - Y) ** 2 / 2).mean(1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("bad, shown", [(5, "5.0"), (-1, "-1.0"), (np.nan, "nan")])
+def test_softmax_ce_refuses_a_label_out_of_range_or_nan(bad, shown):
+    # MXNet's pick clips the index: a NaN label for 3 classes gave a loss of log 3
+    label = mx.nd.array([[0, 2], [bad, 1]])
+    for loss, pred in ((L.SoftmaxCELoss(), mx.nd.zeros((2, 2, 3))),
+                       (L.SoftmaxCELoss(axis=1, from_logits=True), mx.nd.zeros((2, 3, 2)))):
+        with pytest.raises(mx.base.MXNetError, match=rf"^SoftmaxCrossEntropyLoss: label {shown} "
+                                                     rf"is not a class index in \[0, 3\)$"):
+            loss(pred, label)
+    ok = L.SoftmaxCELoss()(mx.nd.zeros((2, 3)), mx.nd.array([2.7, 0]))   # truncated, as MXNet
+    np.testing.assert_allclose(ok.asnumpy(), [math.log(3)] * 2, rtol=1e-6)
 
 
 def _ctc_brute_force(logits, label):

@@ -125,6 +125,7 @@ class DataLoader:
             if batch_size is None:
                 raise ValueError("DataLoader: batch_size must be specified unless "
                                  "batch_sampler is specified")
+            _sampler.check_batch_size("DataLoader", batch_size)
             if sampler is None:
                 sampler = (_sampler.RandomSampler if shuffle
                            else _sampler.SequentialSampler)(len(dataset))

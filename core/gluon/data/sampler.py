@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
+
+from ..._runtime.base import ParamError
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "FilterSampler", "BatchSampler",
            "IntervalSampler"]
@@ -73,6 +77,18 @@ def check_last_batch(where, last_batch):
                          f"'rollover', but got {last_batch!r}")
 
 
+def check_batch_size(where, batch_size):
+    """``batch_size`` as an int, or ParamError unless it is a positive integer (MXNet makes
+    one batch of everything of 0 or less)."""
+    try:
+        size = operator.index(batch_size)
+    except TypeError:
+        size = None
+    if isinstance(batch_size, bool) or size is None or size < 1:
+        raise ParamError(f"{where}: batch_size must be a positive integer, got {batch_size!r}")
+    return size
+
+
 class BatchSampler(Sampler):
     """Lists of ``batch_size`` indices drawn from ``sampler``. An incomplete last batch is
     kept (``'keep'``), dropped (``'discard'``) or put in front of the next pass
@@ -81,7 +97,7 @@ class BatchSampler(Sampler):
     def __init__(self, sampler, batch_size, last_batch="keep"):
         check_last_batch("BatchSampler", last_batch)
         self._sampler = sampler
-        self._batch_size = batch_size
+        self._batch_size = check_batch_size("BatchSampler", batch_size)
         self._last_batch = last_batch
         self._prev = []
 

@@ -5,7 +5,7 @@ differences)."""
 import numpy as np
 import pytest
 
-from opsdk import ShapeError
+from opsdk import MXNetError, ShapeError
 from opsdk.testing import check_backward, eval_gradients, infer, op_def, parse, run_op
 
 RNG = np.random.default_rng(11)
@@ -35,6 +35,7 @@ def row_grad(prob, label, alpha=0.0, ignore=None):
 
 X = RNG.normal(size=(4, 5)).astype(np.float32)
 LABEL = np.array([1, -1, 4.7, 0], np.float32)
+IN_RANGE = np.array([1, 3, 4.7, 0], np.float32)          # class indices without ignore_label
 
 
 @pytest.mark.parametrize("norm, scale", [("null", 1), ("batch", 4), ("valid", 3)])
@@ -49,9 +50,10 @@ def test_index_labels_normalization_ignore_smoothing(norm, scale, alpha):
     np.testing.assert_array_equal(gl, 0)
 
 
-def test_without_use_ignore_negative_labels_still_count():
-    out, (g, _) = grads("SoftmaxOutput", [X, LABEL], {"normalization": "valid"})
-    want = np.stack([row_grad(out[i], LABEL[i]) for i in range(4)]) / 3   # -1 == ignore_label
+def test_without_use_ignore_the_ignore_label_keeps_its_gradient_but_valid_skips_it():
+    out, (g, _) = grads("SoftmaxOutput", [X, IN_RANGE], {"normalization": "valid",
+                                                         "ignore_label": 3})
+    want = np.stack([row_grad(out[i], IN_RANGE[i]) for i in range(4)]) / 3   # 3 == ignore_label
     np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-7)
 
 
@@ -75,7 +77,7 @@ def test_multi_output(norm):
 
 def test_preserve_shape_and_flattened_rows():
     x = RNG.normal(size=(2, 3, 4)).astype(np.float32)
-    label = np.array([[3, 0, 1], [2, 2, 9]], np.float32)
+    label = np.array([[3, 0, 1], [2, 2, 1]], np.float32)
     out, (g, _) = grads("SoftmaxOutput", [x, label],
                         {"preserve_shape": True, "normalization": "batch"})
     np.testing.assert_allclose(out, softmax(x), rtol=1e-6)
@@ -94,9 +96,33 @@ def test_probability_labels_and_out_grad():
                                                       "use_ignore": True})
     np.testing.assert_allclose(g, (out - prob) * 0.5, rtol=1e-5, atol=1e-7)   # no normalizer
     head = RNG.normal(size=X.shape).astype(np.float32)
-    out, (g, _) = grads("SoftmaxOutput", [X, LABEL], {"out_grad": True}, head)
-    want = np.stack([row_grad(out[i], LABEL[i]) for i in range(4)]) * head
+    out, (g, _) = grads("SoftmaxOutput", [X, IN_RANGE], {"out_grad": True}, head)
+    want = np.stack([row_grad(out[i], IN_RANGE[i]) for i in range(4)]) * head
     np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("bad, shown", [(5, "5.0"), (-1, "-1.0"), (np.nan, "nan"),
+                                         (-2, "-2.0")])
+def test_a_label_out_of_range_or_nan_is_refused(bad, shown):
+    # MXNet gives such a row no target (a NaN label, a uniform loss of log 3 for 3 classes)
+    x, label = X[:, :3], np.array([0, 2, bad, 1], np.float32)
+    for params, also in (({}, ""), ({"use_ignore": True, "ignore_label": 7}, " or ignore_label=7"),
+                         ({"normalization": "valid"}, "")):
+        with pytest.raises(MXNetError, match=rf"'SoftmaxOutput': label {shown} is not a class "
+                                             rf"index in \[0, 3\){also}$"):
+            grads("SoftmaxOutput", [x, label], params)
+
+
+def test_labels_checked_are_those_read():
+    x3 = RNG.normal(size=(2, 3, 4)).astype(np.float32)
+    with pytest.raises(MXNetError, match=r"label 3.0 is not a class index in \[0, 3\)"):
+        grads("SoftmaxOutput", [x3, np.array([[0, 3, 1, -1], [2, 2, 0, 1]], np.float32)],
+              {"multi_output": True, "use_ignore": True})
+    # neither flag: the rows are (2, 12) and MXNet reads only the first 2 flat labels
+    grads("SoftmaxOutput", [x3, np.array([[11, 0, 99], [np.nan, 2, 1]], np.float32)], {})
+    # use_ignore: ignore_label passes, wherever it lies
+    grads("SoftmaxOutput", [X, np.array([1, -3, -3.5, 0], np.float32)],
+          {"use_ignore": True, "ignore_label": -3})
 
 
 def test_label_shape_inference():
@@ -126,3 +152,9 @@ def test_softmax_cross_entropy():
                    [2 * (p - onehot), np.zeros(4)], atol=1e-6)
     with pytest.raises(ShapeError, match="2-D"):
         run_op("softmax_cross_entropy", [X.reshape(2, 2, 5), label])
+    with pytest.raises(MXNetError, match=r"'softmax_cross_entropy': label nan is not a class "
+                                         r"index in \[0, 5\)$"):
+        run_op("softmax_cross_entropy", [X, np.array([1, 0, np.nan, 2], np.float32)])
+    with pytest.raises(MXNetError, match=r"label 5.0 is not a class index in \[0, 5\)$"):
+        check_backward("softmax_cross_entropy", [X, np.array([1, 5, 4, 2], np.float32)],
+                       [np.array([1.0], np.float32)], [None, None])

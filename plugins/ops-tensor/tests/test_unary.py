@@ -111,9 +111,13 @@ def test_clip():
                   {"a_min": 0.5, "a_max": 2.5})
     with pytest.raises(ParamError, match="a_max"):
         registry.get("clip").parse_params({"a_min": 0})
-    # a_min > a_max: MXNet tests the upper bound first (numpy's clip would give all a_max)
-    check_forward("clip", [np.array([0, 1, 2, 3], np.float32)], np.array([2, 2, 1, 1], np.float32),
-                  {"a_min": 2, "a_max": 1})
+    check_forward("clip", [x], np.array([1, 1, 1, 1, 1], np.float32), {"a_min": 1, "a_max": 1})
+    # a_min > a_max: MXNet returns a mix of both bounds; refused, naming both values
+    with pytest.raises(ParamError, match=r"'clip'.*a_min=2\.0 > a_max=1\.0"):
+        registry.get("clip").parse_params({"a_min": 2, "a_max": 1})
+    with pytest.raises(ParamError, match=r"a_min=0\.5 > a_max=-0\.5"):
+        check_backward("clip", [x], [np.ones(5, np.float32)], [None],
+                       {"a_min": 0.5, "a_max": -0.5})
 
 
 def test_cast():

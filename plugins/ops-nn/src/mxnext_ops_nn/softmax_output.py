@@ -4,6 +4,10 @@ SoftmaxOutput's forward is a softmax; its backward is MXNet's loss gradient
 ``(softmax(data) - onehot(label)) * grad_scale / normalizer``, which ignores
 the head gradient (unless ``out_grad``); the label gets a zero gradient.
 
+A class-index label must truncate to a class (or, with ``use_ignore``, to
+``ignore_label``); MXNet gives an out-of-range or NaN one no target. Only host
+labels are checked (see ``_check_labels``).
+
 With ``out_grad`` the gradient is multiplied by the head gradient, as documented;
 MXNet 1.9.1's backward node is not given the head gradient and multiplies by the
 softmax output instead.
@@ -14,7 +18,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, FloatOnly, NodeEntry, Param, ShapeError, register_op
+from opsdk import Field, FloatOnly, MXNetError, NodeEntry, Param, ShapeError, register_op
 from opsdk.shape import dims_prod, merge_shape
 
 from ._infer import (assign_shape, backward_node, fail, grads_of, out_shapes, output_entry,
@@ -134,6 +138,25 @@ def _count(p, batch, labels, ignore):
     return max(int((labels != ignore).sum()), 1)
 
 
+def _check_labels(op, xp, labels, k, ignore=None):
+    """MXNetError unless every label truncates to a class index in [0, k) (or to ``ignore``):
+    MXNet gives an out-of-range or NaN label no target or a clipped one. Host labels only
+    (a vectorised min/max); reading device labels would wait for the device every step, so
+    those go unchecked."""
+    if xp is not np or not labels.size:
+        return
+    t = np.trunc(labels)
+    if t.min() >= 0 and t.max() < k:                     # NaN fails both
+        return
+    bad = ~((t >= 0) & (t < k))
+    if ignore is not None:
+        bad &= t != ignore
+    if bad.any():
+        also = f" or ignore_label={ignore}" if ignore is not None else ""
+        raise MXNetError(f"Operator {op!r}: label {labels[np.argmax(bad)]} is not a class "
+                         f"index in [0, {k}){also}")
+
+
 def _loss_grad(xp, out, label, p):
     """MXNet's SoftmaxOutput data gradient for the softmax output ``out`` (before out_grad)."""
     if label.shape == out.shape:                        # probabilities as labels
@@ -141,7 +164,12 @@ def _loss_grad(xp, out, label, p):
     rows = _rows(out.shape, p)
     o = out.reshape(rows).astype(np.result_type(out.dtype, np.float32))
     k = rows[1]
-    flat = xp.trunc(label.reshape(-1)).astype(np.int64)
+    raw = label.reshape(-1)
+    # the labels read: with data of more than 2 dims and neither flag, MXNet reads the
+    # first ``n`` entries of the flattened label
+    _check_labels(OP, xp, raw if p.multi_output else raw[:rows[0]], k,
+                 int(p.ignore_label) if p.use_ignore else None)
+    flat = xp.trunc(raw).astype(np.int64)
     ignore = int(p.ignore_label)
     if p.multi_output:
         idx = flat.reshape(rows[0], rows[2])
@@ -151,9 +179,7 @@ def _loss_grad(xp, out, label, p):
             g = g * (idx != ignore)[:, None, :]
         count = _count(p, rows[0], idx, ignore)
         return g * (p.grad_scale / (1 if p.normalization == "valid" else rows[2]) / count)
-    # one class index per row; with data of more than 2 dims and neither flag, MXNet reads
-    # the first ``n`` entries of the flattened label
-    idx = flat[:rows[0]]
+    idx = flat[:rows[0]]                                  # one class index per row
     hot = xp.arange(k)[None, :] == idx[:, None]
     if p.smooth_alpha:
         g = o - xp.where(hot, 1.0 - p.smooth_alpha, p.smooth_alpha / (k - 1))
@@ -267,7 +293,9 @@ def _ce_shape(p, ins, outs):
 
 
 def _ce_pick(xp, data, label):
+    _check_labels(CE, xp, label, data.shape[1])
     prob = _softmax(xp, data, 1)
+    # device labels go unchecked and are clipped
     idx = xp.clip(xp.trunc(label).astype(np.int64), 0, data.shape[1] - 1)
     return prob, idx
 

@@ -18,6 +18,7 @@ import numpy as np
 from opsdk import (ElemwiseGradUseIn, ElemwiseGradUseNone, ElemwiseGradUseOut, ElemwiseShape,
                    ElemwiseType, Field, FloatOnly, MakeZeroGradNodes, NodeEntry, Param,
                    TypeInferError, make_node, register_op)
+from pydantic import model_validator
 
 from . import _special
 from ._common import (IN, INPLACE_0, OUT, OpsGrad, Ufunc, WideUfunc, backward_grad, call,
@@ -248,13 +249,17 @@ class ClipParam(Param):
     a_min: float = Field(description="Lower bound")
     a_max: float = Field(description="Upper bound")
 
+    @model_validator(mode="after")
+    def _ordered(self):
+        """MXNet clips with a_min > a_max to a mix of both bounds; an empty range is refused."""
+        if self.a_min > self.a_max:
+            raise ValueError(f"a_min must not exceed a_max, got a_min={self.a_min} > "
+                             f"a_max={self.a_max}")
+        return self
+
 
 def _clip(ctx, inputs, req, outputs, params):
-    x, lo, hi = inputs[0], params.a_min, params.a_max
-    if lo <= hi:
-        put(outputs[0], req[0], ctx.xp.clip(x, lo, hi))
-    else:               # MXNet tests the upper bound first: a_min > a_max gives a_max above it
-        put(outputs[0], req[0], ctx.xp.where(x > hi, hi, ctx.xp.where(x < lo, lo, x)))
+    put(outputs[0], req[0], ctx.xp.clip(inputs[0], params.a_min, params.a_max))
 
 
 def _clip_backward(ctx, inputs, req, outputs, params):
