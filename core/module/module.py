@@ -14,7 +14,7 @@ from .._runtime.base import ShapeError
 from .._runtime.context import Context, cpu
 from ..initializer import InitDesc
 from ..io import DataDesc
-from ..optimizer._states_file import load_states_file, save_states_file
+from ..optimizer._states_file import checked_load, load_states_file, save_states_file
 from .base_module import DEFAULT_INIT, BaseModule
 from .errors import ModuleError
 from .executor_group import DataParallelExecutorGroup
@@ -377,12 +377,23 @@ class Module(BaseModule):
             save_states_file(self._updater, fname)
 
     def load_optimizer_states(self, fname):
-        """Load a ``.states`` file written by ``save_optimizer_states``."""
+        """Load a ``.states`` file written by ``save_optimizer_states``; states that do not
+        fit the bound parameters raise ``StatesFormatError`` and are not loaded."""
         self._require("load_optimizer_states", optimizer=True)
+        group, what = self._exec_group, "Module.load_optimizer_states"
         if self._update_on_kvstore:
-            self._kvstore.load_optimizer_states(fname)
+            weights = {name: (name, arrays[0])
+                       for name, arrays in zip(group.param_names, group.param_arrays)}
+            checked_load(getattr(self._kvstore, "_updater", None),
+                         lambda: self._kvstore.load_optimizer_states(fname), weights,
+                         f"{what}: {fname!r}")
         else:
-            load_states_file(self._updater, fname, "Module.load_optimizer_states")
+            ndev = len(self._context)
+            weights = {i * ndev + k: (name, w)
+                       for i, (name, arrays) in enumerate(zip(group.param_names,
+                                                              group.param_arrays))
+                       for k, w in enumerate(arrays)}
+            load_states_file(self._updater, fname, what, weights)
 
     # -- running ---------------------------------------------------------------------------
     def forward(self, data_batch, is_train=None):
