@@ -4,8 +4,8 @@ The bytes go to a temp file beside the target, named ``.<target>.<host>-<pid>.<r
 (``<host>``: 8 hex digits of the host name's hash), are flushed and fsynced, and the temp
 file is renamed over the target: a reader, or a process killed mid-write, sees the old
 complete file or the new complete one, never a part. A write that fails removes its temp
-file; one killed outright leaves it, and the next write to the same target removes every
-such file whose writer (same host, that pid) is gone. Errors name the target, never the
+file; one killed outright leaves it, and the next write into the same folder removes every
+such file (of any target) whose writer (same host, that pid) is gone. Errors name the target, never the
 temp file. A symlinked target is written through (its link stays a link).
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import socket
 import stat
@@ -21,6 +22,7 @@ import tempfile
 __all__ = ["AtomicFile", "write_atomic"]
 
 _HOST = hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
+_TEMP = re.compile(r"\..+\.(?P<host>[0-9a-f]{8})-(?P<pid>[0-9]+)\.[^.]+\.tmp\Z", re.DOTALL)
 
 
 def _stem(path: str) -> str:
@@ -39,21 +41,21 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _remove_stale(folder: str, stem: str) -> None:
-    """Remove temp files of ``stem`` left by dead writers of this host."""
+def _remove_stale(folder: str) -> None:
+    """Remove the temp files that dead writers of this host left in ``folder``."""
     if os.name != "posix":        # os.kill(pid, 0) is no liveness probe elsewhere
         return
-    head, mine = f".{stem}.{_HOST}-", os.getpid()
+    mine = os.getpid()
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return
     for entry in entries:
-        name = entry.name
-        if not (name.startswith(head) and name.endswith(".tmp")):
+        found = _TEMP.match(entry.name)
+        if not found or found["host"] != _HOST:
             continue
-        pid = name[len(head):].partition(".")[0]
-        if pid.isdigit() and int(pid) != mine and not _alive(int(pid)):
+        pid = int(found["pid"])
+        if pid != mine and not _alive(pid):
             try:
                 os.unlink(entry.path)
             except OSError:
@@ -105,7 +107,7 @@ class AtomicFile:
         path = os.path.realpath(self.target) if os.path.islink(self.target) else self.target
         self._path = os.path.abspath(path)
         folder, stem = os.path.dirname(self._path), _stem(self._path)
-        _remove_stale(folder, stem)
+        _remove_stale(folder)
         try:
             fd, self._tmp = tempfile.mkstemp(dir=folder, prefix=f".{stem}.{_HOST}-{os.getpid()}.",
                                              suffix=".tmp")

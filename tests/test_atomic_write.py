@@ -1,6 +1,6 @@
 """mxnext._atomic_write: a file mxnext writes appears complete or not at all, even when the
-writer is SIGKILLed; the temp files of killed writers are removed by the next write to the
-same target; errors name the target, never the temp file."""
+writer is SIGKILLed; the temp files of killed writers are removed by the next write into
+the same folder; errors name the target, never the temp file."""
 
 from __future__ import annotations
 
@@ -138,6 +138,22 @@ def test_the_next_write_removes_temp_files_of_killed_writers_only(tmp_path):
         running.wait()
     write_atomic(target, b"newer")
     assert temps(tmp_path) == [] and target.read_bytes() == b"newer"
+
+
+def test_a_write_of_another_file_removes_temp_files_of_killed_writers(tmp_path):
+    running = _start_writer(tmp_path / "net-0002.params")
+    try:
+        killed = _start_writer(tmp_path / "net-0001.params")
+        killed.send_signal(signal.SIGKILL)
+        killed.wait()
+        assert len(temps(tmp_path)) == 2
+        write_atomic(tmp_path / "net-symbol.json", b"{}")       # another target, same folder
+        left = temps(tmp_path)
+        assert len(left) == 1 and str(running.pid) in os.path.basename(left[0])
+        assert not (tmp_path / "net-0001.params").exists()
+    finally:
+        running.kill()
+        running.wait()
 
 
 CHECKPOINT_WRITER = """

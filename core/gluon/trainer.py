@@ -16,7 +16,7 @@ import os
 from .. import optimizer as opt
 from ..kvstore import KVStoreBase
 from ..kvstore import create as _create_kvstore_named
-from ..optimizer._states_file import load_states_file, save_states_file
+from ..optimizer._states_file import checked_load, load_states_file, save_states_file
 from .parameter import Parameter, ParameterDict
 
 __all__ = ["Trainer"]
@@ -350,12 +350,17 @@ class Trainer:
         """Load what ``save_states`` wrote (or MXNet's Trainer did); the optimizer then reads
         lr_mult / wd_mult from this Trainer's Parameters."""
         self._prepare()
+        what = "Trainer.load_states"
         if self._update_on_kvstore:
-            self._kvstore.load_optimizer_states(fname)
+            weights = {i: (p.name, _values(p)[0]) for i, p in enumerate(self._params)}
+            checked_load(self._kvstore._updater,
+                         lambda: self._kvstore.load_optimizer_states(fname), weights,
+                         f"{what}: {fname!r}")
             self._optimizer = self._kvstore._updater.optimizer
         else:
-            for updater in self._updaters:
-                load_states_file(updater, fname, "Trainer.load_states")
+            for j, updater in enumerate(self._updaters):
+                weights = {i: (p.name, _values(p)[j]) for i, p in enumerate(self._params)}
+                load_states_file(updater, fname, what, weights)
                 updater.optimizer = self._updaters[0].optimizer
             self._optimizer = self._updaters[0].optimizer
         self._optimizer.param_dict = dict(enumerate(self._params))

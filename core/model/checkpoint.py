@@ -31,9 +31,10 @@ def load_params(prefix, epoch):
     return load_params_file(f"{prefix}-{epoch:04d}.params")
 
 
-def load_params_file(fname):
-    """(arg_params, aux_params) of a ``.params`` file of ``arg:``/``aux:`` arrays."""
-    loaded = nd.load(fname)
+def load_params_file(fname, data=None):
+    """(arg_params, aux_params) of a ``.params`` file of ``arg:``/``aux:`` arrays (``data``:
+    its bytes, when already read)."""
+    loaded = nd.load(fname) if data is None else nd.load_frombuffer(data, repr(fname))
     if not isinstance(loaded, dict):
         raise MXNetError(f"load_params: {fname!r} holds a list of arrays, not the named "
                          f"'arg:'/'aux:' arrays of a checkpoint")

@@ -11,9 +11,10 @@ from collections import namedtuple
 import numpy as np
 
 from .. import ndarray as nd
-from .._runtime.context import Context
+from .._atomic_write import write_atomic
 from ..initializer import Uniform
 from ..model.checkpoint import load_params_file
+from ..ndarray import serialization
 from .errors import ModuleError
 
 __all__ = ["BaseModule", "BatchEndParam"]
@@ -238,11 +239,14 @@ class BaseModule:
 
     def save_params(self, fname):
         """Write the parameters as MXNet's ``.params`` file (``arg:`` / ``aux:`` keys)."""
+        write_atomic(fname, self._params_bytes())
+
+    def _params_bytes(self):
+        """What ``save_params`` writes."""
         arg_params, aux_params = self.get_params()
-        cpu = Context("cpu", 0)
-        arrays = {f"arg:{k}": v.as_in_context(cpu) for k, v in arg_params.items()}
-        arrays.update({f"aux:{k}": v.as_in_context(cpu) for k, v in aux_params.items()})
-        nd.save(fname, arrays)
+        arrays = {f"arg:{k}": v.asnumpy() for k, v in arg_params.items()}
+        arrays.update({f"aux:{k}": v.asnumpy() for k, v in aux_params.items()})
+        return serialization.dumps(arrays)
 
     def load_params(self, fname):
         """Set the parameters from a ``.params`` file written by ``save_params``."""

@@ -14,7 +14,8 @@ from .._runtime.base import ShapeError
 from .._runtime.context import Context, cpu
 from ..initializer import InitDesc
 from ..io import DataDesc
-from ..optimizer._states_file import load_states_file, save_states_file
+from ..optimizer._states_file import checked_load, load_states_file, save_states_file
+from ._checkpoint_pair import check_pair, params_digest, save_pair
 from .base_module import DEFAULT_INIT, BaseModule
 from .errors import ModuleError
 from .executor_group import DataParallelExecutorGroup
@@ -122,27 +123,45 @@ class Module(BaseModule):
         """A Module over the checkpoint ``prefix``/``epoch`` (``Module`` keyword arguments in
         ``kwargs``); bind it before use. With ``load_optimizer_states`` the ``.states``
         file is loaded at ``init_optimizer``."""
-        from ..model.checkpoint import load_checkpoint
-        sym, args, auxs = load_checkpoint(prefix, epoch)
-        mod = Module(symbol=sym, **kwargs)
-        mod._arg_params, mod._aux_params = args, auxs
+        from .. import symbol
+        from ..model.checkpoint import load_params_file
+        params_name = f"{prefix}-{epoch:04d}.params"
+        with open(params_name, "rb") as f:
+            data = f.read()
+        mod = Module(symbol=symbol.load(f"{prefix}-symbol.json"), **kwargs)
+        mod._arg_params, mod._aux_params = load_params_file(params_name, data)
         mod.params_initialized = True
         if load_optimizer_states:
-            mod._preload_opt_states = f"{prefix}-{epoch:04d}.states"
+            states_name = f"{prefix}-{epoch:04d}.states"
+            check_pair(params_name, params_digest(data), states_name, "Module.load")
+            mod._preload_opt_states = states_name
         return mod
 
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False,
                         remove_amp_cast=True):
         """Write ``prefix-symbol.json``, ``prefix-%04d.params`` and, with
-        ``save_optimizer_states``, ``prefix-%04d.states``."""
+        ``save_optimizer_states``, ``prefix-%04d.states`` as a pair that ``Module.load``
+        checks (``_checkpoint_pair``)."""
         self._symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
         param_name = f"{prefix}-{epoch:04d}.params"
-        self.save_params(param_name)
+        state_name = f"{prefix}-{epoch:04d}.states"
+        states = self._states_bytes() if save_optimizer_states else None
+        if states is not None:
+            save_pair(param_name, self._params_bytes(), state_name, states)
+        else:
+            self.save_params(param_name)
+            if save_optimizer_states:       # a store that keeps its states its own way
+                self.save_optimizer_states(state_name)
         logging.info('Saved checkpoint to "%s"', param_name)
         if save_optimizer_states:
-            state_name = f"{prefix}-{epoch:04d}.states"
-            self.save_optimizer_states(state_name)
             logging.info('Saved optimizer state to "%s"', state_name)
+
+    def _states_bytes(self):
+        """What ``save_optimizer_states`` writes, or None when a KVStore writes it."""
+        self._require("save_optimizer_states", optimizer=True)
+        updater = (getattr(self._kvstore, "_updater", None) if self._update_on_kvstore
+                   else self._updater)
+        return updater.get_states() if hasattr(updater, "get_states") else None
 
     def _reset_bind(self):
         self.binded = False
@@ -377,12 +396,23 @@ class Module(BaseModule):
             save_states_file(self._updater, fname)
 
     def load_optimizer_states(self, fname):
-        """Load a ``.states`` file written by ``save_optimizer_states``."""
+        """Load a ``.states`` file written by ``save_optimizer_states``; states that do not
+        fit the bound parameters raise ``StatesFormatError`` and are not loaded."""
         self._require("load_optimizer_states", optimizer=True)
+        group, what = self._exec_group, "Module.load_optimizer_states"
         if self._update_on_kvstore:
-            self._kvstore.load_optimizer_states(fname)
+            weights = {name: (name, arrays[0])
+                       for name, arrays in zip(group.param_names, group.param_arrays)}
+            checked_load(getattr(self._kvstore, "_updater", None),
+                         lambda: self._kvstore.load_optimizer_states(fname), weights,
+                         f"{what}: {fname!r}")
         else:
-            load_states_file(self._updater, fname, "Module.load_optimizer_states")
+            ndev = len(self._context)
+            weights = {i * ndev + k: (name, w)
+                       for i, (name, arrays) in enumerate(zip(group.param_names,
+                                                              group.param_arrays))
+                       for k, w in enumerate(arrays)}
+            load_states_file(self._updater, fname, what, weights)
 
     # -- running ---------------------------------------------------------------------------
     def forward(self, data_batch, is_train=None):

@@ -34,8 +34,9 @@ def load(fname):
     return _to_ndarrays(load_arrays(fname))
 
 
-def load_frombuffer(buf):
-    """``mx.nd.load_frombuffer``: as :func:`load`, from the file's bytes."""
+def load_frombuffer(buf, source: str = "<buffer>"):
+    """``mx.nd.load_frombuffer``: as :func:`load`, from the file's bytes (``source`` names
+    them in errors)."""
     if not isinstance(buf, (bytes, bytearray, memoryview)):
         raise ParamError(f"load_frombuffer: argument 'buf' expected bytes, got {type(buf).__name__}")
-    return _to_ndarrays(loads(buf))
+    return _to_ndarrays(loads(buf, source))

@@ -8,6 +8,10 @@ the callables that rebuild its objects and ``pickle.loads`` imports and calls wh
 names; the unpickler here resolves only the names such a file holds (NDArray and the
 ``bytearray`` of its record, optimizers and lr schedulers already imported, MXNet's module
 paths included so that files MXNet wrote load) and refuses any other before importing it.
+
+Loaded states are checked against the parameters they are for: each state must hold the
+arrays (shapes, dtypes) the optimizer makes for that parameter, else the load is undone
+and the error names the file, the parameter and both shapes.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ import copyreg
 import io
 import os
 import pickle
+import warnings
+
+import numpy as np
 
 from .._atomic_write import write_atomic
 from .._runtime.base import MXNetError
@@ -24,7 +31,8 @@ from ..lr_scheduler import LRScheduler
 from ..ndarray import NDArray
 from .optimizer import Optimizer
 
-__all__ = ["StatesFormatError", "loads", "save_states_file", "load_states_file"]
+__all__ = ["StatesFormatError", "loads", "save_states_file", "load_states_file",
+           "checked_load"]
 
 
 class StatesFormatError(MXNetError, ValueError):
@@ -122,12 +130,67 @@ def save_states_file(updater, fname, dump_optimizer=False) -> None:
     write_atomic(fname, updater.get_states(dump_optimizer))
 
 
-def load_states_file(updater, fname, what: str) -> None:
-    """Give ``updater.set_states`` the bytes of ``fname``; a damaged or hostile file raises
-    ``StatesFormatError`` naming ``what`` (the caller) and the file."""
+def load_states_file(updater, fname, what: str, weights=None) -> None:
+    """Give ``updater.set_states`` the bytes of ``fname``; a damaged or hostile file, or
+    states that do not fit ``weights`` (see ``checked_load``), raise ``StatesFormatError``
+    naming ``what`` (the caller) and the file."""
     with open(fname, "rb") as f:
         data = f.read()
+    source = f"{what}: {os.fspath(fname)!r}"
+
+    def load():
+        try:
+            updater.set_states(data)
+        except StatesFormatError as exc:
+            raise StatesFormatError(source, exc.detail) from None
+
+    checked_load(updater, load, weights, source)
+
+
+def checked_load(updater, load, weights, source: str) -> None:
+    """Runs ``load()``, which gives ``updater`` its states, then checks each state against
+    its weight (``weights``: index -> (parameter name, weight NDArray); no check when it or
+    ``updater`` is None). A state that does not fit puts ``updater`` back as it was and
+    raises ``StatesFormatError`` naming ``source``."""
+    if updater is None or weights is None:
+        load()
+        return
+    before = dict(vars(updater))
+    load()
     try:
-        updater.set_states(data)
-    except StatesFormatError as exc:
-        raise StatesFormatError(f"{what}: {os.fspath(fname)!r}", exc.detail) from None
+        _check(updater, weights, source)
+    except BaseException:
+        vars(updater).clear()
+        vars(updater).update(before)
+        raise
+
+
+def _arrays(state):
+    """(shape, dtype name) of each array of a state (None, an NDArray, tuples of them)."""
+    if isinstance(state, NDArray):
+        return [(tuple(state.shape), np.dtype(state.dtype).name)]
+    if isinstance(state, (tuple, list)):
+        return [a for s in state for a in _arrays(s)]
+    return []
+
+
+def _show(arrays):
+    return ", ".join(f"{shape} {dtype}" for shape, dtype in arrays) or "no arrays"
+
+
+def _check(updater, weights, source):
+    optimizer = updater.optimizer
+    for index, state in updater.states.items():
+        if index not in weights:
+            continue
+        name, weight = weights[index]
+        with warnings.catch_warnings():        # what create_state warns, training warned
+            warnings.simplefilter("ignore")
+            want = _arrays(optimizer.create_state_multi_precision(index, weight))
+        got = _arrays(state)
+        if got != want:
+            raise StatesFormatError(
+                source, f"the state of parameter {name!r} holds {_show(got)}, but "
+                        f"{type(optimizer).__name__} needs {_show(want)} for that parameter "
+                        f"(shape {tuple(weight.shape)}, {np.dtype(weight.dtype).name}): the "
+                        f"states were saved for other shapes or another optimizer")

@@ -10,6 +10,11 @@ numpy), so array data is never pickled and never copied again; the memory goes w
 last array over it does. A pool that shuts down (when no loader or iterator holds it any
 more, or at exit) stops its workers and removes its folder with whatever they left.
 
+A worker watches the loading process (a pidfd on Linux, else a poll of its parent): when
+that process dies, even by SIGKILL, the worker removes the pool's folder and exits at once.
+A new pool removes the folders of dead loading processes that nothing removed (the folder
+names carry the loading process's pid).
+
 Tasks go to the worker with the fewest outstanding ones, at most ``_PER_WORKER`` each; the
 loading process receives results only while it waits for one, so no thread runs beside it.
 """
@@ -23,8 +28,10 @@ import multiprocessing.connection
 import os
 import pickle
 import random
+import select
 import shutil
 import signal
+import threading
 import time
 import traceback
 import weakref
@@ -49,6 +56,7 @@ _ALIGN = 64
 _POPULATE = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)  # map the pages at once
 _PER_WORKER = 4       # tasks in a worker's pipe at once: keeps both pipes far from full
 _STOP = pickle.dumps(None)
+_PREFIX = "mxnext-dataloader-"       # then the loading process's pid, "-", random hex
 # messages are pickled here (the connections' own send pickles with multiprocessing's
 # ForkingPickler, whose set-up costs more than these small messages)
 
@@ -190,7 +198,31 @@ def _build(obj, buf):
 
 
 # -- the worker process ------------------------------------------------------------------
-def _worker_main(wid, conn, dataset, batchify_fn, folder, seed):
+def _watch(parent, folder):
+    """Waits for the loading process ``parent`` to end, then removes the pool's folder
+    (renamed first, so that no batch file appears in it any more) and ends this worker."""
+    first = os.getppid()        # ``parent``, or the fork server that started this worker
+    try:
+        fd = os.pidfd_open(parent)
+    except (AttributeError, OSError):               # no pidfd here, or ``parent`` is gone
+        while os.getppid() == first and _alive(parent):
+            time.sleep(0.1)
+    else:
+        select.select([fd], [], [])
+    gone = f"{folder}.gone-{os.getpid()}"
+    try:
+        os.rename(folder, gone)                     # the other workers find nothing to do
+    except OSError:
+        pass
+    else:
+        shutil.rmtree(gone, ignore_errors=True)
+    os._exit(0)
+
+
+def _worker_main(wid, conn, dataset, batchify_fn, folder, seed, parent):
+    watcher = threading.Thread(target=_watch, args=(parent, folder), daemon=True,
+                               name="mxnext DataLoader parent watch")
+    watcher.start()
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the loading process's
     np.random.seed((seed + wid) % 2**32)            # workers draw different random numbers
     random.seed(seed + wid)
@@ -199,7 +231,8 @@ def _worker_main(wid, conn, dataset, batchify_fn, folder, seed):
     while True:
         try:
             task = pickle.loads(conn.recv_bytes())
-        except (EOFError, OSError):                 # the loading process has gone
+        except (EOFError, OSError):                 # the loading process has gone: the
+            watcher.join(1.0)                       # watcher cleans up and ends this one
             return
         if task is None:
             return
@@ -215,6 +248,7 @@ def _worker_main(wid, conn, dataset, batchify_fn, folder, seed):
         try:
             conn.send_bytes(pickle.dumps(reply, -1))
         except (EOFError, OSError):
+            watcher.join(1.0)
             return
 
 
@@ -287,8 +321,8 @@ class ProcessPool:
 
     def __init__(self, num_workers, dataset, batchify_fn):
         ctx = multiprocessing.get_context()
-        folder = os.path.join(_SHM_DIR, f"mxnext-dataloader-{os.getpid()}-"
-                                        f"{os.urandom(4).hex()}")
+        _remove_orphans()
+        folder = os.path.join(_SHM_DIR, f"{_PREFIX}{os.getpid()}-{os.urandom(4).hex()}")
         os.mkdir(folder, 0o700)
         self._workers = workers = _Workers(folder)
         self._finalizer = weakref.finalize(self, workers.shutdown)
@@ -296,7 +330,8 @@ class ProcessPool:
         for wid in range(num_workers):
             here, there = ctx.Pipe()
             proc = ctx.Process(target=_worker_main, name=f"mxnext DataLoader worker {wid}",
-                               args=(wid, there, dataset, batchify_fn, folder, seed),
+                               args=(wid, there, dataset, batchify_fn, folder, seed,
+                                     os.getpid()),
                                daemon=True)
             proc.start()
             there.close()
@@ -422,6 +457,28 @@ class ProcessPool:
 
     def close(self):
         self._finalizer()
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:         # another user's process
+        return True
+    return True
+
+
+def _remove_orphans():
+    """Removes the pool folders of loading processes that are gone."""
+    try:
+        names = os.listdir(_SHM_DIR)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(_PREFIX):].partition("-")[0]
+        if name.startswith(_PREFIX) and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(_SHM_DIR, name), ignore_errors=True)
 
 
 def _unlink(path, size):
