@@ -12,8 +12,8 @@ with that exception's text), whose process is gone (checked for ranks on this ho
 that does not arrive in time makes the collective fail with ``RankFault`` naming it (and
 the error it ended with); so does one that leaves or dies during the transfer, before its
 part of it was done. The failing rank tells the others, which fail naming the same rank,
-and every later collective fails at once (a transfer left unfinished keeps its buffers, so
-it writes into no other array). A process that saw a fault, at exit, gives the other
+and every later collective fails at once (the buffers of a transfer a fault cut off are
+kept alive; what they hold is not to be used). A process that saw a fault, at exit, gives the other
 healthy ranks the timeout to see it too, then ends the whole job (``MPI_Abort``), so nothing
 is left behind; a watchdog ends it too if a collective stalls after every rank arrived (a
 rank on another host died mid-transfer).

@@ -6,11 +6,12 @@ push sums the pushed values on this worker as ``local`` (``dist_sync``) or ``dev
 (``dist_sync_device``) does, then sums that across the workers with ``MPI_Iallreduce``
 (its wait hears of a rank that fails) straight between the arrays' buffers (no pickling):
 into the stored value, or, with an optimizer, into a buffer the updater then applies on
-every worker, the same sum giving the same update everywhere (MXNet runs it once on a server; the result is the same). Keys above
-``MXNET_KVSTORE_BIGARRAY_BOUND`` elements (default 4M) are reduced in parts of that size;
-keys of at most ``FUSE_BOUND`` elements pushed in one call travel in one message. With 2-bit
-compression each worker sends its quantized sum (its residual kept here) and every worker
-adds up the dequantized parts in rank order, as MXNet's server does.
+every worker, the same sum giving the same update everywhere (MXNet runs it once on a
+server; the result is the same). Keys above ``MXNET_KVSTORE_BIGARRAY_BOUND`` elements
+(default 4M) are reduced in parts of that size; keys of at most ``FUSE_BOUND`` elements
+pushed in one call travel in one message. With 2-bit compression each worker sends its
+quantized sum (its residual kept here) and every worker adds up the dequantized parts in
+rank order, as MXNet's server does.
 """
 
 from __future__ import annotations
@@ -122,7 +123,8 @@ class _Dist:
 
     def _barrier(self) -> None:
         """Wait until every worker has reached its barrier (and issued what came before)."""
-        self._world.run(f"{self.type} barrier", lambda w: w.wait(w.comm.Ibarrier()), _sig("barrier"))
+        self._world.run(f"{self.type} barrier", lambda w: w.wait(w.comm.Ibarrier()),
+                        _sig("barrier"))
 
     # -- helpers ---------------------------------------------------------------------------
     def _local_sum(self, key, vals, stored, priority):
