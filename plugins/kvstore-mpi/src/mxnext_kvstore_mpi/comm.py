@@ -6,14 +6,17 @@ mpi4py is imported when the first dist store is created (``world()``), never bef
 Every collective gets a sequence number. Before running one, a rank tells every other rank
 it has arrived (a small control message carrying a signature of the call) and waits, at
 most ``MXNEXT_KVSTORE_TIMEOUT`` seconds (default 60), until all have; only then does the
-blocking MPI call run, so it never waits on a rank that is not there. A rank that left (its
-process ended: it says so at exit), whose process is gone (checked for ranks on this host),
-or that does not arrive in time makes the collective fail with ``RankFault`` naming it; the
-failing rank tells the others, which fail naming the same rank, and every later collective
-fails at once. A process that saw a fault, at exit, gives the other healthy ranks the
-timeout to see it too, then ends the whole job (``MPI_Abort``), so nothing is left behind; a
-watchdog ends it too if a collective stalls after every rank arrived (a rank died
-mid-transfer).
+MPI call run, non-blocking, its wait listening to the other ranks too. A rank that left (its
+process ended: it says so at exit, or as soon as an uncaught exception ends its program,
+with that exception's text), whose process is gone (checked for ranks on this host), or
+that does not arrive in time makes the collective fail with ``RankFault`` naming it (and
+the error it ended with); so does one that leaves or dies during the transfer, before its
+part of it was done. The failing rank tells the others, which fail naming the same rank,
+and every later collective fails at once (the buffers of a transfer a fault cut off are
+kept alive; what they hold is not to be used). A process that saw a fault, at exit, gives the other
+healthy ranks the timeout to see it too, then ends the whole job (``MPI_Abort``), so nothing
+is left behind; a watchdog ends it too if a collective stalls after every rank arrived (a
+rank on another host died mid-transfer).
 """
 
 from __future__ import annotations
@@ -60,15 +63,18 @@ def _failed(what, cause, ranks=()) -> RankFault:
 
 # why ranks are at fault: what a FAULT message carries, and how it reads
 _LATE, _DIED, _ENDED, _ENDED_ERROR, _FAILED = range(5)
+_DURING = 8                # added to _DIED, _ENDED, _ENDED_ERROR: in the transfer itself
+_PHRASES = {_LATE: "did not reach collective #{seq} within {timeout:g} s",
+            _DIED: "died {when} collective #{seq}",
+            _ENDED: "ended (its program finished) {when} collective #{seq}",
+            _ENDED_ERROR: "ended with an error {when} collective #{seq}",
+            _FAILED: "failed at collective #{seq}"}
 
 
 def _cause(reason, ranks, seq, timeout_s, seen_by=None, waiting=None) -> str:
     who = f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}"
-    phrase = {_LATE: f"did not reach collective #{seq} within {timeout_s:g} s",
-              _DIED: f"died before collective #{seq}",
-              _ENDED: f"ended (its program finished) before collective #{seq}",
-              _ENDED_ERROR: f"ended with an error before collective #{seq}",
-              _FAILED: f"failed at collective #{seq}"}[reason]
+    phrase = _PHRASES[reason % _DURING].format(
+        seq=seq, timeout=timeout_s, when="during" if reason >= _DURING else "before")
     notes = [f"seen by rank {seen_by}"] if seen_by is not None else []
     if waiting is not None:
         notes.append(f"rank {waiting} waited")
@@ -142,11 +148,15 @@ class World:
         self._seq = 0
         self._arrived = [0] * self.size
         self._sigs = [{} for _ in range(self.size)]
-        self._left: dict = {}
+        self._done = 0                 # the last collective whose transfer finished here
+        self._left: dict = {}          # rank -> (reason, its last finished collective, text)
         self._fault = None
         self._sends: list = []
+        self._unfinished: list = []    # transfers a fault cut off: their buffers stay alive
         self._busy_since = None
-        self._uncaught = False
+        self._current = None
+        self._uncaught = None          # "Type: message" of the error that ends the program
+        self._gone = False
         self._stopping = threading.Event()
         self._send_lock = threading.Lock()
         self.comm = self._start(base)
@@ -158,9 +168,11 @@ class World:
                          daemon=True).start()
         hook = sys.excepthook
 
-        def excepthook(*exc_info):
-            self._uncaught = True
-            hook(*exc_info)
+        def excepthook(kind, exc, tb):
+            self._uncaught = f"{kind.__name__}: {exc}"
+            if not (sys.flags.interactive or hasattr(sys, "ps1")):
+                self._leave()              # the program ends: tell the others now
+            hook(kind, exc, tb)
         sys.excepthook = excepthook
         atexit.register(self._at_exit)
 
@@ -238,11 +250,12 @@ class World:
                     t.finish(t.error)
                     continue
                 self._arrive(t)
-                self._busy_since = time.monotonic()
+                self._busy_since, self._current = time.monotonic(), t
                 try:
                     t.work(self, *t.data)
                 finally:
-                    self._busy_since = None
+                    self._busy_since = self._current = None
+                self._done = self._seq
             except RankFault as exc:
                 t.finish(exc)
             except Exception as exc:        # an MPI error or ranks out of step: no way on
@@ -285,30 +298,65 @@ class World:
                            if r != self.rank and self._arrived[r] < seq]
                 if not missing:
                     break
-                left = [r for r in missing if r in self._left]
                 now = time.monotonic()
-                if left:
-                    self._fail(self._left[left[0]], left)
-                elif now >= next_check:
+                if not self._fail_if_left(seq) and now >= next_check:
                     dead = [r for r in missing if not self._alive(r)]
                     if dead:
                         self._fail(_DIED, dead)
                     next_check = now + 0.2
                 if self._fault is None and now > deadline:
                     self._fail(_LATE, missing)
-            if self._stopping.is_set():
-                raise _failed(t.what, f"the program of rank {self.rank} ended first")
-            if self._fault is not None:
-                raise _failed(t.what, self._fault.cause, self._fault.ranks)
+            self._raise_if_over(t)
             spins += 1
-            if spins > 200:
-                time.sleep(0.0002 if spins < 5000 else 0.002)
+            _pause(spins)
         for r in range(self.size):
             if r != self.rank and self._sigs[r].pop(seq, t.sig) != t.sig:
                 self._fail(_FAILED, [r], f"rank {self.rank} is at {t.what}, rank {r} at "
                                          f"another call (key, shape or dtype); every rank "
                                          f"must make the same KVStore calls in the same order")
                 raise _failed(t.what, self._fault.cause, self._fault.ranks)
+
+    def wait(self, req):
+        """Wait for ``req``, a non-blocking MPI collective of the running work, listening
+        meanwhile: a rank that leaves or dies before its part of this collective was done,
+        or a fault another rank tells, fails it with ``RankFault`` at once."""
+        t, seq = self._current, self._seq
+        next_check = time.monotonic() + 0.2
+        spins = 0
+        while not req.Test():
+            self._drain()
+            # what a rank sent before it left or died may have come only now: Test again
+            if self._fault is None and not req.Test():
+                if not self._fail_if_left(seq) and time.monotonic() >= next_check:
+                    dead = [r for r in range(self.size) if r != self.rank
+                            and r not in self._left and not self._alive(r)]
+                    if dead and not req.Test():
+                        self._fail(_DIED + _DURING, dead)
+                    next_check = time.monotonic() + 0.2
+            if self._fault is not None or self._stopping.is_set():
+                self._unfinished.append(req)
+                self._raise_if_over(t)
+            spins += 1
+            _pause(spins)
+
+    def _fail_if_left(self, seq) -> bool:
+        """Record a fault if a rank left before it finished collective ``seq`` (after it
+        arrived: during it); whether one did."""
+        left = [r for r, (_, done, _) in self._left.items() if done < seq]
+        if left:
+            reason, _, text = self._left[left[0]]
+            during = all(self._arrived[r] >= seq for r in left)
+            self._fail(reason + _DURING * during, left, text)
+        return bool(left)
+
+    def _raise_if_over(self, t):
+        """Raise ``RankFault`` for ``t`` if this program ends or a fault was seen."""
+        if self._stopping.is_set():
+            end = (f"ended with an error ({self._uncaught})" if self._uncaught
+                   else "ended first")
+            raise _failed(t.what, f"the program of rank {self.rank} {end}")
+        if self._fault is not None:
+            raise _failed(t.what, self._fault.cause, self._fault.ranks)
 
     # -- control messages -------------------------------------------------------------------
     def _tell(self, kind, *words, text=b""):
@@ -337,18 +385,22 @@ class World:
                 self._arrived[src] = int(buf[1])
                 self._sigs[src][int(buf[1])] = int(buf[2])
             elif kind == _LEAVE:
-                self._left[src] = int(buf[1])
+                self._left[src] = (int(buf[1]), int(buf[2]), self._text(src, int(buf[3])))
             elif kind == _FAULT:
-                seq, reason, size = int(buf[1]), int(buf[2]), int(buf[3])
+                seq, reason = int(buf[1]), int(buf[2])
                 ranks = [int(r) for r in buf[4:] if r >= 0]
-                text = bytearray(size)
-                if size:
-                    self.comm.Recv(text, source=src, tag=_TEXT_TAG)
+                detail = self._text(src, int(buf[3]))
                 if self._fault is None:
                     cause = _cause(reason, ranks, seq, self.timeout,
                                    seen_by=None if ranks == [src] else src)
-                    detail = text.decode(errors="replace")
                     self._fault = _failed("", f"{cause}: {detail}" if detail else cause, ranks)
+
+    def _text(self, src, size) -> str:
+        """The text that follows a control message of ``src`` (``size`` bytes)."""
+        text = bytearray(size)
+        if size:
+            self.comm.Recv(text, source=src, tag=_TEXT_TAG)
+        return text.decode(errors="replace")
 
     def _alive(self, r) -> bool:
         """Whether rank ``r``'s process still runs (known only for ranks on this host)."""
@@ -375,6 +427,18 @@ class World:
                 self._abort(f"KVStore: a collective did not finish within {self.timeout:g} s "
                             f"after every rank arrived ({who}); rank {self.rank} ends the job")
 
+    def _leave(self):
+        """Stop the collective thread and tell the other ranks this program ends: how (with
+        the error it ends with, if any) and the last collective it finished."""
+        with _lock:
+            if self._gone:
+                return
+            self._gone = True
+        self._stopping.set()
+        error = self._uncaught or (self._fault is not None and self._fault.cause)
+        text = (error or "").encode()
+        self._tell(_LEAVE, _ENDED_ERROR if error else _ENDED, self._done, len(text), text=text)
+
     def _at_exit(self):
         if not self._uncaught and self._fault is None:
             # the engine hands the collectives their data: work kept for the main thread
@@ -390,7 +454,7 @@ class World:
         self._stopping.set()
         self._thread.join(timeout=2.0)
         fault = self._fault
-        self._tell(_LEAVE, _ENDED_ERROR if (fault or self._uncaught) else _ENDED)
+        self._leave()
         deadline = time.monotonic() + 1.0
         while self._sends and time.monotonic() < deadline:
             with self._send_lock:
@@ -414,6 +478,12 @@ class World:
         sys.stdout.flush()
         time.sleep(0.3)                    # let mpiexec forward what was written
         self.MPI.COMM_WORLD.Abort(1)
+
+
+def _pause(spins):
+    """Between two polls: none at first, then short sleeps (the GIL is free meanwhile)."""
+    if spins > 200:
+        time.sleep(0.0002 if spins < 5000 else 0.002)
 
 
 def _s(ranks):

@@ -3,14 +3,15 @@
 
 Every worker keeps a whole copy of the store. ``init`` takes rank 0's values (broadcast). A
 push sums the pushed values on this worker as ``local`` (``dist_sync``) or ``device``
-(``dist_sync_device``) does, then sums that across the workers with ``MPI_Allreduce``
-straight between the arrays' buffers (no pickling): into the stored value, or, with an
-optimizer, into a buffer the updater then applies on every worker, the same sum giving the
-same update everywhere (MXNet runs it once on a server; the result is the same). Keys above
-``MXNET_KVSTORE_BIGARRAY_BOUND`` elements (default 4M) are reduced in parts of that size;
-keys of at most ``FUSE_BOUND`` elements pushed in one call travel in one message. With 2-bit
-compression each worker sends its quantized sum (its residual kept here) and every worker
-adds up the dequantized parts in rank order, as MXNet's server does.
+(``dist_sync_device``) does, then sums that across the workers with ``MPI_Iallreduce``
+(its wait hears of a rank that fails) straight between the arrays' buffers (no pickling):
+into the stored value, or, with an optimizer, into a buffer the updater then applies on
+every worker, the same sum giving the same update everywhere (MXNet runs it once on a
+server; the result is the same). Keys above ``MXNET_KVSTORE_BIGARRAY_BOUND`` elements
+(default 4M) are reduced in parts of that size; keys of at most ``FUSE_BOUND`` elements
+pushed in one call travel in one message. With 2-bit compression each worker sends its
+quantized sum (its residual kept here) and every worker adds up the dequantized parts in
+rank order, as MXNet's server does.
 """
 
 from __future__ import annotations
@@ -122,7 +123,8 @@ class _Dist:
 
     def _barrier(self) -> None:
         """Wait until every worker has reached its barrier (and issued what came before)."""
-        self._world.run(f"{self.type} barrier", lambda w: w.comm.Barrier(), _sig("barrier"))
+        self._world.run(f"{self.type} barrier", lambda w: w.wait(w.comm.Ibarrier()),
+                        _sig("barrier"))
 
     # -- helpers ---------------------------------------------------------------------------
     def _local_sum(self, key, vals, stored, priority):
@@ -200,7 +202,8 @@ def _allreduce_work(bound):
             s = s.copy()
         for lo in range(0, d.size, bound):
             part = d[lo:lo + bound]
-            world.comm.Allreduce(MPI.IN_PLACE if in_place else s[lo:lo + bound], part)
+            world.wait(world.comm.Iallreduce(MPI.IN_PLACE if in_place else s[lo:lo + bound],
+                                             part))
     return work
 
 
@@ -208,7 +211,7 @@ def _fused_work(n):
     def work(world, *data):
         srcs, dsts = data[:n], data[-n:]
         buf = np.concatenate([s.reshape(-1) for s in srcs])
-        world.comm.Allreduce(world.MPI.IN_PLACE, buf)
+        world.wait(world.comm.Iallreduce(world.MPI.IN_PLACE, buf))
         at = 0
         for d in dsts:
             d.reshape(-1)[...] = buf[at:at + d.size]
@@ -219,7 +222,7 @@ def _fused_work(n):
 def _bcast_work(n):
     def work(world, *data):
         for a in data[-n:]:
-            world.comm.Bcast(a.reshape(-1), root=0)
+            world.wait(world.comm.Ibcast(a.reshape(-1), root=0))
     return work
 
 
@@ -231,7 +234,7 @@ def _compressed_work(gc, residuals, key):
         words = np.empty(gc.compressed_size(dst.size), np.float32)
         gc.quantize(src, r, words)
         everyone = np.empty((world.size, words.size), np.float32)
-        world.comm.Allgather(words, everyone)
+        world.wait(world.comm.Iallgather(words, everyone))
         for i in range(world.size):
             gc.dequantize(everyone[i], dst, add=i > 0)
     return work
