@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from mxnext import registry
-from mxnext.base import OpNotFound, ParamError, PluginError
+from mxnext.base import OpNotFound, ParamError, PluginError, PluginWarning
 from mxnext.params import Field, Param
 
 _ids = itertools.count()
@@ -74,8 +74,10 @@ def test_equal_plevel_from_two_providers_is_an_error_naming_both(name):
 def test_two_plugins_cannot_both_define_an_op(name):
     with registry.providing("plug-a"):
         registry.define(name)
-    with registry.providing("plug-b"), pytest.raises(PluginError, match="plug-a.*extend_op"):
-        registry.define(name)
+    with registry.providing("plug-b"), pytest.warns(PluginWarning, match="plug-a.*extend_op"):
+        refused = registry.define(name)     # the newcomer's definition is refused, not raised
+    assert registry.get(name).provider == "plug-a" and refused is not registry.get(name)
+    assert registry.Refusal(name, "plug-a", "plug-b") in registry.refused()
 
 
 def test_alias_resolves_and_absorbs_attrs_attached_before_definition(name):
