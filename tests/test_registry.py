@@ -101,7 +101,7 @@ def test_an_alias_another_plugin_holds_is_refused_and_the_op_defined(name):
         registry.add_alias(d, name)
     assert registry.get(name).provider == "plug-a" and registry.get(name + "_b") is d
     assert registry.Refusal(name, "plug-a", "plug-b") in registry.refused()
-    with registry.providing("plug-b"), pytest.raises(PluginError, match="already the op"):
+    with registry.providing("plug-b"), pytest.raises(PluginError, match="already names another op"):
         registry.add_alias(registry.define(name + "_c"), name + "_b")   # its own: a bug
 
 

@@ -35,8 +35,7 @@ from .base import (OpNotFound, ParamError, PluginError, PluginWarning, describe_
 from .fork import in_child
 
 __all__ = ["OpDef", "AttrEntry", "Argument", "Conflict", "Refusal", "Report", "USER", "op", "get",
-           "define",
-           "add_alias", "list_ops", "providing", "current_provider", "on_new_op", "validate",
+           "define", "add_alias", "list_ops", "providing", "current_provider", "on_new_op", "validate",
            "withdraw", "provided_by", "claim_package", "require", "missing_required",
            "CORE_OPS_DISTRIBUTION", "OpInfo", "defer_modules", "recording", "catalog", "names",
            "refused"]
@@ -76,14 +75,14 @@ class Refusal(NamedTuple):
 class OpDef:
     """One operator: name, aliases, description, parameter model, arguments, attributes."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, provider: str | None = None):
         self.name = name
         self.aliases: list[str] = []
         self.description = ""
         self.param_model = None
         self.arguments: list[Argument] = []
         self.attrs: dict[str, AttrEntry] = {}
-        self.provider: str | None = None
+        self.provider = provider
         self.ignored: list[tuple[str, AttrEntry]] = []   # lower-plevel entries that lost
         self._values: dict = {}
         self._param_cache: dict = {}
@@ -271,16 +270,10 @@ def define(name: str, provider: str | None = None, module: str | None = None) ->
     owner = d.provider or _deferred_owner.get(d.name, provider)  # deferred: not imported yet
     if owner != provider:
         _refuse(name, owner, provider)
-        return _detached.setdefault((name, provider), _detached_op(name, provider))
+        return _detached.setdefault((name, provider), OpDef(name, provider))
     if d.provider is None:
         d.provider = provider
         _announce(d)
-    return d
-
-
-def _detached_op(name: str, provider: str) -> OpDef:
-    d = OpDef(name)
-    d.provider = provider
     return d
 
 
@@ -314,18 +307,12 @@ def add_alias(d: OpDef, alias: str) -> None:
     with _lock:
         if alias == d.name or alias in d.aliases or _ops.get(d.name) is not d:
             return          # known, or ``d`` is a refused definition
-        other = _ops.get(alias)
-        if other is not None and other.provider is not None:
-            _alias_taken(d, alias, other.provider, f"the op defined by plugin {other.provider!r}")
-            return
-        owner = _aliases.get(alias)
-        if owner is not None and owner != d.name:
-            _alias_taken(d, alias, _ops[owner].provider, f"an alias of op {owner!r}")
-            return
-        held = _deferred_owner.get(alias)
-        if held not in (None, d.provider):
-            _alias_taken(d, alias, held, f"an op name or alias of plugin {held!r}")
-            return
+        other, owner = _ops.get(alias), _owner(alias)   # owner: imported or deferred
+        if owner not in (None, d.provider):
+            return _refuse(alias, owner, d.provider)
+        if owner is not None and (other is not None and other.provider or alias in _aliases):
+            raise PluginError(f"Operator {d.name!r}: alias {alias!r} already names another op "
+                              f"of plugin {owner!r}")
         if other is not None:
             del _ops[alias]
             for key, e in other.attrs.items():
@@ -334,13 +321,6 @@ def add_alias(d: OpDef, alias: str) -> None:
         d.aliases.append(alias)
     if _state.touched is not None:
         _state.touched.add(alias)
-
-
-def _alias_taken(d: OpDef, alias: str, owner: str | None, what: str) -> None:
-    """Another plugin's name wins over ``d``'s alias; one plugin naming twice is its bug."""
-    if owner is None or owner == d.provider:
-        raise PluginError(f"Operator {d.name!r}: alias {alias!r} is already {what}")
-    _refuse(alias, owner, d.provider)
 
 
 def require(user: str, *names: str) -> None:
@@ -562,20 +542,15 @@ def defer_modules(modules: dict[str, list[str]], defines: list[list[str]], descr
     provider = provider or current_provider()
     with _lock:
         claimed = []
-        for name, *aliases in defines:
-            for n in (name, *aliases):
+        for names in defines:       # the op name first: refused, its aliases go with it
+            for n in names:
                 _check_name(n, "operator name or alias")
-            owner = _owner(name)
-            if owner not in (None, provider):
-                _refuse(name, owner, provider)
-                continue
-            claimed.append(name)
-            for a in aliases:
-                owner = _owner(a)
-                if owner in (None, provider):
-                    claimed.append(a)
+                if _owner(n) not in (None, provider):
+                    _refuse(n, _owner(n), provider)
+                    if n == names[0]:
+                        break
                 else:
-                    _refuse(a, owner, provider)
+                    claimed.append(n)
         for module, touched in modules.items():
             if module in sys.modules:
                 continue
