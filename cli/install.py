@@ -49,12 +49,12 @@ def diff(before: dict, after: dict) -> dict:
     return out
 
 
-def _run_pip(args: list[str], done: str, as_json: bool) -> None:
+def _run_pip(args: list[str], done: str, as_json: bool, before: dict | None = None) -> None:
     """Run ``pip ARGS`` with this interpreter and report what it changed: before is what
     this process loaded at start, after is what a fresh process loads. Exits 1 when pip
     fails or a plugin that changed fails to load."""
     from ._state import collect
-    before = collect()
+    before = collect() if before is None else before
     cmd = [sys.executable, "-m", "pip", *args]
     if not as_json:
         click.echo(f"$ {' '.join(cmd)}")
@@ -95,13 +95,34 @@ def install(packages, editable, upgrade, no_deps, no_build_isolation, as_json):
 
 @click.command()
 @click.argument("packages", nargs=-1, required=True, metavar="PKG...")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def uninstall(packages, as_json):
+def uninstall(packages, yes, as_json):
     """Uninstall plugin distributions (PKG: a distribution or plugin name) from this
     Python environment with pip, load the rest in a fresh process and report which
-    plugins, ops and devices disappeared. Exits 1 if pip fails or a remaining plugin
-    fails to load."""
-    _run_pip(["uninstall", "-y", *(_distribution(p) for p in packages)], "uninstalled", as_json)
+    plugins, ops and devices disappeared. Asks first, saying how many ops and devices
+    go (--yes skips that). Exits 1 if pip fails or a remaining plugin fails to load."""
+    from ._state import collect
+    dists = list(dict.fromkeys(_distribution(p) for p in packages))
+    before = collect()
+    if not yes:
+        _confirm(dists, before)
+    _run_pip(["uninstall", "-y", *dists], "uninstalled", as_json, before)
+
+
+def _confirm(dists: list[str], state: dict) -> None:
+    """Ask (on stderr, so --json output stays JSON) whether to remove ``dists`` and what
+    their plugins register; a no is a clean abort (exit 1), nothing removed."""
+    gone = {_normal(d) for d in dists}
+    plugins = sorted(n for n, p in state["plugins"].items()
+                     if p["distribution"] and _normal(p["distribution"]) in gone)
+    ops = sum(1 for p in state["ops"].values() if p in plugins)
+    devices = sum(1 for p in state["devices"].values() if p in plugins)
+    what = (f"Uninstall {', '.join(dists)} (plugin{'s' * (len(plugins) != 1)} "
+            f"{', '.join(plugins) or '-'}): this removes {ops} op{'s' * (ops != 1)} and "
+            f"{devices} device{'s' * (devices != 1)}. Continue?")
+    if not click.confirm(what, default=False, err=True):
+        raise click.ClickException("uninstall cancelled; nothing was removed")
 
 
 def _distribution(name: str) -> str:

@@ -34,14 +34,15 @@ class MainGroup(click.Group):
             return
         self._plugin_commands_added = True
         from mxnext import plugins
+        from mxnext.base import describe_error
         plugins.ensure_loaded()
         hook = plugins.manager().hook.mxnext_cli_commands
         for impl in hook.get_hookimpls():  # one at a time: a broken plugin costs only its commands
             try:
                 impl.function(*(self for _ in impl.argnames))
-            except Exception as e:
+            except (Exception, SystemExit) as e:
                 click.echo(f"warning: plugin {impl.plugin_name!r} failed to add commands: "
-                           f"{type(e).__name__}: {e}", err=True)
+                           f"{describe_error(e)}", err=True)
 
     def get_command(self, ctx, cmd_name):
         cmd = super().get_command(ctx, cmd_name)

@@ -15,8 +15,8 @@ __all__ = ["plugins", "health"]
 
 
 def health() -> dict:
-    """Every plugin with its contributions, plus the registry's conflicts, orphans, gaps and
-    op modules that failed to import at first use."""
+    """Every plugin with its contributions, plus the registry's conflicts, refused
+    definitions, orphans, gaps and op modules that failed to import at first use."""
     from mxnext import plugins as plugin_manager
     from mxnext import registry
     rep = registry.validate()
@@ -28,6 +28,7 @@ def health() -> dict:
             "contributions": p.contributions,
         } for p in plugin_manager.report()],
         "conflicts": [c._asdict() for c in rep.conflicts],
+        "refused": [r._asdict() for r in registry.refused()],
         "orphans": [{"op": op, "keys": keys, "providers": providers}
                     for op, keys, providers in rep.orphans],
         "gaps": [{"op": op, "missing": missing} for op, missing in rep.gaps],
@@ -78,6 +79,8 @@ def _print_problems(h, verbose) -> None:
     _section(h["conflicts"], "Conflicts (two plugins set one attribute at the same plevel)",
              lambda c: f"{c['op']}.{c['key']} at plevel {c['plevel']}: "
                        f"{c['first']} vs {c['second']}")
+    _section(h["refused"], "Refused definitions (the name was defined by another plugin first)",
+             lambda r: f"{r['name']}: kept from {r['owner']}, refused from {r['refused']}")
     _section(h["orphans"], "Orphans (attributes on ops no plugin defines)",
              lambda o: f"{o['op']}: {', '.join(o['keys'])} from {', '.join(o['providers'])}")
     if h["gaps"]:
@@ -90,8 +93,8 @@ def _print_problems(h, verbose) -> None:
               help="Also run opsdk's conformance suite over every op plugin NAME defines.")
 @click.option("--json", "as_json", is_flag=True, help="Print the health report as JSON.")
 def check(conformance, as_json):
-    """Exit 1 if any plugin (or op module) failed to load, any attribute conflict exists,
-    or the conformance suite fails."""
+    """Exit 1 if any plugin (or op module) failed to load, any attribute conflict or refused
+    definition exists, or the conformance suite fails."""
     h = health()
     failed = [p for p in h["plugins"] if p["status"] == "failed"]
     names = {p["name"] for p in h["plugins"] if p["status"] == "loaded"}
@@ -105,13 +108,14 @@ def check(conformance, as_json):
     else:
         _print_plugins(h["plugins"])
         _print_problems(h, verbose=True)
-    ok = not failed and not h["conflicts"] and not h["failed_modules"]
+    ok = not failed and not h["conflicts"] and not h["refused"] and not h["failed_modules"]
     if not as_json:
         click.echo("")
         click.echo(click.style("plugins ok", fg="green") if ok else click.style(
             f"plugin check failed: {len(failed)} failed plugin(s), "
             f"{len(h['failed_modules'])} failed op module(s), "
-            f"{len(h['conflicts'])} conflict(s)", fg="red"))
+            f"{len(h['conflicts'])} conflict(s), {len(h['refused'])} refused definition(s)",
+            fg="red"))
     if conformance is not None:
         ok = _run_conformance(conformance, quiet=as_json) and ok
     if not ok:

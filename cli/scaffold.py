@@ -57,12 +57,17 @@ def _check_op_name(name: str, force: bool) -> None:
                                  param_hint="NAME")
 
 
-def _write_all(files: dict[Path, str]) -> None:
+def _write_all(files: dict[Path, str], heading: str) -> None:
+    """Echo ``heading`` and write ``files``, or refuse in one line before writing any."""
+    blocked = next((d for p in files for d in p.parents if d.exists() and not d.is_dir()), None)
+    if blocked is not None:
+        raise click.ClickException(f"{blocked} exists and is not a directory; nothing was "
+                                   f"written")
     existing = [p for p in files if p.exists()]
     if existing:
-        raise click.ClickException(
-            "refusing to overwrite existing files (nothing was written):\n"
-            + "\n".join(f"  {p}" for p in existing))
+        raise click.ClickException("refusing to overwrite existing files (nothing was "
+                                   "written): " + ", ".join(map(str, existing)))
+    click.echo(heading)
     from mxnext._atomic_write import write_atomic
 
     for path, text in files.items():
@@ -112,8 +117,7 @@ def new_plugin(name, directory, op, style, force):
         root / "tests" / "test_conformance.py": _render("plugin_test_conformance.py.tmpl", **subst),
     }
     files.update(_op_files(op, style, src / "ops", root / "tests"))
-    click.echo(f"Creating plugin {name!r} (distribution mxnext-{name}) in {root}")
-    _write_all(files)
+    _write_all(files, f"Creating plugin {name!r} (distribution mxnext-{name}) in {root}")
     click.echo(f"\nNext: pip install -e '{root}[test]'  (or: mxnext install -e {root})\n"
                f"      pytest {root / 'tests'}\n      mxnext ops show {op}")
 
@@ -151,8 +155,7 @@ def new_op(name, style, plugin_dir, force):
     ops_dir = package_dir / "ops"
     auto = (ops_dir / "__init__.py").is_file()
     files = _op_files(name, style, ops_dir if auto else package_dir, plugin_dir / "tests")
-    click.echo(f"Adding op {name!r} ({style} style) to plugin {plugin!r}")
-    _write_all(files)
+    _write_all(files, f"Adding op {name!r} ({style} style) to plugin {plugin!r}")
     if not auto:
         click.echo(f"\nNote: {package_dir.name} has no ops/ package, so import the new module "
                    f"from the plugin's mxnext_register_ops hook:  from . import {name}")

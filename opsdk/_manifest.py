@@ -40,7 +40,7 @@ def register_op_modules(modules) -> None:
     manifest = _read(path, key)
     if manifest is not None:
         ops = manifest["ops"]
-        defines = [n for r in ops if not r.get("extends") for n in (r["name"], *r["aliases"])]
+        defines = [[r["name"], *r["aliases"]] for r in ops if not r.get("extends")]
         registry.defer_modules(manifest["modules"], defines,
                                lambda: [_info(plugin, r) for r in ops], plugin)
         return
@@ -50,7 +50,9 @@ def register_op_modules(modules) -> None:
         with registry.recording() as names:
             importlib.import_module(m)
         touched[m] = sorted(names)
-    if fresh:
+    if fresh and not any(r.refused == plugin for r in registry.refused()):
+        # a manifest records what a plugin holds; one with refused names holds less than it
+        # defines, so it imports its modules at each load instead
         _write(path, {"format": _FORMAT, "key": key, "modules": touched,
                       "ops": _records(plugin, touched)})
 

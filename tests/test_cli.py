@@ -94,6 +94,15 @@ def mxnext_register_ops(registry):
     extend_op("clitest_scale").set_attr("FCompute<cpu>", lambda *a: None)
 '''
 
+DUP_PLUGIN = '''
+from opsdk import hookimpl, register_op
+
+
+@hookimpl
+def mxnext_register_ops(registry):
+    register_op("relu")   # ops-tensor defined it first: refused
+'''
+
 BROKEN_PLUGIN = 'raise RuntimeError("clitest broken on purpose")\n'
 
 DEVICE_PLUGIN = '''
@@ -390,6 +399,30 @@ def test_conflicting_plugins_fail_check(site):
     assert {c["first"], c["second"]} == {"clitest", "clitest-clash"}
 
 
+def test_plugin_exiting_at_import_is_reported_and_refused_definitions_fail_check(site):
+    make_plugin(site, "clitest-exit", "import sys\nsys.exit(0)\n")
+    make_plugin(site, "clitest-dup", DUP_PLUGIN)
+    env = env_with(site)
+    table = run("plugins", env=env)
+    assert table.returncode == 0, table.stderr
+    assert "clitest-exit (failed): SystemExit: the plugin called sys.exit(0)" in table.stdout
+    assert "relu: kept from ops-tensor, refused from clitest-dup" in table.stdout
+    check = run("plugins", "check", "--json", env=env)
+    assert check.returncode == 1
+    assert json.loads(check.stdout)["refused"] == [
+        {"name": "relu", "owner": "ops-tensor", "refused": "clitest-dup"}]
+
+
+def test_uninstall_asks_first_and_a_no_removes_nothing(site):
+    r = subprocess.run([MXNEXT, "uninstall", "clitest"], input="n\n", capture_output=True,
+                       text=True, env=env_with(site), timeout=240)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "Uninstall clitest_clitest (plugin clitest): this removes 3 ops and 0 devices" \
+        in r.stderr
+    assert "uninstall cancelled; nothing was removed" in r.stderr
+    assert "$ " not in r.stdout and (site / "clitest_clitest-0.1.dist-info").is_dir()
+
+
 def test_kernels_added_to_other_plugins_ops_and_orphans(site):
     make_plugin(site, "clitest-gpu", '''
 from opsdk import hookimpl
@@ -554,6 +587,16 @@ def test_new_refuses_to_overwrite_anything(runner, tmp_path):
     assert module.read_text() == "# edited" and not test_file.exists()  # nothing written
 
 
+def test_new_plugin_onto_a_file_is_a_one_line_error(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)     # the default place: ./mxnext-NAME
+    Path("mxnext-clitest-file").write_text("mine")
+    r = runner.invoke(main, ["new", "plugin", "clitest-file"])
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit)
+    assert r.output == ("Error: mxnext-clitest-file exists and is not a directory; "
+                        "nothing was written\n")
+    assert Path("mxnext-clitest-file").read_text() == "mine"
+
+
 def test_new_op_in_a_plugin_without_ops_package(runner, tmp_path):
     (tmp_path / "src" / "clitest_pkg").mkdir(parents=True)
     (tmp_path / "src" / "clitest_pkg" / "__init__.py").write_text("")
@@ -638,7 +681,8 @@ def test_scaffolded_plugin_installs_passes_its_tests_runs_and_uninstalls(venv, r
     assert call.stdout.splitlines() == ["[[2.0, 8.0], [18.0, 0.5]]"] * 3
 
     # by plugin name and by distribution name (in another spelling pip accepts)
-    r = venv.run("uninstall", "clitest-gen", "mxnext_clitest_dev", "clitest-broken-inst")
+    r = venv.run("uninstall", "--yes", "clitest-gen", "mxnext_clitest_dev",
+                 "clitest-broken-inst")
     assert r.returncode == 0, r.stdout + r.stderr
     report = r.stdout.split("\n\n", 1)[1]  # after pip's output
     assert report.splitlines() == [

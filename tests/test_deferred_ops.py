@@ -259,14 +259,26 @@ def test_a_deferred_module_failing_to_import_names_plugin_module_and_op(site):
 
 
 @pytest.mark.parametrize("clash, loser", [("p-aclash", "p-lazy"), ("p-zclash", "p-zclash")])
-def test_defining_a_deferred_op_again_fails_the_later_plugin_naming_both(site, clash, loser):
+def test_defining_a_deferred_op_again_is_refused_for_the_later_plugin_naming_both(site, clash,
+                                                                                  loser):
     run(site, IMPORTED + "print('[]')")      # the manifest, without the clash
-    res = run(site, loaded('''
-        print(json.dumps({p.name: [p.status, p.error] for p in plugins.report()}))
-    '''), disable=f"p-aclash,p-zclash,{SHIPPED}".replace(clash, ""))
+    res = run(site, '''
+        import json, warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            from mxnext import plugins, registry
+            plugins.load()
+        print(json.dumps({"status": {p.name: p.status for p in plugins.report()},
+                          "refused": [list(r) for r in registry.refused()],
+                          "holder": registry.get("_pl_alpha_alias").provider,
+                          "alpha": registry.get("_pl_alpha").provider,
+                          "warnings": [str(w.message) for w in caught]}))
+    ''', disable=f"p-aclash,p-zclash,{SHIPPED}".replace(clash, ""))
     winner = "p-lazy" if loser == clash else clash
-    status, error = res[loser]
-    assert status == "failed" and res[winner][0] == "loaded"
+    assert res["status"][loser] == res["status"][winner] == "loaded"   # only the name is lost
+    assert res["refused"] == [["_pl_alpha_alias", winner, loser]]
+    assert res["holder"] == winner and res["alpha"] == "p-lazy"
+    (error,) = [w for w in res["warnings"] if "refused" in w]
     assert "'_pl_alpha_alias'" in error and f"'{winner}'" in error and f"'{loser}'" in error
 
 

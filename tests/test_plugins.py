@@ -338,3 +338,105 @@ def test_misspelt_hook_name_is_rejected(tmp_path, monkeypatch):
     with pytest.raises(PluginError, match="(?s)rt_plugin_typo.*mxnext_register_op"):
         plugins.load_plugin("rt_plugin_typo")
     assert plugins.manager().get_plugin("rt_plugin_typo") is None
+
+
+# -- precedence: the first definition of a name wins, whatever the plugins are called ------
+DUP = '''
+from opsdk import ElemwiseShape, assign, extend_op, hookimpl, register_op
+
+
+def _times7(ctx, inputs, req, outputs, params):
+    assign(outputs[0], req[0], inputs[0] * 7)
+
+
+@hookimpl
+def mxnext_register_ops(registry):
+    for name in ("relu", "FullyConnected", "_bp_own"):
+        (register_op(name).set_attr("FInferShape", ElemwiseShape(1, 1))
+         .set_attr("FCompute<cpu>", _times7))
+    extend_op("abs").set_attr("FCompute<cpu>", _times7, plevel=20)   # a kernel override
+'''
+
+DUP_PROBE = '''
+import json, warnings
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    import mxnext as mx
+    from mxnext import registry
+    x = mx.nd.array([-1, 2])
+    out = {"relu": mx.nd.relu(x).asnumpy().tolist(), "abs": mx.nd.abs(x).asnumpy().tolist(),
+           "own": mx.nd._bp_own(x).asnumpy().tolist(), "sum": mx.nd.sum(x).asnumpy().tolist(),
+           "fc": registry.get("FullyConnected").provider,
+           "status": {i.name: i.status for i in mx.plugins.report()},
+           "refused": sorted(map(list, registry.refused()))}
+out["warnings"] = [str(w.message) for w in caught if "refused" in str(w.message)]
+print(json.dumps(out))
+'''
+
+
+def test_a_plugin_defining_core_ops_is_refused_for_those_ops_only(tmp_path):
+    make_dist(tmp_path, "bp-dup", DUP)        # sorts before ops-nn and ops-tensor
+    proc = run_fresh(tmp_path, DUP_PROBE, MXNEXT_CACHE_DIR=str(tmp_path / "cache"))
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert res["relu"] == [0.0, 2.0] and res["sum"] == [1.0] and res["fc"] == "ops-nn"
+    assert res["own"] == [-7.0, 14.0] and res["abs"] == [-7.0, 14.0]   # plevel still overrides
+    assert res["status"]["bp-dup"] == res["status"]["ops-tensor"] == "loaded"
+    assert res["status"]["ops-nn"] == "loaded"
+    assert res["refused"] == [["FullyConnected", "ops-nn", "bp-dup"],
+                              ["relu", "ops-tensor", "bp-dup"]]
+    assert len(res["warnings"]) == 2
+    assert all("'bp-dup'" in w for w in res["warnings"])
+    assert any("'relu'" in w and "'ops-tensor'" in w for w in res["warnings"])
+
+
+def _dist_info(root, dist, plugin, requires=()):
+    info = root / f"{dist.replace('-', '_')}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n"
+                                   + "".join(f"Requires-Dist: {r}\n" for r in requires))
+    (info / "entry_points.txt").write_text(f"[mxnext]\n{plugin} = {plugin.replace('-', '_')}\n")
+
+
+def test_load_order_puts_dependencies_then_standard_distributions_first(tmp_path):
+    from importlib.metadata import distributions
+
+    from mxnext._runtime.plugins._order import load_order
+    _dist_info(tmp_path, "aa-ext", "aa-ext", ["zz-base>=1", "pytest; extra == 'test'"])
+    _dist_info(tmp_path, "zz-base", "zz-base", ["mxnext"])
+    _dist_info(tmp_path, "ab-free", "ab-free")
+    _dist_info(tmp_path, "mxnext-ops-nn", "a-nn")           # the entry-point name counts for
+    _dist_info(tmp_path, "mxnext_ops_tensor", "z-tensor")   # nothing, the distribution does
+    eps = {ep.name: ep for d in distributions(path=[str(tmp_path)]) for ep in d.entry_points}
+    assert load_order(eps) == ["z-tensor", "a-nn", "ab-free", "zz-base", "aa-ext"]
+
+
+# -- a plugin that exits or is interrupted while it imports ------------------------------
+EXITS = '''
+import sys
+sys.exit(3)
+'''
+
+INTERRUPTED = '''
+import os, signal, time
+os.kill(os.getpid(), signal.SIGINT)     # a real Ctrl-C, delivered while the plugin imports
+time.sleep(10)
+'''
+
+
+def test_a_plugin_calling_sys_exit_is_reported_broken_and_the_program_goes_on(tmp_path):
+    make_dist(tmp_path, "bp-exit", EXITS)
+    code = ("import mxnext as mx; print(mx.nd.relu(mx.nd.array([-1, 2])).asnumpy().tolist()); "
+            "i = {i.name: i for i in mx.plugins.report()}['bp-exit']; print(i.status, i.error)")
+    proc = run_fresh(tmp_path, code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["[0.0, 2.0]",
+                                        "failed SystemExit: the plugin called sys.exit(3)"]
+    assert "'bp-exit'" in proc.stderr and "failed to load" in proc.stderr
+
+
+def test_keyboard_interrupt_while_a_plugin_imports_still_stops_the_program(tmp_path):
+    make_dist(tmp_path, "bp-int", INTERRUPTED)
+    proc = run_fresh(tmp_path, "import mxnext as mx; mx.nd.zeros((1,)); print('went on')")
+    assert proc.returncode != 0 and "went on" not in proc.stdout
+    assert "KeyboardInterrupt" in proc.stderr

@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from mxnext import registry
-from mxnext.base import OpNotFound, ParamError, PluginError
+from mxnext.base import OpNotFound, ParamError, PluginError, PluginWarning
 from mxnext.params import Field, Param
 
 _ids = itertools.count()
@@ -74,8 +74,44 @@ def test_equal_plevel_from_two_providers_is_an_error_naming_both(name):
 def test_two_plugins_cannot_both_define_an_op(name):
     with registry.providing("plug-a"):
         registry.define(name)
-    with registry.providing("plug-b"), pytest.raises(PluginError, match="plug-a.*extend_op"):
+    with registry.providing("plug-b"), pytest.warns(PluginWarning, match="plug-a.*extend_op"):
+        refused = registry.define(name)     # the newcomer's definition is refused, not raised
+    assert registry.get(name).provider == "plug-a" and refused is not registry.get(name)
+    assert registry.Refusal(name, "plug-a", "plug-b") in registry.refused()
+
+
+def test_a_refused_definition_leaves_the_first_one_untouched(name):
+    with registry.providing("plug-a"):
+        d = registry.define(name)
+        d.set_attr("FCompute<cpu>", "a")
+    with registry.providing("plug-b"), pytest.warns(PluginWarning, match=rf"'{name}'.*plug-a"):
+        refused = registry.define(name)
+        refused.set_attr("FCompute<cpu>", "b")
+        registry.add_alias(refused, name + "_b")
+    assert d.get_attr("FCompute<cpu>") == "a" and d.aliases == []
+    assert name + "_b" not in registry.names()
+    assert all(c.op != name for c in registry.validate().conflicts)
+
+
+def test_an_alias_another_plugin_holds_is_refused_and_the_op_defined(name):
+    with registry.providing("plug-a"):
         registry.define(name)
+    with registry.providing("plug-b"), pytest.warns(PluginWarning, match="plug-a.*plug-b"):
+        d = registry.define(name + "_b")
+        registry.add_alias(d, name)
+    assert registry.get(name).provider == "plug-a" and registry.get(name + "_b") is d
+    assert registry.Refusal(name, "plug-a", "plug-b") in registry.refused()
+    with registry.providing("plug-b"), pytest.raises(PluginError, match="already names another op"):
+        registry.add_alias(registry.define(name + "_c"), name + "_b")   # its own: a bug
+
+
+@pytest.mark.parametrize("bad", ["bad name!", "", "1st", "a.b", None])
+def test_op_names_and_aliases_must_be_identifiers(name, bad):
+    with registry.providing("plug-a"), pytest.raises(PluginError, match="identifier.*got"):
+        registry.define(bad)
+    with registry.providing("plug-a"), pytest.raises(PluginError, match=f"alias of.*{name}"):
+        registry.add_alias(registry.define(name), bad)
+    assert bad not in registry.names()
 
 
 def test_alias_resolves_and_absorbs_attrs_attached_before_definition(name):

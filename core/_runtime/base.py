@@ -14,9 +14,9 @@ import threading
 
 import numpy as np
 
-__all__ = ["MXNetError", "EngineError", "ParamError", "OpNotFound", "PluginError",
+__all__ = ["MXNetError", "EngineError", "ParamError", "OpNotFound", "PluginError", "PluginWarning",
            "ShapeError", "TypeInferError", "NotImplementedForSymbol",
-           "NotSupportedForSparseNDArray", "did_you_mean", "py_str", "string_types",
+           "NotSupportedForSparseNDArray", "describe_error", "did_you_mean", "py_str", "string_types",
            "numeric_types", "integer_types", "mx_real_t", "data_dir", "data_dir_default",
            "classproperty", "with_metaclass", "is_np_shape", "set_np_shape",
            "FLAG_TO_DTYPE", "DTYPE_TO_FLAG"]
@@ -88,6 +88,18 @@ class OpNotFound(MXNetError, KeyError):
 
 class PluginError(MXNetError):
     """A plugin failed to load or register, or two plugins conflict."""
+
+
+class PluginWarning(UserWarning):
+    """A plugin failed to load (and was skipped), one of its definitions was refused, or a
+    request about plugins was ignored."""
+
+
+def describe_error(exc: BaseException) -> str:
+    """``"Type: message"`` for an error a plugin raised; ``sys.exit(code)`` says so."""
+    if isinstance(exc, SystemExit):
+        return f"SystemExit: the plugin called sys.exit({exc.code!r})"
+    return f"{type(exc).__name__}: {exc}"
 
 
 class ShapeError(MXNetError, ValueError):

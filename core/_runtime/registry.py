@@ -5,6 +5,10 @@ Plugins fill it at its first lookup (``_firstuse``). Ops are get-or-create by na
 before or after ops-tensor defines the op.
 An op is *defined* once a provider claims it (``define``, which
 ``opsdk.register_op`` calls); attributes on ops nobody defined are orphans.
+The first definition of a name wins: a later plugin's definition of that op (or alias) is
+refused with a ``PluginWarning`` naming both plugins, and only that one (``refused``); the
+rest of its ops register. Which plugin comes first is the plugin manager's load order.
+Op names and aliases are identifiers (letters, digits, underscores; no leading digit).
 Every attribute entry remembers its provider and priority level; the higher
 ``plevel`` wins, an equal level from two providers is a ``PluginError``.
 A plugin may leave its op modules unimported (``defer_modules``): ``get`` imports the
@@ -18,19 +22,23 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import re
 import sys
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .firstuse import fill as _fill
-from .base import OpNotFound, ParamError, PluginError, did_you_mean
+from .base import (OpNotFound, ParamError, PluginError, PluginWarning, describe_error,
+                   did_you_mean)
 from .fork import in_child
 
-__all__ = ["OpDef", "AttrEntry", "Argument", "Conflict", "Report", "USER", "op", "get", "define",
-           "add_alias", "list_ops", "providing", "current_provider", "on_new_op", "validate",
+__all__ = ["OpDef", "AttrEntry", "Argument", "Conflict", "Refusal", "Report", "USER", "op", "get",
+           "define", "add_alias", "list_ops", "providing", "current_provider", "on_new_op", "validate",
            "withdraw", "provided_by", "claim_package", "require", "missing_required",
-           "CORE_OPS_DISTRIBUTION", "OpInfo", "defer_modules", "recording", "catalog", "names"]
+           "CORE_OPS_DISTRIBUTION", "OpInfo", "defer_modules", "recording", "catalog", "names",
+           "refused"]
 
 USER = "__main__"
 """The provider of entries made outside any ``providing()`` block (user scripts)."""
@@ -58,17 +66,23 @@ class Conflict(NamedTuple):
     second: str     # provider that tried to set it at the same level
 
 
+class Refusal(NamedTuple):
+    name: str       # the op name or alias
+    owner: str      # the provider whose definition holds it
+    refused: str    # the provider whose later definition of it was refused
+
+
 class OpDef:
     """One operator: name, aliases, description, parameter model, arguments, attributes."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, provider: str | None = None):
         self.name = name
         self.aliases: list[str] = []
         self.description = ""
         self.param_model = None
         self.arguments: list[Argument] = []
         self.attrs: dict[str, AttrEntry] = {}
-        self.provider: str | None = None
+        self.provider = provider
         self.ignored: list[tuple[str, AttrEntry]] = []   # lower-plevel entries that lost
         self._values: dict = {}
         self._param_cache: dict = {}
@@ -186,6 +200,9 @@ _lazy: dict[str, list[str]] = {}  # op name or alias -> deferred modules setting
 _deferred_owner: dict[str, str] = {}    # name or alias of a deferred op -> its definer
 _described: list[tuple[str, object]] = []   # (plugin, describe() of its deferred modules)
 _failed: dict[str, str] = {}                # deferred op module -> why it did not import
+_refused: dict[tuple[str, str], Refusal] = {}   # (name, refused provider) -> the refusal
+_detached: dict[tuple[str, str], "OpDef"] = {}  # the refused definitions' own OpDefs
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _lock = threading.RLock()
 _import_lock = threading.RLock()    # deferred imports (not _lock: imports take module locks)
 CORE_OPS_DISTRIBUTION = "mxnext-ops-tensor"
@@ -236,6 +253,8 @@ def op(name: str) -> OpDef:
     if d is None:
         with _lock:
             real = _aliases.get(name)
+            if real is None:
+                _check_name(name, "operator name")
             d = _ops[real] if real is not None else _ops.setdefault(name, OpDef(name))
     if _state.touched is not None:
         _state.touched.update((name, d.name))
@@ -244,41 +263,60 @@ def op(name: str) -> OpDef:
 
 def define(name: str, provider: str | None = None, module: str | None = None) -> OpDef:
     """Claim ``name`` for ``provider`` (default: ``current_provider(module)``) and return
-    its OpDef."""
+    its OpDef. A name another provider defined first stays theirs: this definition is
+    refused (``refused``) and gets an OpDef of its own that nothing reads."""
     provider = provider or current_provider(module)
     d = op(name)
     owner = d.provider or _deferred_owner.get(d.name, provider)  # deferred: not imported yet
     if owner != provider:
-        raise _defined_twice(d.name, owner, provider)
+        _refuse(name, owner, provider)
+        return _detached.setdefault((name, provider), OpDef(name, provider))
     if d.provider is None:
         d.provider = provider
         _announce(d)
     return d
 
 
-def _defined_twice(name: str, owner: str, provider: str) -> PluginError:
-    return PluginError(f"Operator {name!r} is already defined by plugin {owner!r}; plugin "
-                       f"{provider!r} cannot define it again (use opsdk.extend_op to add "
-                       f"attributes to it)")
+def _check_name(name, what: str) -> None:
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise PluginError(f"registry: {what} must be an identifier (letters, digits and "
+                          f"underscores, not starting with a digit), got {name!r}")
+
+
+def _refuse(name: str, owner: str, provider: str) -> None:
+    """Record (and warn, once) that ``provider``'s definition of ``name`` lost to ``owner``."""
+    if (name, provider) in _refused:
+        return
+    _refused[(name, provider)] = Refusal(name, owner, provider)
+    warnings.warn(f"Operator {name!r} is already defined by plugin {owner!r}; the definition "
+                  f"by plugin {provider!r} is refused (its other ops load; to replace a "
+                  f"kernel, set it with opsdk.extend_op at a higher plevel)",
+                  PluginWarning, stacklevel=4)
+
+
+def refused() -> list[Refusal]:
+    """Every definition refused because another plugin defined the name first."""
+    _fill()
+    return list(_refused.values())
 
 
 def add_alias(d: OpDef, alias: str) -> None:
     """Make ``alias`` resolve to ``d``; attributes already set on an undefined op of that
     name move over, so attaching by alias works in any load order."""
+    _check_name(alias, f"alias of operator {d.name!r}")
     with _lock:
-        if alias == d.name or alias in d.aliases:
-            return
-        other = _ops.get(alias)
+        if alias == d.name or alias in d.aliases or _ops.get(d.name) is not d:
+            return          # known, or ``d`` is a refused definition
+        other, owner = _ops.get(alias), _owner(alias)   # owner: imported or deferred
+        if owner not in (None, d.provider):
+            return _refuse(alias, owner, d.provider)
+        if owner is not None and (other is not None and other.provider or alias in _aliases):
+            raise PluginError(f"Operator {d.name!r}: alias {alias!r} already names another op "
+                              f"of plugin {owner!r}")
         if other is not None:
-            if other.provider is not None:
-                raise PluginError(f"Operator {d.name!r}: alias {alias!r} is already the op "
-                                  f"defined by plugin {other.provider!r}")
             del _ops[alias]
             for key, e in other.attrs.items():
                 d.set_attr(key, e.value, e.plevel, e.provider)
-        owner = _aliases.get(alias)
-        if owner is not None and owner != d.name:
-            raise PluginError(f"Operator {d.name!r}: alias {alias!r} already names op {owner!r}")
         _aliases[alias] = d.name
         d.aliases.append(alias)
     if _state.touched is not None:
@@ -385,6 +423,9 @@ def withdraw(provider: str) -> None:
     its attributes on other ops go, and the best entry they had overridden returns.
     """
     with _lock:
+        for key in [k for k in _refused if k[1] == provider]:
+            del _refused[key]
+            _detached.pop(key, None)
         for module in [m for m, p in _deferred.items() if p == provider]:
             del _deferred[module]
         _described[:] = [(p, i) for p, i in _described if p != provider]
@@ -490,28 +531,40 @@ def _at(count, params):
         return None
 
 
-def defer_modules(modules: dict[str, list[str]], defines: list[str], describe,
+def defer_modules(modules: dict[str, list[str]], defines: list[list[str]], describe,
                   provider: str | None = None) -> None:
     """Know ops without importing the modules that register them: ``modules`` maps each
     module to the op names and aliases it sets entries on; the first ``get`` of one imports
-    it (for ``provider``, default the current one). ``defines`` are the names and aliases of
-    the ops they define; ``describe()`` returns an ``OpInfo`` for each op they set entries
-    on (``catalog``). A module imported already registered its ops and stays as it is."""
+    it (for ``provider``, default the current one). ``defines`` holds ``[name, *aliases]``
+    of each op they define (a name or alias another provider holds is refused: for an op
+    name, with its aliases); ``describe()`` returns an ``OpInfo`` for each op they set
+    entries on (``catalog``). A module imported already registered its ops and stays."""
     provider = provider or current_provider()
     with _lock:
-        for n in defines:
-            d = _ops.get(_aliases.get(n, n))
-            owner = d.provider if d is not None and d.provider else _deferred_owner.get(n)
-            if owner not in (None, provider):
-                raise _defined_twice(n, owner, provider)
+        claimed = []
+        for names in defines:       # the op name first: refused, its aliases go with it
+            for n in names:
+                _check_name(n, "operator name or alias")
+                if _owner(n) not in (None, provider):
+                    _refuse(n, _owner(n), provider)
+                    if n == names[0]:
+                        break
+                else:
+                    claimed.append(n)
         for module, touched in modules.items():
             if module in sys.modules:
                 continue
             _deferred[module] = provider
             for n in touched:
                 _lazy.setdefault(n, []).append(module)
-        _deferred_owner.update(dict.fromkeys(defines, provider))
+        _deferred_owner.update(dict.fromkeys(claimed, provider))
         _described.append((provider, describe))
+
+
+def _owner(name: str) -> str | None:
+    """The provider holding op name or alias ``name``, imported or deferred; None if free."""
+    d = _ops.get(_aliases.get(name, name))
+    return d.provider if d is not None and d.provider else _deferred_owner.get(name)
 
 
 def _import_deferred(module: str, why: str = "") -> None:
@@ -521,9 +574,11 @@ def _import_deferred(module: str, why: str = "") -> None:
     try:
         with providing(provider):
             importlib.import_module(module)
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:    # sys.exit() in an op module ends no program
         _failed[module] = (f"plugin {provider!r}: importing its op module {module!r}{why} "
-                           f"failed: {type(exc).__name__}: {exc}")
+                           f"failed: {describe_error(exc)}")
         raise PluginError(_failed[module]) from exc
 
 
@@ -571,8 +626,9 @@ def catalog() -> list[OpInfo]:
     described = [i for _, describe in _described for i in describe()]
     infos: dict[str, OpInfo] = {}
     for i in described:
-        if i.provider is not None:
-            infos[i.name] = i._replace(attrs=dict(i.attrs))
+        if i.provider is not None and _owner(i.name) == i.provider:   # not a refused one
+            aliases = tuple(a for a in i.aliases if _owner(a) == i.provider)
+            infos[i.name] = i._replace(aliases=aliases, attrs=dict(i.attrs))
     for d in list(_ops.values()):
         if d.provider is None:
             continue

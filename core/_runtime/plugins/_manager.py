@@ -17,7 +17,8 @@ import pluggy
 
 from .. import __version__, builtins, device, hookspecs, kvstores, registry
 from .. import firstuse as _firstuse
-from ..base import PluginError, did_you_mean
+from ..base import PluginError, PluginWarning, describe_error, did_you_mean
+from ._order import load_order
 
 ENTRY_POINT_GROUP = "mxnext"
 BUILTIN = "builtin"
@@ -27,10 +28,6 @@ _builtin_parts: list = []      # modules whose hooks make up the builtin plugin
 _REGISTRATION_HOOKS = (("mxnext_register_devices", device),
                        ("mxnext_register_kvstores", kvstores),
                        ("mxnext_register_ops", registry))
-
-
-class PluginWarning(UserWarning):
-    """A plugin failed to load (and was skipped) or a request about plugins was ignored."""
 
 
 @dataclass
@@ -95,9 +92,9 @@ def load() -> None:
                           stacklevel=2)
         _load_one(PluginInfo(BUILTIN, "mxnext", __version__, builtin=True), _builtin_plugin,
                   required=True)
-        eps = {ep.name: ep for ep in sorted(entry_points(group=ENTRY_POINT_GROUP),
-                                            key=lambda ep: ep.name)}
-        for name, ep in eps.items():
+        eps = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+        for name in load_order(eps):
+            ep = eps[name]
             info = _info_for(ep)
             if name in disabled:
                 _record_skip(info, "disabled by MXNEXT_DISABLE_PLUGINS")
@@ -222,12 +219,15 @@ def _load_one(info: PluginInfo, loader, required: bool) -> PluginInfo:
             pm.check_pending()      # a misspelt hook name fails here instead of never running
         _register(info)
         info.status = "loaded"
-    except Exception as exc:
+    except BaseException as exc:    # sys.exit() in a plugin ends no program ...
         info.status = "failed"
-        info.error = f"{type(exc).__name__}: {exc}"
+        info.error = describe_error(exc)
         info.traceback = traceback.format_exc()
         if pm.has_plugin(info.name):
             pm.unregister(name=info.name)
+        registry.withdraw(info.name)    # what it registered while importing
+        if isinstance(exc, KeyboardInterrupt):
+            raise                       # ... but Ctrl-C still stops it
         where = f" ({info.distribution} {info.version})" if info.distribution else ""
         if required:
             raise PluginError(f"plugin {info.name!r}{where} failed to load: {info.error}") from exc
