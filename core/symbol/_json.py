@@ -132,7 +132,7 @@ def loads(text: str) -> list:
     for i, (node, raw) in enumerate(zip(nodes, raw_nodes)):
         node.inputs = [NodeEntry(nodes[e[0]], e[1], e[2] if len(e) == 3 else 0)
                        for e in raw["inputs"]]
-        node.control_deps.extend(nodes[i] for i in raw.get("control_deps", []))
+        node.control_deps.extend(nodes[j] for j in raw.get("control_deps", []))
         if raw.get("subgraphs"):
             raise MXNetError(f"symbol JSON: {where(raw_nodes, i)} ({raw['op']}) has "
                              f"subgraphs, which mxnext does not support")
