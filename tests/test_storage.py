@@ -179,3 +179,25 @@ def test_concurrent_alloc_free_keeps_counts_consistent():
     st = sm.stats(ctx)
     assert (st["allocs"], st["frees"], st["in_use"]) == (8000, 8000, 0)
     assert st["hits"] + st["misses"] == 8000 and st["misses"] <= 4 * 14  # 14 size classes
+
+
+def test_a_failed_allocation_says_what_was_asked_and_leaves_the_counters():
+    sm = StorageManager("Round")
+    cpu = mx.cpu()
+    held = sm.alloc(1000, cpu)
+    before = sm.stats(cpu)
+    want = 2 ** 62                           # addressable, never available
+    cap = sm.pool(cpu).size_class(want)
+    with pytest.raises(MXNetError, match=rf"^storage\.alloc: out of memory: failed to allocate "
+                                         rf"{want} bytes \(size class {cap}\) on cpu\(0\) "
+                                         rf"\(Round pool: 1024 bytes in use by other blocks, "
+                                         rf"peak 1024;"):
+        sm.alloc(want, cpu)
+    after = sm.stats(cpu)
+    assert (after["in_use"], after["peak"], after["allocs"]) == \
+        (before["in_use"], before["peak"], before["allocs"])
+    with pytest.raises(MXNetError, match=rf"^storage\.alloc: failed to allocate {2 ** 64} "
+                                         rf"bytes \(size class {2 ** 64}\) on cpu\(0\): "):
+        sm.alloc(2 ** 64, cpu)                # beyond what numpy can address
+    assert sm.stats(cpu)["peak"] == before["peak"]
+    sm.free(held)

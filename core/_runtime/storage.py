@@ -139,16 +139,19 @@ class _Pool:
                 self.misses += 1
             self.allocs += 1
             self.in_use += cap
-            if self.in_use > self.peak:
+            if raw is not None and self.in_use > self.peak:
                 self.peak = self.in_use
         if raw is None:
             try:
-                raw = self._raw_alloc(cap)
+                raw = self._raw_alloc(nbytes, cap)
             except BaseException:
                 with self.lock:
                     self.in_use -= cap
                     self.allocs -= 1
                 raise
+            with self.lock:           # a failed request never counts towards the peak
+                if self.in_use > self.peak:
+                    self.peak = self.in_use
         if _check.ENABLED:
             _check.handed_out(raw)
             if var is not None:
@@ -165,18 +168,22 @@ class _Pool:
         h.pool = None
         self._put(h.raw, h.capacity, var)
 
-    def _raw_alloc(self, cap):
+    def _raw_alloc(self, nbytes, cap):
         try:
             return self.dev.alloc(cap, self.device_id)
+        except (ValueError, OverflowError) as exc:     # numpy: beyond what it can address
+            raise MXNetError(f"storage.alloc: failed to allocate {nbytes} bytes (size class "
+                             f"{cap}) on {self.ctx}: {exc}") from exc
         except MemoryError:
             self.release()             # give cached blocks back and try once more
             try:
                 return self.dev.alloc(cap, self.device_id)
             except MemoryError as exc:
-                raise MXNetError(f"storage.alloc: out of memory allocating {cap} bytes on "
-                                 f"{self.ctx} ({self.pool_type} pool: {self.in_use} bytes in "
-                                 f"use, peak {self.peak}; cached blocks were freed and the "
-                                 f"allocation retried once): {exc}") from exc
+                raise MXNetError(
+                    f"storage.alloc: out of memory: failed to allocate {nbytes} bytes (size "
+                    f"class {cap}) on {self.ctx} ({self.pool_type} pool: {self.in_use - cap} "
+                    f"bytes in use by other blocks, peak {self.peak}; cached blocks were freed "
+                    f"and the allocation retried once): {exc}") from exc
 
     def _put(self, raw, cap, var=None):
         """Return a buffer of size class ``cap`` to the pool (or the device, unpooled); ``var``

@@ -17,7 +17,7 @@ from .._runtime import device as _device
 from .._runtime import engine as _engine
 from .._runtime.tape import state as _state
 from .._runtime.base import MXNetError
-from .._runtime.context import Context, as_context, current_context
+from .._runtime.context import Context
 from . import _backward, _imperative, serialization
 from ._arith import Arithmetic
 from ._copies import filled, push_copy
@@ -25,7 +25,7 @@ from ._imperative import from_host, invoke_name, new_array
 from ._methods import OpMethods
 from .indexing import Indexing, slice_is_contiguous
 
-__all__ = ["NDArray", "empty", "waitall"]
+__all__ = ["NDArray", "waitall"]
 
 
 class NDArray(Arithmetic, OpMethods, Indexing):
@@ -269,12 +269,6 @@ class NDArray(Arithmetic, OpMethods, Indexing):
 
 _imperative.use_array_class(NDArray)
 registry.require("NDArray copies and casts", "transpose", "_copy", "Cast")
-
-
-def empty(shape, ctx=None, dtype=None) -> NDArray:
-    """An uninitialised array (MXNet's ``mx.nd.empty``)."""
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
-    return new_array(shape, np.dtype(dtype or np.float32), as_context(ctx) or current_context())
 
 
 def waitall() -> None:

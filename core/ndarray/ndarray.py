@@ -21,12 +21,12 @@ from .._runtime.context import Context, as_context, current_context
 from ..util import is_np_shape
 from ._arith import functions as _functions
 from ._array import NDArray, waitall
-from ._array import empty as _empty
 from ._copies import push_copy as _push_copy
 from ._copies import push_fill as _push_fill
 from ._imperative import from_host as _from_host
 from ._imperative import invoke_name, new_array
 from ._methods import split_v2
+from ._shapes import allocation_failed, arange_length, creation_shape
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "eye", "linspace",
            "waitall", "concatenate", "moveaxis", "histogram", "split_v2", "onehot_encode",
@@ -39,12 +39,6 @@ _STORAGE_TYPE_STR_TO_ID = {"_undefined": -1, "default": 0, "row_sparse": 1, "csr
 
 def _ctx(ctx):
     return as_context(ctx) or current_context()
-
-
-def _shape(shape):
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(int(s) for s in shape)
 
 
 # -- creation ---------------------------------------------------------------------------
@@ -63,10 +57,20 @@ def array(source_array, ctx=None, dtype=None) -> NDArray:
 
 def _filled(shape, value, ctx, dtype, out=None, name="_full"):
     if out is None:
-        out = new_array(_shape(shape), np.dtype(dtype) if dtype is not None else _FLOAT32,
-                        _ctx(ctx))
+        dtype = np.dtype(dtype) if dtype is not None else _FLOAT32
+        out = _allocate(name.strip("_"), shape, dtype, ctx)
     _push_fill(out, value, name)      # MXNet's op names: _zeros, _ones, _full
     return out
+
+
+def _allocate(what, shape, dtype, ctx):
+    """A new array for creation function ``what``: its shape checked, an allocation failure
+    naming the function and the shape."""
+    shape = creation_shape(what, shape, dtype)
+    try:
+        return new_array(shape, dtype, _ctx(ctx))
+    except (MemoryError, MXNetError) as exc:
+        raise allocation_failed(what, shape, dtype, exc) from exc
 
 
 def _strict(fn):
@@ -93,21 +97,21 @@ def _strict(fn):
 @_strict
 def zeros(shape, ctx=None, dtype=None, stype=None, out=None, name=None) -> NDArray:
     """An array of zeros (float32 unless ``dtype``) on ``ctx``, or written into ``out``."""
-    _check_known("zeros", shape)
+    _check_known("zeros", shape, dtype)
     return _filled(shape, 0, ctx, dtype, out, "_zeros")
 
 
 @_strict
 def ones(shape, ctx=None, dtype=None, stype=None, out=None, name=None) -> NDArray:
     """An array of ones (float32 unless ``dtype``) on ``ctx``, or written into ``out``."""
-    _check_known("ones", shape)
+    _check_known("ones", shape, dtype)
     return _filled(shape, 1, ctx, dtype, out, "_ones")
 
 
-def _check_known(what, shape):
+def _check_known(what, shape, dtype):
     """MXNet's ``zeros``/``ones`` are ops whose shape must be known: in legacy shape
     semantics ``()`` and a 0 dimension mean unknown (``mx.np_shape()`` allows them)."""
-    shape = _shape(shape)
+    shape = creation_shape(what, shape, dtype or _FLOAT32)
     if not is_np_shape() and (not shape or 0 in shape):
         raise MXNetError(f"{what}: shape {shape} is unknown in MXNet's legacy shape semantics "
                          f"(() and 0 dimensions mean unknown); use mx.np_shape() for scalar "
@@ -123,17 +127,22 @@ def full(shape, val, ctx=None, dtype=None, out=None) -> NDArray:
 @_strict
 def empty(shape, ctx=None, dtype=None, stype=None) -> NDArray:
     """An uninitialised array (MXNet's ``mx.nd.empty``)."""
-    return _empty(shape, ctx, dtype)
+    return _allocate("empty", shape, np.dtype(dtype or _FLOAT32), ctx)
 
 
 @_strict
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
            dtype=None) -> NDArray:
     """Evenly spaced values in [start, stop), each repeated ``repeat`` times."""
-    host = np.arange(start, stop, step, dtype=np.dtype(dtype) if dtype else _FLOAT32)
-    if repeat != 1:
-        host = np.repeat(host, int(repeat))
-    return _from_host(host, _ctx(ctx))
+    dtype = np.dtype(dtype) if dtype else _FLOAT32
+    n = arange_length(start, stop, step, repeat, dtype)
+    try:
+        host = np.arange(start, stop, step, dtype=dtype)
+        if repeat != 1:
+            host = np.repeat(host, int(repeat))
+        return _from_host(host, _ctx(ctx))
+    except (MemoryError, MXNetError) as exc:
+        raise allocation_failed("arange", (n,), dtype, exc) from exc
 
 
 @_strict

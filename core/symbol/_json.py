@@ -27,6 +27,7 @@ from .._runtime.base import MXNetError, OpNotFound
 from .._runtime.graph import IndexedGraph, Node, NodeEntry
 from ..util import is_np_shape
 from . import _create
+from ._json_check import check_doc, where
 
 __all__ = ["dumps", "load", "loads", "without_amp_casts", "MXNET_VERSION"]
 
@@ -116,33 +117,61 @@ def without_amp_casts(outputs):
 
 # -- reading -----------------------------------------------------------------------------
 def loads(text: str) -> list:
-    """The output entries of the graph in MXNet JSON ``text``."""
+    """The output entries of the graph in MXNet JSON ``text``; ``MXNetError`` naming the
+    node (number and name) when the document is malformed."""
     try:
         doc = json.loads(text)
-        raw_nodes, heads = doc["nodes"], doc["heads"]
-    except (ValueError, KeyError, TypeError) as exc:
+    except ValueError as exc:
         raise MXNetError(f"not MXNet symbol JSON: {exc}") from None
+    check_doc(doc)
+    raw_nodes = doc["nodes"]
     graph_attrs = doc.get("attrs", {})
     version = _version(graph_attrs)
     np_shapes = is_np_shape() and graph_attrs.get("is_np_shape", [None, 0])[1] != 1
-    nodes = [_new_node(raw) for raw in raw_nodes]
-    for node, raw in zip(nodes, raw_nodes):
-        node.inputs = [_read_entry(nodes, e, node.name) for e in raw.get("inputs", [])]
-        node.control_deps.extend(nodes[_index(nodes, i, node.name)]
-                                 for i in raw.get("control_deps", []))
+    nodes = [_new_node(raw_nodes, i) for i in range(len(raw_nodes))]
+    for i, (node, raw) in enumerate(zip(nodes, raw_nodes)):
+        node.inputs = [NodeEntry(nodes[e[0]], e[1], e[2] if len(e) == 3 else 0)
+                       for e in raw["inputs"]]
+        node.control_deps.extend(nodes[j] for j in raw.get("control_deps", []))
         if raw.get("subgraphs"):
-            raise MXNetError(f"symbol JSON: node {node.name!r} ({raw['op']}) has subgraphs, "
-                             f"which mxnext does not support")
+            raise MXNetError(f"symbol JSON: {where(raw_nodes, i)} ({raw['op']}) has "
+                             f"subgraphs, which mxnext does not support")
     _check_acyclic(nodes)
     for i in doc.get("arg_nodes", []):
-        if nodes[_index(nodes, i, "arg_nodes")].op is not None:
+        if nodes[i].op is not None:
             raise MXNetError(f"symbol JSON: arg_nodes lists node {i} "
                              f"({nodes[i].name!r}), which is not a variable")
-    for node in nodes:          # file order: an op after its inputs, as MXNet writes them
-        _finish(node, version)
+    for i, node in enumerate(nodes):    # file order: an op after its inputs, as MXNet writes
+        _finish(node, version, where(raw_nodes, i))
         if np_shapes and node.op is None and node._attrs and "__shape__" in node._attrs:
             node._attrs["__shape__"] = _numpy_shape(node._attrs["__shape__"])
-    return [_read_entry(nodes, e, "heads") for e in heads]
+    number = {id(node): i for i, node in enumerate(nodes)}
+    for i, node in enumerate(nodes):
+        _check_inputs(node, where(raw_nodes, i), raw_nodes, number)
+    heads = [NodeEntry(nodes[e[0]], e[1], e[2] if len(e) == 3 else 0) for e in doc["heads"]]
+    _check_outputs_read(heads, "heads", raw_nodes, number)
+    return heads
+
+
+def _check_inputs(node, here, raw_nodes, number) -> None:
+    """An op has as many inputs as it takes, each an output its node has."""
+    if node.op is None:
+        return
+    want = node.op.num_inputs(node.params)
+    if want >= 0 and len(node.inputs) != want:
+        raise MXNetError(f"symbol JSON: {here} ({node.op.name}) has {len(node.inputs)} "
+                         f"inputs; {node.op.name} takes {want}")
+    _check_outputs_read(node.inputs, f"{here}: inputs", raw_nodes, number)
+
+
+def _check_outputs_read(entries, at, raw_nodes, number) -> None:
+    for e in entries:
+        i = number.get(id(e.node))      # None: a variable an upgrade added, read at 0
+        n = e.node.num_outputs()
+        if i is not None and e.index >= n:
+            raise MXNetError(f"symbol JSON: {at}: entry {[i, e.index, e.version]} reads "
+                             f"output {e.index} of {where(raw_nodes, i)}, which has {n} "
+                             f"output{'s' if n != 1 else ''}")
 
 
 def _check_acyclic(nodes) -> None:
@@ -179,12 +208,18 @@ def _reads(node):
 
 def load(fname) -> list:
     """``loads`` of file ``fname``; an error names the file (its type kept)."""
-    with open(fname, encoding="utf-8") as f:
-        try:
-            return loads(f.read())
-        except MXNetError as exc:
-            exc.args = (f"{f.name}: {exc}", *exc.args[1:])
-            raise
+    with open(fname, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MXNetError(f"{fname}: not MXNet symbol JSON: byte {exc.start} is not UTF-8 "
+                         f"({exc.reason})") from None
+    try:
+        return loads(text)
+    except MXNetError as exc:
+        exc.args = (f"{fname}: {exc}", *exc.args[1:])
+        raise
 
 
 def _numpy_shape(text) -> str:
@@ -197,45 +232,39 @@ def _numpy_shape(text) -> str:
 
 
 def _version(attrs) -> int:
-    v = attrs.get("mxnet_version")
-    if isinstance(v, list) and len(v) == 2:
-        return int(v[1])
+    if "mxnet_version" in attrs:
+        return attrs["mxnet_version"][1]
     return 800                      # files before 0.9 carry no version: MXNet's 0.8.0
 
 
-def _new_node(raw) -> Node:
-    """A node with its op and raw string dict (``info`` holds it until ``_finish``)."""
+def _new_node(raw_nodes, i) -> Node:
+    """Node ``i`` with its op and raw string dict (``info`` holds it until ``_finish``)."""
+    raw = raw_nodes[i]
     d = {}
     for key in ("param", "attr", "attrs"):      # MXNet's attrs and attr win over param
         d.update(raw.get(key) or {})
-    op_name = raw.get("op", "null")
     op = None
-    if op_name != "null":
+    if raw["op"] != "null":
         try:
-            op = _registry.get(op_name)
+            op = _registry.get(raw["op"])
         except OpNotFound as exc:
-            raise OpNotFound(f"Failed loading node {raw.get('name', '')!r} of type "
-                             f"{op_name!r}: {exc}") from None
-    node = Node(op, None, (), raw.get("name", ""))
-    node.info = {str(k): str(v) for k, v in d.items()}
+            raise OpNotFound(f"Failed loading node {raw['name']!r} of type {raw['op']!r} "
+                             f"(node #{i}): {exc}") from None
+    node = Node(op, None, (), raw["name"])
+    node.info = d
     return node
 
 
-def _index(nodes, i, where) -> int:
-    if not isinstance(i, int) or not 0 <= i < len(nodes):
-        raise MXNetError(f"symbol JSON: {where} refers to node {i!r}, but there are "
-                         f"{len(nodes)} nodes")
-    return i
+def _finish(node, version, here) -> None:
+    """``_upgrade`` ``node``; an error names it (``here``) and its op."""
+    try:
+        _upgrade(node, version)
+    except MXNetError as exc:
+        op = f" ({node.op.name})" if node.op is not None else ""
+        raise type(exc)(f"symbol JSON: {here}{op}: {exc}") from None
 
 
-def _read_entry(nodes, e, where) -> NodeEntry:
-    if not isinstance(e, list) or len(e) not in (2, 3):
-        raise MXNetError(f"symbol JSON: {where}: entry {e!r} is not [node, index, version]")
-    return NodeEntry(nodes[_index(nodes, e[0], where)], int(e[1]),
-                     int(e[2]) if len(e) == 3 else 0)
-
-
-def _finish(node, version) -> None:
+def _upgrade(node, version) -> None:
     """Upgrade ``node``'s raw dict from ``version`` and split it into parameters and
     attributes (an op may move keys onto its input variables, done before it)."""
     d = node.info
@@ -243,15 +272,13 @@ def _finish(node, version) -> None:
     if version < MXNET_VERSION:
         d = _move_hidden_keys(node, d)
     if node.op is None:
+        _check_variable_attrs(node.name, d)
         node._attrs = d or None
         return
     if version < 905 and node.op.name in ("argmax", "argmin") and d.get("axis") == "-1":
         del d["axis"]
     params = {k: v for k, v in d.items() if not _create._is_dunder(k)}
-    try:
-        node.params = node.op.parse_params(params)
-    except MXNetError as exc:
-        raise type(exc)(f"symbol JSON: node {node.name!r}: {exc}") from None
+    node.params = node.op.parse_params(params)
     _create.spell(node, params)
     node._attrs = {k: v for k, v in d.items() if _create._is_dunder(k)} or None
     if version < 900:
@@ -262,6 +289,16 @@ def _finish(node, version) -> None:
             for i, e in enumerate(node.inputs):
                 if e.node.op is None:
                     rule(node.params, e.node, i)
+
+
+def _check_variable_attrs(name, d) -> None:
+    """A variable's ``__shape__`` and ``__dtype__`` parse (else inference fails later, and
+    without the file's name)."""
+    from .._runtime.graph.infer import _dtype_flag, parse_shape
+    if "__shape__" in d:
+        parse_shape(d["__shape__"], name)
+    if "__dtype__" in d:
+        _dtype_flag(d["__dtype__"], name)
 
 
 def _move_hidden_keys(node, d) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import numpy as np
-from opsdk import NodeEntry, assign, make_node
+from opsdk import MXNetError, NodeEntry, assign, make_node
 from opsdk.shape import merge_shape
 from pydantic import BeforeValidator
 
@@ -52,6 +52,21 @@ def mod(xp, a, b):
     gives NaN there for floats)."""
     r = xp.mod(a, b)
     return xp.where(xp.equal(b, 0), r.dtype.type(0), r)
+
+
+def refuse_zero_divisor(op, compute, pos, what):
+    """``compute`` of division op ``op``, refusing an integer input ``pos`` (``what``: its
+    name) holding a zero: C gives no value there, numpy's true_divide gives inf, cast to
+    INT_MIN, and MXNet returns that silently."""
+    def checked(ctx, inputs, req, outputs, params):
+        d = inputs[pos]
+        if d.dtype.kind in "iub" and not d.all():
+            n = d.size - int(ctx.xp.count_nonzero(d))
+            raise MXNetError(f"Operator {op!r}: integer division by zero: {what} ({d.dtype}, "
+                             f"shape {tuple(d.shape)}) has {n} zero element{'s' * (n != 1)}; "
+                             f"cast to a float dtype for inf/nan results")
+        compute(ctx, inputs, req, outputs, params)
+    return checked
 
 
 def mod_grads(xp, a, b):

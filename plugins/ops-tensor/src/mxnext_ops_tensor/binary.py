@@ -1,7 +1,8 @@
 """Elementwise and broadcast binary ops, ``add_n`` and ``where``.
 
 ``_MATH`` rows are ``name: (forward, d/dlhs, d/drhs)``, each ``fn(xp, a, b)`` (forwards
-mostly ``Ufunc`` rows, written straight into the output; integer division truncates).
+mostly ``Ufunc`` rows, written straight into the output; integer division truncates, and
+an integer zero divisor is an error, where MXNet gives INT_MIN).
 Every row becomes ``broadcast_<name>`` (MXNet broadcasting: shapes aligned
 on the right, each axis equal or 1) and ``_<name>`` / ``elemwise_<name>``
 (equal shapes), each with a ``_backward_*`` op that multiplies the output
@@ -20,7 +21,7 @@ from opsdk import (CloneGradient, ElemwiseGradUseIn, ElemwiseGradUseNone, Elemwi
 from opsdk.shape import shape_known
 
 from ._common import (OpsGrad, Ufunc, call, check_outs, forward_compute, mod, mod_grads, put,
-                      sum_to)
+                      refuse_zero_divisor, sum_to)
 
 
 def _pow(xp, a, b):
@@ -216,7 +217,10 @@ for _row, (_fwd, _dl, _dr) in _MATH.items():
         else:
             _register_backward(_bw, _dl, _dr, _GRAD2.get(_row), _IDENTITY.get(_row, ()))
             rule = ElemwiseGradUseIn(_bw)
-        _binary(_name, forward_compute(_fwd), _shape or _broadcast_infer(_name), rule,
+        _compute = forward_compute(_fwd)
+        if _row == "div":
+            _compute = refuse_zero_divisor(_name, _compute, 1, "rhs")
+        _binary(_name, _compute, _shape or _broadcast_infer(_name), rule,
                 f"Elementwise {_row} of lhs and rhs"
                 + (" with broadcasting." if _shape is None else " (equal shapes)."), _aliases)
 

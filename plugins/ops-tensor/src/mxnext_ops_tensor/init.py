@@ -42,6 +42,9 @@ def _bounds(p):
     start, stop = (0.0, p.start) if p.stop is None else (p.start, p.stop)
     if p.step == 0:
         fail("_arange", "step must not be 0")
+    if not all(math.isfinite(v) for v in (start, stop, p.step)):
+        fail("_arange", f"start, stop and step must be finite, got start {start}, stop {stop}, "
+                        f"step {p.step}")
     return start, stop, max(0, math.ceil((stop - start) / p.step))
 
 

@@ -14,11 +14,11 @@ case the result is float64 (booleans give int64).
 from __future__ import annotations
 
 import numpy as np
-from opsdk import (ElemwiseGradUseIn, ElemwiseShape, Field, MakeZeroGradNodes, Param,
-                   TypeInferError, register_op)
+from opsdk import (ElemwiseGradUseIn, ElemwiseShape, Field, MakeZeroGradNodes, MXNetError,
+                   Param, TypeInferError, register_op)
 
 from ._common import (IN, INPLACE_0, OpsGrad, Ufunc, backward_grad, call, mod, mod_grads, mul, put,
-                      put_ufunc)
+                      put_ufunc, refuse_zero_divisor)
 
 ZERO = MakeZeroGradNodes
 
@@ -144,6 +144,23 @@ def _forward(fwd):
     return compute
 
 
+def _refuse_zero_scalar(compute):
+    """``_div_scalar``'s ``compute``, refusing a scalar that truncates to 0 for integer data
+    (MXNet gives INT_MIN)."""
+    def checked(ctx, inputs, req, outputs, params):
+        x = inputs[0]
+        if params.is_int and x.dtype.kind in "iub" and int(params.scalar) == 0:
+            raise MXNetError(f"Operator '_div_scalar': integer division by zero: scalar "
+                             f"{params.scalar:g} is 0 as an integer for {x.dtype} data; cast "
+                             f"to a float dtype (or pass is_int=False) for inf/nan results")
+        compute(ctx, inputs, req, outputs, params)
+    return checked
+
+
+_CHECKS = {"_div_scalar": _refuse_zero_scalar,
+           "_rdiv_scalar": lambda c: refuse_zero_divisor("_rdiv_scalar", c, 0, "data")}
+
+
 def _backward(deriv):
     def compute(ctx, inputs, req, outputs, params):
         og, x = inputs
@@ -173,7 +190,7 @@ for _name, (_fwd, _grad) in _OPS.items():
      .set_attr_parser(ScalarParam).set_num_inputs(1).set_num_outputs(1)
      .set_attr("FInferShape", ElemwiseShape(1, 1)).set_attr("FInferType", _infer_type(_name))
      .set_attr("FInplaceOption", INPLACE_0)
-     .set_attr("FCompute<cpu>", _forward(_fwd))
+     .set_attr("FCompute<cpu>", _CHECKS.get(_name, lambda c: c)(_forward(_fwd)))
      .set_attr("FGradient", _grad)
      .add_argument("data", "NDArray-or-Symbol", "The array operand."))
 
