@@ -32,7 +32,7 @@ class EngineCheckError(EngineError):
     """What ``MXNEXT_ENGINE_CHECK`` found: a use of freed memory, or an undeclared write."""
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()      # a collected array may free its block inside a check
 _gens: dict = {}                            # id(raw) -> generation of a pooled block
 _regions = weakref.WeakKeyDictionary()      # Var -> {(id(raw), start, stop): [raw, gen]}
 
