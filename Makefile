@@ -20,8 +20,11 @@ $(STAMP): $(PY) $(PROJECTS)
 setup: $(STAMP)
 
 # One pytest worker per core; worksteal keeps both busy behind the few long engine and CLI tests.
+# Then the same suites again under the engine check (docs/internals.md, "Engine check").
+TESTS := tests $(foreach p,$(PLUGINS),$(p)/tests)
 test: setup
-	$(PY) -m pytest -q -n auto --dist worksteal tests $(foreach p,$(PLUGINS),$(p)/tests)
+	$(PY) -m pytest -q -n auto --dist worksteal $(TESTS)
+	MXNEXT_ENGINE_CHECK=1 $(PY) -m pytest -q -n auto --dist worksteal $(TESTS)
 
 demo: setup
 	$(PY) examples/train_lenet_digits.py

@@ -164,7 +164,7 @@ class Engine:
         _tls.in_worker = True
         try:
             if _check.ENABLED:
-                _check.run(fn, rctx, const, mutate, name)
+                _check.run(_call, fn, rctx, const, mutate, name)
             elif rctx.runner is not None:     # a device running functions on its streams
                 rctx.runner(fn, const, mutate)
             elif _profiling:
@@ -217,6 +217,16 @@ class Engine:
         if _tls.in_worker:
             raise EngineError(f"{what} called from inside an engine function: it would "
                               "deadlock; push a dependent function instead")
+
+
+def _call(fn, rctx, const, mutate, name):
+    """``_run_guarded``'s call of ``fn``, as a function (for the engine check)."""
+    if rctx.runner is not None:
+        rctx.runner(fn, const, mutate)
+    elif _profiling:
+        _events.run(fn, rctx, name)
+    else:
+        fn(rctx)
 
 
 def _until_complete(fn):

@@ -89,18 +89,15 @@ def _checksums(const):
     return out
 
 
-def run(fn, rctx, const, mutate, name) -> None:
-    """Run sync ``fn(rctx)`` as the engine would, with the checks (checksums only where it
-    runs on the host: a stream device's function only enqueues its work)."""
+def run(call, fn, rctx, const, mutate, name) -> None:
+    """``call(fn, rctx, const, mutate, name)`` (the engine's run of sync ``fn``) with the
+    checks; checksums only where ``fn`` runs on the host (a stream device's function only
+    enqueues its work)."""
     verify((*const, *mutate), name)
-    if rctx.runner is not None:
-        rctx.runner(fn, const, mutate)
-        return
-    sums = _checksums(const)
-    fn(rctx)
+    sums = _checksums(const) if rctx.runner is None else ()
+    call(fn, rctx, const, mutate, name)
     for v, raw, start, stop, crc in sums:
         if zlib.crc32(raw[start:stop]) != crc:
             raise EngineCheckError(
                 f"engine check: {name!r} changed {v!r}, which it declared read-only (a write "
                 f"outside its mutable vars, or an in-place plan over an input)")
-    verify((*const, *mutate), name)
