@@ -439,7 +439,8 @@ class Report:
 
 def validate() -> Report:
     """Orphans (attributes on ops nobody defined), gaps (defined ops without
-    ``FInferShape`` or any ``FCompute<dev>``), conflicts and ignored entries; deferred op
+    ``FInferShape``, which a ``TIsBackward`` op takes from its forward, or without any
+    ``FCompute<dev>`` / ``FStatefulCompute<dev>``), conflicts and ignored entries; deferred op
     modules are imported first, and those that fail are reported."""
     _fill()
     _import_all()
@@ -449,8 +450,9 @@ def validate() -> Report:
             rep.orphans.append((d.name, sorted(d.attrs),
                                 sorted({e.provider for e in d.attrs.values()})))
             continue
-        missing = [] if "FInferShape" in d.attrs else ["FInferShape"]
-        if not any(k.startswith("FCompute<") for k in d.attrs):
+        shaped = "FInferShape" in d.attrs or d.get_attr("TIsBackward")
+        missing = [] if shaped else ["FInferShape"]
+        if not any(k.startswith(("FCompute<", "FStatefulCompute<")) for k in d.attrs):
             missing.append("FCompute<dev>")
         if missing:
             rep.gaps.append((d.name, missing))
