@@ -624,7 +624,7 @@ class HybridBlock(Block):
                 try:
                     return self.hybrid_forward(ndarray, x, *args, **params)
                 except MXNetError as e:
-                    if getattr(e, "_mxnext_block", None):   # a child's, naming the child
+                    if _names_a_block(self, e):
                         raise
                     raise _in_block(self, e, (x, *args)) from e
         params = {k: v.var() for k, v in self._reg_params.items()}
@@ -634,6 +634,12 @@ class HybridBlock(Block):
     def hybrid_forward(self, F, x, *args, **kwargs):
         """The computation with ``F`` (mx.nd or mx.sym); subclasses override it."""
         raise NotImplementedError
+
+
+def _names_a_block(block, error) -> bool:
+    """Whether ``error`` already says where it comes from: a child's error named by the child,
+    or one ``block``'s own code raised naming its class."""
+    return bool(getattr(error, "_mxnext_block", None)) or type(block).__name__ in str(error)
 
 
 def _in_block(block, error, inputs):
