@@ -176,7 +176,7 @@ def _grad_reqs(grad_req, names):
 
 
 def _from_shared(shared_exec, kind, name, shape, dtype) -> NDArray:
-    """``shared_exec``'s array ``name`` (of ``kind``: arg_dict, grad_dict), which must fit."""
+    """``shared_exec``'s array ``name`` (``kind``: arg_dict, grad_dict), which must fit."""
     what = "argument" if kind == "arg_dict" else "gradient of argument"
     old = getattr(shared_exec, kind).get(name)
     if old is None:
@@ -184,8 +184,8 @@ def _from_shared(shared_exec, kind, name, shape, dtype) -> NDArray:
                          f"no {what} {name!r} to share")
     if old.shape != shape or old.dtype != dtype:
         raise MXNetError(f"simple_bind: shared_arg_names names {name!r}, whose {what} in "
-                         f"shared_exec is {old.shape} {np.dtype(old.dtype)}, but this executor needs "
-                         f"{shape} {dtype}")
+                         f"shared_exec is {old.shape} {np.dtype(old.dtype)}, but this executor "
+                         f"needs {shape} {dtype}")
     return old
 
 
