@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.mxnext-installed
 PLUGINS := $(sort $(wildcard plugins/*))
 PROJECTS := pyproject.toml $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: setup test demo bench gluon-tests clean
+.PHONY: setup test test-quick demo bench gluon-tests clean
 
 $(PY):
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "mxnext needs Python 3.10+"'
@@ -22,6 +22,16 @@ setup: $(STAMP)
 # One pytest worker per core; worksteal keeps both busy behind the few long engine and CLI tests.
 test: setup
 	$(PY) -m pytest -q -n auto --dist worksteal tests $(foreach p,$(PLUGINS),$(p)/tests)
+
+# The suite without its slowest files (real training runs, CLI subprocesses that pip-install,
+# MPI jobs, DataLoader worker processes, docs): for a quick check while working.
+QUICK_SKIP := tests/test_cli.py tests/test_examples.py tests/test_docs.py \
+	tests/test_async_results.py tests/gluon/test_mxnet_examples.py \
+	tests/gluon/test_data_workers_orphaned.py tests/gluon/test_trainer_dist.py \
+	tests/gluon/test_model_zoo.py
+test-quick: setup
+	$(PY) -m pytest -q -n auto --dist worksteal $(foreach f,$(QUICK_SKIP),--ignore=$(f)) \
+		tests $(foreach p,$(filter-out plugins/kvstore-mpi,$(PLUGINS)),$(p)/tests)
 
 demo: setup
 	$(PY) examples/train_lenet_digits.py
