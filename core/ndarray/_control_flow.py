@@ -5,7 +5,11 @@ other op calls) and stacks the per-step outputs."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._runtime import registry
+from . import op
+from ._copies import filled
 from .ndarray import NDArray
 
 __all__ = ["foreach", "while_loop", "cond"]
@@ -51,7 +55,6 @@ def foreach(body, data, init_states):
     """Run ``body(item, states) -> (outputs, new_states)`` over axis 0 of ``data`` (an
     NDArray, or a list of NDArrays stepped together); returns ``(outputs stacked on a new
     axis 0, final states)``, each in the structure ``body`` returned."""
-    from .. import ndarray as nd
     flat_data, _ = _flatten(data, "foreach: data")
     _flatten(init_states, "foreach: init_states")
     steps = {d.shape[0] for d in flat_data}
@@ -66,7 +69,7 @@ def foreach(body, data, init_states):
         outputs.append(outs)
     if fmt is None:
         return [], states
-    stacked = [nd.stack(*column, axis=0) for column in zip(*outputs)]
+    stacked = [op.stack(*column, axis=0) for column in zip(*outputs)]
     return _regroup(stacked, fmt)[0], states
 
 
@@ -74,7 +77,6 @@ def while_loop(cond, func, loop_vars, max_iterations=None):
     """While ``cond(*loop_vars)`` is true and fewer than ``max_iterations`` steps ran:
     ``step_output, loop_vars = func(*loop_vars)``. Returns ``(step outputs stacked on axis 0,
     padded with zeros to max_iterations rows, final loop_vars)``."""
-    from .. import ndarray as nd
     if max_iterations is None:
         raise ValueError("while_loop: max_iterations must be given")
     max_iterations = _scalar(max_iterations, int, "while_loop: max_iterations")
@@ -101,9 +103,9 @@ def while_loop(cond, func, loop_vars, max_iterations=None):
         rows = [x.expand_dims(axis=0) for x in column]
         if len(rows) < max_iterations:
             first = column[0]
-            rows.append(nd.zeros((max_iterations - len(rows), *first.shape), ctx=first.context,
-                                 dtype=first.dtype))
-        stacked.append(nd.concat(*rows, dim=0))
+            rows.append(filled((max_iterations - len(rows), *first.shape),
+                               np.dtype(first.dtype), first.context, 0))
+        stacked.append(op.concat(*rows, dim=0))
     if fmt is not None:
         stacked = _regroup(stacked, fmt)[0]
     return stacked, loop_vars[0] if single else loop_vars
