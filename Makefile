@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.mxnext-installed
 PLUGINS := $(sort $(wildcard plugins/*))
 PROJECTS := pyproject.toml $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: setup test demo bench gluon-tests clean
+.PHONY: setup test test-quick demo bench gluon-tests clean
 
 $(PY):
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "mxnext needs Python 3.10+"'
@@ -25,6 +25,16 @@ TESTS := tests $(foreach p,$(PLUGINS),$(p)/tests)
 test: setup
 	$(PY) -m pytest -q -n auto --dist worksteal $(TESTS)
 	MXNEXT_ENGINE_CHECK=1 $(PY) -m pytest -q -n auto --dist worksteal $(TESTS)
+
+# The suite without its slowest files (real training runs, CLI subprocesses that pip-install,
+# MPI jobs, DataLoader worker processes, docs): for a quick check while working.
+QUICK_SKIP := tests/test_cli.py tests/test_examples.py tests/test_docs.py \
+	tests/test_async_results.py tests/gluon/test_mxnet_examples.py \
+	tests/gluon/test_data_workers_orphaned.py tests/gluon/test_trainer_dist.py \
+	tests/gluon/test_model_zoo.py
+test-quick: setup
+	$(PY) -m pytest -q -n auto --dist worksteal $(foreach f,$(QUICK_SKIP),--ignore=$(f)) \
+		tests $(foreach p,$(filter-out plugins/kvstore-mpi,$(PLUGINS)),$(p)/tests)
 
 demo: setup
 	$(PY) examples/train_lenet_digits.py

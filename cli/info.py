@@ -30,6 +30,7 @@ def collect() -> dict:
     from mxnext import engine, plugins
 
     reports = plugins.report()
+    rows = device_rows()
     return {
         "versions": {name: _version(name) for name in _PACKAGES},
         "mxnet_api": mxnext.__mxnet_version__,
@@ -38,12 +39,18 @@ def collect() -> dict:
         "platform": platform.platform(),
         "mxnext_location": os.path.dirname(mxnext.__file__),
         "engine": type(engine.get()).__name__,
-        "devices": {r["type"]: r["count"] for r in device_rows()},
+        "devices": {r["type"]: r["count"] for r in rows},
+        "device_errors": {r["type"]: r["error"] for r in rows if r["error"]},
         "plugins": {status: sum(p.status == status for p in reports)
                     for status in ("loaded", "failed", "disabled")},
         "environment": {k: v for k, v in sorted(os.environ.items())
                         if k.startswith(_ENV_PREFIXES)},
     }
+
+
+def _device(dtype, count, error) -> str:
+    """One device type for display: its count, or why it is unusable."""
+    return f"{dtype} (unavailable: {error})" if error else f"{dtype} ({count_label(count)})"
 
 
 @click.command()
@@ -61,8 +68,8 @@ def info(as_json):
              ("platform", d["platform"])]
     lines += [(name, v[name] or "not installed") for name in _PACKAGES[1:]]
     lines += [("engine", d["engine"]),
-              ("devices", ", ".join(f"{t} ({count_label(n)})" for t, n in d["devices"].items())
-               or "none"),
+              ("devices", ", ".join(_device(t, n, d["device_errors"].get(t))
+                                    for t, n in d["devices"].items()) or "none"),
               ("plugins", ", ".join(f"{n} {s}" for s, n in d["plugins"].items()))]
     lines += [(k, val) for k, val in d["environment"].items()]
     width = max(len(k) for k, _ in lines)

@@ -15,7 +15,7 @@ import warnings
 
 import click
 
-from . import devices, info, install, kvstores, ops, plugins_cmd, scaffold
+from . import devices, info, install, kvstores, ops, plugins_cmd, run_cmd, scaffold
 
 __all__ = ["main"]
 
@@ -83,7 +83,8 @@ def _print_version(ctx, param, value):
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True,
               callback=_print_version, help="Print the version in one line and exit.")
 def main():
-    """mxnext: list, inspect, scaffold, install, uninstall and check operator plugins."""
+    """mxnext: run MXNet programs; list, inspect, scaffold, install, uninstall and check
+    operator plugins."""
 
 
 def _one_line_warning(message, category, filename, lineno, line=None):
@@ -98,3 +99,4 @@ main.add_command(scaffold.new)
 main.add_command(install.install)
 main.add_command(install.uninstall)
 main.add_command(info.info)
+main.add_command(run_cmd.run)

@@ -1,5 +1,6 @@
 """``python -m mxnext run script.py [args]`` (or ``run -m module [args]``): run a program
-written for MXNet unmodified, its ``import mxnet`` giving mxnext (``mxnext.mxnet_alias``)."""
+written for MXNet unmodified, its ``import mxnet`` giving mxnext (``mxnext.mxnet_alias``).
+``mxnext run`` (the console command) is the same."""
 
 import os
 import runpy
@@ -8,11 +9,21 @@ import sys
 from .mxnet_alias import install
 
 USAGE = "usage: python -m mxnext run SCRIPT.py [ARGS...] | run -m MODULE [ARGS...]"
+HELP = f"""{USAGE}
+
+Run a program written for MXNet 1.x unmodified: its 'import mxnet' gives mxnext.
+The console command 'mxnext run' is the same; 'mxnext --help' lists the other commands."""
 
 
 def main(argv) -> int:
+    if argv[:1] in (["-h"], ["--help"]) or argv[:2] in (["run", "-h"], ["run", "--help"]):
+        print(HELP)
+        return 0
     if len(argv) < 2 or argv[0] != "run" or (argv[1] == "-m" and len(argv) < 3):
         print(USAGE, file=sys.stderr)
+        return 2
+    if argv[1] != "-m" and not os.path.isfile(argv[1]):
+        print(f"mxnext run: no such script {argv[1]!r} (from {os.getcwd()})", file=sys.stderr)
         return 2
     install()
     if argv[1] == "-m":

@@ -26,6 +26,19 @@ NAMES = {
                            LibSVMIter"""},
     "mxnext.ndarray": {None: "sparse"},
     "mxnext.symbol": {None: "sparse"},
+    "mxnext.image": {None: "ImageIter ImageDetIter"},
+    "mxnext.gluon.contrib": {None: "estimator"},
+}
+# distributions meant to provide whole modules (``mx.onnx`` is also ``mx.contrib.onnx``)
+NAMES["mxnext"]["mxnext-onnx"] = "onnx"
+NAMES["mxnext.contrib"] = {"mxnext-onnx": "onnx"}
+
+# what mxnext has instead of a name it does not provide
+INSTEAD = {
+    "mxnext.image.ImageIter": "mx.io.ImageRecordIter reads .rec image files and "
+                              "gluon.data.vision.ImageFolderDataset image folders",
+    "mxnext.gluon.contrib.estimator": "write the loop with autograd.record() and "
+                                      "Trainer.step(), or train a symbol with mx.mod.Module.fit",
 }
 
 
@@ -42,7 +55,9 @@ def _why(module: str, name: str) -> str | None:
         if name in names.split():
             mxnet_name = "mxnet" + module.removeprefix("mxnext") + "." + name
             if dist is None:
-                return f"{mxnet_name} is an MXNet 1.x name that mxnext does not provide"
+                instead = INSTEAD.get(f"{module}.{name}")
+                return (f"{mxnet_name} is an MXNet 1.x name that mxnext does not provide"
+                        + (f"; {instead}" if instead else ""))
             from ._runtime.mxnet_names import _availability
             return f"{mxnet_name} is provided by {dist}{_availability(dist)}"
     return None

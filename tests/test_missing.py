@@ -58,3 +58,24 @@ def test_contrib_amp_imports_and_refuses_on_use():
         amp.init(target_dtype="float16")
     with pytest.raises(MXNetError, match="amp.convert_model"):
         amp.convert_model(None, {}, {})
+
+
+@pytest.mark.parametrize("expr, statement, says", [
+    ("mx.onnx", "import mxnext.onnx", "mxnet.onnx is provided by mxnext-onnx (planned"),
+    ("mx.contrib.onnx", "from mxnext.contrib import onnx",
+     "mxnet.contrib.onnx is provided by mxnext-onnx (planned"),
+    ("mx.image.ImageIter", "from mxnext.image import ImageIter",
+     "mxnet.image.ImageIter is an MXNet 1.x name that mxnext does not provide; "
+     "mx.io.ImageRecordIter reads .rec image files"),
+    ("mx.gluon.contrib.estimator", "from mxnext.gluon.contrib.estimator import Estimator",
+     "mxnet.gluon.contrib.estimator is an MXNet 1.x name that mxnext does not provide; "
+     "write the loop with autograd.record()"),
+])
+def test_onnx_imageiter_and_estimator_name_what_provides_them(expr, statement, says):
+    with pytest.raises(_missing.NotProvided, match="has no attribute") as err:
+        eval(expr)
+    assert says in str(err.value)
+    with pytest.raises(_missing.NotProvidedImport, match="No module named") as err:
+        exec(statement)
+    assert says in str(err.value)
+    mx.image.ResizeAug, mx.contrib.nd.foreach     # the modules' other names still resolve

@@ -17,3 +17,9 @@ def test_every_package_folder_is_listed():
             found.add(".".join((top, *rel)))
     assert found - listed == set(), "add these to [tool.setuptools] packages"
     assert listed - found == set(), "listed packages with no folder"
+
+
+def test_the_package_is_marked_typed():
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "py.typed" in cfg["package-data"]["mxnext"]
+    assert (ROOT / cfg["package-dir"]["mxnext"] / "py.typed").is_file()

@@ -137,6 +137,16 @@ def test_validate_reports_orphans_and_gaps(name):
     assert not rep.ok and "orphan" in str(rep)
 
 
+def test_stateful_computes_and_backward_ops_are_no_gaps(name):
+    with registry.providing("plug-a"):
+        registry.define(name + "_stateful").set_attr("FInferShape", "s")
+        registry.op(name + "_stateful").set_attr("FStatefulCompute<cpu>", "k")
+        registry.define("_backward_" + name).set_attr("TIsBackward", True)
+        registry.op("_backward_" + name).set_attr("FStatefulCompute<cpu>", "k")
+    gaps = dict(registry.validate().gaps)
+    assert name + "_stateful" not in gaps and "_backward_" + name not in gaps
+
+
 def test_withdraw_removes_a_providers_entries_and_restores_overridden_ones(name):
     d = registry.op(name)
     with registry.providing("plug-a"):

@@ -479,9 +479,9 @@ class Report:
 
 
 def validate() -> Report:
-    """Orphans (attributes on ops nobody defined), gaps (defined ops without
-    ``FInferShape`` or any ``FCompute<dev>``), conflicts and ignored entries; deferred op
-    modules are imported first, and those that fail are reported."""
+    """Orphans (attributes on ops nobody defined), gaps (defined ops without ``FInferShape``
+    (not needed by ``TIsBackward`` ops) or any ``F[Stateful]Compute<dev>``), conflicts and
+    ignored entries; deferred op modules are imported first, and those failing reported."""
     _fill()
     _import_all()
     rep = Report(conflicts=list(_conflicts), failed=list(_failed.items()))
@@ -490,8 +490,8 @@ def validate() -> Report:
             rep.orphans.append((d.name, sorted(d.attrs),
                                 sorted({e.provider for e in d.attrs.values()})))
             continue
-        missing = [] if "FInferShape" in d.attrs else ["FInferShape"]
-        if not any(k.startswith("FCompute<") for k in d.attrs):
+        missing = [] if "FInferShape" in d.attrs or d.get_attr("TIsBackward") else ["FInferShape"]
+        if not any(k.startswith(("FCompute<", "FStatefulCompute<")) for k in d.attrs):
             missing.append("FCompute<dev>")
         if missing:
             rep.gaps.append((d.name, missing))

@@ -4,3 +4,9 @@ are ``mx.nd.contrib`` and ``mx.sym.contrib``: the ``_contrib_*`` ops under short
 
 from . import amp, ndarray, symbol
 from . import ndarray as nd, symbol as sym  # noqa: F401  (MXNet's short names)
+from .. import _missing
+
+
+def __getattr__(name):
+    _missing.check(__name__, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

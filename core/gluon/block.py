@@ -513,6 +513,10 @@ class HybridBlock(Block):
         if backend is not None:
             raise MXNetError(f"hybridize: backend={backend!r} is not supported; mxnext has no "
                              f"subgraph partitioning backends (backend must be None)")
+        if backend_opts:
+            raise MXNetError(f"hybridize: backend_opts={backend_opts!r} is not supported; "
+                             f"they are options of a subgraph partitioning backend, which "
+                             f"mxnext does not have (backend_opts must be None or {{}})")
         self._active = active
         self._flags = list(kwargs.items())
         if clear:
@@ -617,7 +621,12 @@ class HybridBlock(Block):
                     for v in self.params.values():
                         v._finish_deferred_init()
                     params = {k: v.data(ctx) for k, v in self._reg_params.items()}
-                return self.hybrid_forward(ndarray, x, *args, **params)
+                try:
+                    return self.hybrid_forward(ndarray, x, *args, **params)
+                except MXNetError as e:
+                    if _names_a_block(self, e):
+                        raise
+                    raise _in_block(self, e, (x, *args)) from e
         params = {k: v.var() for k, v in self._reg_params.items()}
         with self.name_scope():
             return self.hybrid_forward(symbol, x, *args, **params)
@@ -625,6 +634,25 @@ class HybridBlock(Block):
     def hybrid_forward(self, F, x, *args, **kwargs):
         """The computation with ``F`` (mx.nd or mx.sym); subclasses override it."""
         raise NotImplementedError
+
+
+def _names_a_block(block, error) -> bool:
+    """Whether ``error`` already says where it comes from: a child's error named by the child,
+    or one ``block``'s own code raised naming its class."""
+    return bool(getattr(error, "_mxnext_block", None)) or type(block).__name__ in str(error)
+
+
+def _in_block(block, error, inputs):
+    """``error`` (from an op ``block`` ran eagerly) again, saying which block ran it on what
+    shapes, as the hybridized path names the graph node."""
+    shapes = ", ".join(str(getattr(a, "shape", type(a).__name__)) for a in inputs)
+    message = f"Error in block {block.name!r} ({type(block).__name__}) called on {shapes}: {error}"
+    try:
+        named = type(error)(message)
+    except Exception:       # an error class with another constructor
+        named = MXNetError(message)
+    named._mxnext_block = block.name
+    return named
 
 
 def _compatible_format(fmt, stored):

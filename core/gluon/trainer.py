@@ -94,7 +94,25 @@ class Trainer:
     order). ``kvstore`` is a type name (``'device'``, ``'local'``, ``'dist_sync'``...), a
     KVStore or None; ``compression_params`` go to its ``set_gradient_compression``.
     ``update_on_kvstore`` None lets MXNet's rules choose (``MXNET_UPDATE_ON_KVSTORE``); an
-    async dist store always updates on the store."""
+    async dist store always updates on the store.
+
+    Parameters
+    ----------
+    params : ParameterDict, dict or list of Parameter
+        The parameters to update (``block.collect_params()``).
+    optimizer : str or Optimizer
+        An optimizer name (``'sgd'``, ``'adam'``...) or an Optimizer instance.
+    optimizer_params : dict, optional
+        Keyword arguments for the optimizer's constructor when ``optimizer`` is a name
+        (``{'learning_rate': 0.1}``).
+    kvstore : str, KVStore or None, default 'device'
+        How gradients are aggregated across devices or workers; None for no KVStore.
+    compression_params : dict, optional
+        Gradient compression for the KVStore (``{'type': '2bit', 'threshold': 0.5}``).
+    update_on_kvstore : bool, optional
+        Whether the KVStore runs the optimizer (True) or each device does after pulling
+        the summed gradients (False); None chooses by MXNet's rules.
+    """
 
     def __init__(self, params, optimizer, optimizer_params=None, kvstore="device",
                  compression_params=None, update_on_kvstore=None):

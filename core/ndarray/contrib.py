@@ -1,6 +1,7 @@
 """MXNet's ``mx.nd.contrib``: the ``_contrib_*`` ops under their short names
 (``mx.nd.contrib.CTCLoss`` is ``_contrib_CTCLoss``), and MXNet's contrib functions written in
-Python: ``isinf``, ``isnan``, ``isfinite`` and ``rand_zipfian``."""
+Python: ``isinf``, ``isnan``, ``isfinite``, ``rand_zipfian`` and the control flow
+``foreach``, ``while_loop`` and ``cond``."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import numpy as np
 from .._runtime import registry
 from .._runtime.context import current_context
 from . import random
+from ._control_flow import cond, foreach, while_loop
 from ._imperative import op_attribute
 
-__all__ = ["isinf", "isnan", "isfinite", "rand_zipfian"]
+__all__ = ["isinf", "isnan", "isfinite", "rand_zipfian", "foreach", "while_loop", "cond"]
 registry.require("mx.nd.contrib functions", "abs", "_equal_scalar", "_not_equal_scalar",
                  "broadcast_not_equal", "broadcast_mul", "exp", "log", "Cast", "_mod_scalar")
 

@@ -40,11 +40,21 @@ class BindMethods:
                     shared_buffer=None, **kwargs):
         """An executor with new arrays (zeros) for every argument, gradient and auxiliary
         state, their shapes inferred from ``kwargs`` (name=shape) and dtypes from
-        ``type_dict`` (float32 otherwise). Arrays of ``shared_exec`` with the same name,
-        shape and dtype are used instead of new ones."""
+        ``type_dict`` (float32 otherwise).
+
+        The arguments named in ``shared_arg_names`` (and their gradients) are
+        ``shared_exec``'s, which must hold them with the same shape and dtype. With
+        ``shared_buffer`` (a dict name -> NDArray, as MXNet's bucketing passes), every other
+        argument, and its gradient as ``"grad of <name>"``, is a view of the buffer's array
+        of that name when that is large enough (dtypes must match), else a new array that
+        replaces or joins the buffer's. Without ``shared_buffer``, arrays of ``shared_exec``
+        with the same name, shape and dtype are used instead of new ones."""
         _check_ctx(ctx)
         if stype_dict and any(s not in (None, "default") for s in stype_dict.values()):
             raise MXNetError("simple_bind: only dense ('default') storage is supported")
+        if shared_buffer is not None and not isinstance(shared_buffer, dict):
+            raise MXNetError(f"simple_bind: shared_buffer must be a dict of name -> NDArray, "
+                             f"got {type(shared_buffer).__name__}")
         # MXNet: keyword arguments that are not tuples are not shapes, and are ignored
         kwargs = {k: v for k, v in kwargs.items() if isinstance(v, tuple)}
         arg_shapes, _, aux_shapes = self.infer_shape(**kwargs)
@@ -60,13 +70,20 @@ class BindMethods:
         arg_types = arg_types or [np.float32] * len(names)
         aux_types = aux_types or [np.float32] * len(aux_names)
         reqs = _grad_reqs(grad_req, names)
+        shared_names = set(shared_arg_names or ())
         shared = shared_exec
 
         def make(name, shape, dtype, kind):
+            shape, dtype = tuple(shape), np.dtype(dtype)
+            if kind != "aux_dict" and name in shared_names and shared is not None:
+                return _from_shared(shared, kind, name, shape, dtype)
+            if kind != "aux_dict" and shared_buffer is not None:
+                key = name if kind == "arg_dict" else f"grad of {name}"
+                return _from_buffer(shared_buffer, key, shape, dtype, ctx)
             old = None if shared is None else getattr(shared, kind).get(name)
-            if old is not None and old.shape == tuple(shape) and old.dtype == np.dtype(dtype):
+            if old is not None and old.shape == shape and old.dtype == dtype:
                 return old
-            return filled(tuple(shape), np.dtype(dtype), ctx, 0)
+            return filled(shape, dtype, ctx, 0)
         args = {n: make(n, s, t, "arg_dict") for n, s, t in zip(names, arg_shapes, arg_types)}
         grads = {n: make(n, s, t, "grad_dict") for n, s, t in zip(names, arg_shapes, arg_types)
                  if reqs[n] != "null"}
@@ -156,3 +173,31 @@ def _grad_reqs(grad_req, names):
         if r == "inplace":
             reqs[n] = "write"
     return reqs
+
+
+def _from_shared(shared_exec, kind, name, shape, dtype) -> NDArray:
+    """``shared_exec``'s array ``name`` (``kind``: arg_dict, grad_dict), which must fit."""
+    what = "argument" if kind == "arg_dict" else "gradient of argument"
+    old = getattr(shared_exec, kind).get(name)
+    if old is None:
+        raise MXNetError(f"simple_bind: shared_arg_names names {name!r}, but shared_exec has "
+                         f"no {what} {name!r} to share")
+    if old.shape != shape or old.dtype != dtype:
+        raise MXNetError(f"simple_bind: shared_arg_names names {name!r}, whose {what} in "
+                         f"shared_exec is {old.shape} {np.dtype(old.dtype)}, but this executor "
+                         f"needs {shape} {dtype}")
+    return old
+
+
+def _from_buffer(buffer: dict, key, shape, dtype, ctx) -> NDArray:
+    """MXNet's ReshapeOrCreate: a view of ``buffer[key]`` when it holds enough elements,
+    else a new zero array put into ``buffer`` under ``key``."""
+    old = buffer.get(key)
+    size = int(np.prod(shape, dtype=np.int64))
+    if old is not None and old.size >= size and old.context == ctx:
+        if old.dtype != dtype:
+            raise MXNetError(f"simple_bind: shared_buffer[{key!r}] is {np.dtype(old.dtype)}, "
+                             f"but this executor needs {dtype} for it")
+        return old._view(shape)
+    buffer[key] = filled(shape, dtype, ctx, 0)
+    return buffer[key]

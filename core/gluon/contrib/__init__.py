@@ -1,3 +1,9 @@
 """Contributed Gluon parts (MXNet 1.9's ``gluon.contrib``)."""
 
 from . import data, nn, rnn
+from ... import _missing
+
+
+def __getattr__(name):
+    _missing.check(__name__, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

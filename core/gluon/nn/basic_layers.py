@@ -74,7 +74,33 @@ class HybridSequential(_Container, HybridBlock):
 
 class Dense(HybridBlock):
     """``activation(dot(x, weight.T) + bias)``, x flattened to 2-D unless ``flatten=False``
-    (then over the last axis). ``in_units=0`` leaves the input size to the first forward."""
+    (then over the last axis). ``in_units=0`` leaves the input size to the first forward.
+
+    Parameters
+    ----------
+    units : int
+        Size of the output's last axis (the weight's first dimension).
+    activation : str, optional
+        Activation applied to the output (``'relu'``, ``'sigmoid'``, ``'tanh'``,
+        ``'softrelu'``, ``'softsign'``); None (default) for none.
+    use_bias : bool, default True
+        Whether to add a learned bias vector.
+    flatten : bool, default True
+        Collapse every input axis but the first into one; False applies the layer to the
+        last axis, keeping the others.
+    dtype : str or numpy.dtype, default 'float32'
+        Data type of the weight and bias.
+    weight_initializer : str or Initializer, optional
+        Initializer of the ``(units, in_units)`` weight (the block's default if None).
+    bias_initializer : str or Initializer, default 'zeros'
+        Initializer of the ``(units,)`` bias.
+    in_units : int, default 0
+        Size of the input's last (flattened) axis; 0 infers it at the first forward.
+    prefix : str, optional
+        Prefix of the block's name and of its parameters' names.
+    params : ParameterDict, optional
+        Parameters to share with another block.
+    """
 
     def __init__(self, units, activation=None, use_bias=True, flatten=True, dtype="float32",
                  weight_initializer=None, bias_initializer="zeros", in_units=0, **kwargs):
@@ -110,7 +136,16 @@ class Dense(HybridBlock):
 
 class Dropout(HybridBlock):
     """Zeroes each element with probability ``rate`` while training (scaling the rest by
-    1/(1-rate)); ``axes`` shares one mask along those axes."""
+    1/(1-rate)); ``axes`` shares one mask along those axes. Outside ``autograd.record``
+    with training, the input passes unchanged.
+
+    Parameters
+    ----------
+    rate : float
+        Probability of zeroing an element, in [0, 1).
+    axes : tuple of int, default ()
+        Axes along which one mask is shared (variational dropout); () draws every element.
+    """
 
     def __init__(self, rate, axes=(), **kwargs):
         super().__init__(**kwargs)
@@ -151,7 +186,29 @@ class _Norm(HybridBlock):
 class BatchNorm(_Norm):
     """Normalises over the batch along ``axis`` (the channels), keeping running mean and
     variance (auxiliary states updated with ``momentum`` by each training step, used at
-    inference or with ``use_global_stats``)."""
+    inference or with ``use_global_stats``).
+
+    Parameters
+    ----------
+    axis : int, default 1
+        The channel axis (1 for NCHW, -1 or 3 for NHWC).
+    momentum : float, default 0.9
+        Weight of the old value in each update of the running statistics.
+    epsilon : float, default 1e-5
+        Added to the variance before its square root, for stability.
+    center : bool, default True
+        Whether to add the learned offset ``beta``; False keeps it 0.
+    scale : bool, default True
+        Whether to multiply by the learned ``gamma``; False keeps it 1.
+    use_global_stats : bool, default False
+        Normalise with the running statistics in training too (a frozen BatchNorm).
+    beta_initializer, gamma_initializer : str or Initializer, default 'zeros', 'ones'
+        Initializers of the offset and the scale.
+    running_mean_initializer, running_variance_initializer : str or Initializer
+        Initializers of the running statistics (default 'zeros', 'ones').
+    in_channels : int, default 0
+        Number of channels; 0 infers it at the first forward.
+    """
 
     _fuse_relu = False
 
@@ -253,7 +310,21 @@ class GroupNorm(_Norm):
 
 class Embedding(HybridBlock):
     """Maps integer indices below ``input_dim`` to rows of an ``(input_dim, output_dim)``
-    weight; ``sparse_grad`` is accepted (the gradient is stored dense)."""
+    weight; ``sparse_grad`` is accepted (the gradient is stored dense).
+
+    Parameters
+    ----------
+    input_dim : int
+        Number of rows (the vocabulary size); indices must lie in [0, input_dim).
+    output_dim : int
+        Length of each embedding vector.
+    dtype : str or numpy.dtype, default 'float32'
+        Data type of the weight and of the output.
+    weight_initializer : str or Initializer, optional
+        Initializer of the weight (the block's default if None).
+    sparse_grad : bool, default False
+        MXNet's row_sparse gradient switch; accepted, the gradient is stored dense.
+    """
 
     def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
                  sparse_grad=False, **kwargs):

@@ -146,6 +146,34 @@ class Conv1D(_Conv):
     """1-d convolution over (batch, channels, width) data (layout NCW).
 
     ``in_channels=0`` defers the weight's shape to the first forward.
+
+    Parameters
+    ----------
+    channels : int
+        Number of output channels (filters).
+    kernel_size : int
+        Size of the convolution window.
+    strides : int
+        Step of the window along each spatial axis.
+    padding : int
+        Zeros added on both sides of each spatial axis.
+    dilation : int
+        Spacing between the kernel's elements.
+    groups : int, default 1
+        Number of groups the input and output channels are split into, each group
+        convolved separately.
+    layout : str
+        Data layout: 'NCW' (batch, channels, width) or 'NWC'.
+    activation : str, optional
+        Activation applied to the output; None (default) for none.
+    use_bias : bool, default True
+        Whether to add a learned bias per output channel.
+    weight_initializer : str or Initializer, optional
+        Initializer of the weight (the block's default if None).
+    bias_initializer : str or Initializer, default 'zeros'
+        Initializer of the bias.
+    in_channels : int, default 0
+        Number of input channels; 0 infers it at the first forward.
     """
 
     def __init__(self, channels, kernel_size, strides=1, padding=0, dilation=1, groups=1,
@@ -158,7 +186,36 @@ class Conv1D(_Conv):
 
 
 class Conv2D(_Conv):
-    """2-d convolution over images (layout NCHW or NHWC)."""
+    """2-d convolution over images (layout NCHW or NHWC).
+
+    Parameters
+    ----------
+    channels : int
+        Number of output channels (filters).
+    kernel_size : int or tuple of 2 ints
+        Size of the convolution window.
+    strides : int or tuple of 2 ints
+        Step of the window along each spatial axis.
+    padding : int or tuple of 2 ints
+        Zeros added on both sides of each spatial axis.
+    dilation : int or tuple of 2 ints
+        Spacing between the kernel's elements.
+    groups : int, default 1
+        Number of groups the input and output channels are split into, each group
+        convolved separately.
+    layout : str
+        Data layout: 'NCHW' (batch, channels, height, width) or 'NHWC'.
+    activation : str, optional
+        Activation applied to the output; None (default) for none.
+    use_bias : bool, default True
+        Whether to add a learned bias per output channel.
+    weight_initializer : str or Initializer, optional
+        Initializer of the weight (the block's default if None).
+    bias_initializer : str or Initializer, default 'zeros'
+        Initializer of the bias.
+    in_channels : int, default 0
+        Number of input channels; 0 infers it at the first forward.
+    """
 
     def __init__(self, channels, kernel_size, strides=(1, 1), padding=(0, 0),
                  dilation=(1, 1), groups=1, layout='NCHW', activation=None, use_bias=True,
@@ -170,7 +227,37 @@ class Conv2D(_Conv):
 
 
 class Conv3D(_Conv):
-    """3-d convolution over volumes (layout NCDHW or NDHWC)."""
+    """3-d convolution over volumes (layout NCDHW or NDHWC).
+
+    Parameters
+    ----------
+    channels : int
+        Number of output channels (filters).
+    kernel_size : int or tuple of 3 ints
+        Size of the convolution window.
+    strides : int or tuple of 3 ints
+        Step of the window along each spatial axis.
+    padding : int or tuple of 3 ints
+        Zeros added on both sides of each spatial axis.
+    dilation : int or tuple of 3 ints
+        Spacing between the kernel's elements.
+    groups : int, default 1
+        Number of groups the input and output channels are split into, each group
+        convolved separately.
+    layout : str
+        Data layout: 'NCDHW' (batch, channels, depth, height, width) or
+        'NDHWC'.
+    activation : str, optional
+        Activation applied to the output; None (default) for none.
+    use_bias : bool, default True
+        Whether to add a learned bias per output channel.
+    weight_initializer : str or Initializer, optional
+        Initializer of the weight (the block's default if None).
+    bias_initializer : str or Initializer, default 'zeros'
+        Initializer of the bias.
+    in_channels : int, default 0
+        Number of input channels; 0 infers it at the first forward.
+    """
 
     def __init__(self, channels, kernel_size, strides=(1, 1, 1), padding=(0, 0, 0),
                  dilation=(1, 1, 1), groups=1, layout='NCDHW', activation=None,
@@ -196,7 +283,40 @@ class Conv1DTranspose(_Conv):
 
 
 class Conv2DTranspose(_Conv):
-    """2-d transposed convolution (deconvolution), layout NCHW or NHWC."""
+    """2-d transposed convolution (deconvolution), layout NCHW or NHWC: the gradient of a
+    Conv2D with respect to its input, which upsamples by ``strides``.
+
+    Parameters
+    ----------
+    channels : int
+        Number of output channels (filters).
+    kernel_size : int or tuple of 2 ints
+        Size of the convolution window.
+    strides : int or tuple of 2 ints
+        Step of the window along each spatial axis.
+    padding : int or tuple of 2 ints
+        What the matching convolution padded: cropped from both sides of each spatial
+        axis of the output.
+    output_padding : int or tuple of 2 ints
+        Extra size added to one side of each spatial axis of the output.
+    dilation : int or tuple of 2 ints
+        Spacing between the kernel's elements.
+    groups : int, default 1
+        Number of groups the input and output channels are split into, each group
+        convolved separately.
+    layout : str
+        Data layout: 'NCHW' (batch, channels, height, width) or 'NHWC'.
+    activation : str, optional
+        Activation applied to the output; None (default) for none.
+    use_bias : bool, default True
+        Whether to add a learned bias per output channel.
+    weight_initializer : str or Initializer, optional
+        Initializer of the weight (the block's default if None).
+    bias_initializer : str or Initializer, default 'zeros'
+        Initializer of the bias.
+    in_channels : int, default 0
+        Number of input channels; 0 infers it at the first forward.
+    """
 
     def __init__(self, channels, kernel_size, strides=(1, 1), padding=(0, 0),
                  output_padding=(0, 0), dilation=(1, 1), groups=1, layout='NCHW',

@@ -128,6 +128,25 @@ def test_launch_starts_the_workers_and_prints_its_commands(jobs, tmp_path):
     assert bad.returncode == 2 and "--hostfile goes with --launcher mpi" in bad.stderr
 
 
+def test_launch_prefixes_each_whole_line_with_the_workers_rank(jobs, tmp_path):
+    script = jobs.write_script(tmp_path, '''
+        import os, sys, time
+        rank = os.environ["PMI_RANK"]
+        for i in range(3):
+            print(f"step {i} of rank", end="", flush=True)
+            time.sleep(0.05)
+            print(f" {rank} done", flush=True)
+        print(f"warning from {rank}", file=sys.stderr, flush=True)
+        sys.stdout.buffer.write("accuracy 0.97 \u00b5".encode() + rank.encode())
+    ''')
+    proc = jobs.run([jobs.MXNEXT, "launch", "-n", "2", str(script)])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    want = {f"[rank {r}] step {i} of rank {r} done" for r in (0, 1) for i in range(3)}
+    want |= {f"[rank {r}] accuracy 0.97 \u00b5{r}" for r in (0, 1)}
+    assert sorted(proc.stdout.splitlines()) == sorted(want)
+    assert {f"[rank {r}] warning from {r}" for r in (0, 1)} <= set(proc.stderr.splitlines())
+
+
 @pytest.mark.parametrize("name", ["dist_async", "dist_async_device"])
 def test_async_types_say_why_they_are_not_provided(name):
     import mxnext as mx

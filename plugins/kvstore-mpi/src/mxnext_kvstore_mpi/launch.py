@@ -1,11 +1,12 @@
 """``mxnext launch -n N [--launcher local|mpi] script.py args``: run a training script as N
 workers of the dist KVStores, for users of MXNet's ``tools/launch.py``.
 
+Each worker runs under ``mxnext_kvstore_mpi.rank``, which prefixes every line it prints with
+``[rank k] `` (and, on Linux, keeps one killed by a signal from ending the job at once).
 ``local`` starts the N workers on this machine with the ``mpiexec`` of this Python
 environment (the ``mpich`` wheel's), told to keep the other ranks running when one dies
-(``-disable-auto-cleanup``), each under ``mxnext_kvstore_mpi.rank`` (so that one killed by a
-signal does not end the job at once either): every other rank reports which rank it lost
-before the job ends. ``mpi`` hands the job to the ``mpiexec`` on ``PATH`` (a cluster's MPI), with a
+(``-disable-auto-cleanup``): every other rank reports which rank it lost before the job
+ends. ``mpi`` hands the job to the ``mpiexec`` on ``PATH`` (a cluster's MPI), with a
 hostfile and further ``mpiexec`` options if given.
 """
 
@@ -37,8 +38,6 @@ def command(num_workers, launcher, script, args, hostfile=None, mpi_args="") -> 
     """The command line that runs ``script args`` as ``num_workers`` workers."""
     if launcher == "local":
         head = [_local_mpiexec(), "-disable-auto-cleanup", "-n", str(num_workers)]
-        if sys.platform.startswith("linux"):
-            head += [sys.executable, "-m", "mxnext_kvstore_mpi.rank"]
     else:
         mpiexec = shutil.which("mpiexec")
         if mpiexec is None:
@@ -46,7 +45,8 @@ def command(num_workers, launcher, script, args, hostfile=None, mpi_args="") -> 
         head = [mpiexec, "-n", str(num_workers)]
         if hostfile:
             head += ["-f" if _is_mpich(mpiexec) else "--hostfile", hostfile]
-    return [*head, *shlex.split(mpi_args), sys.executable, script, *args]
+    wrapper = [sys.executable, "-m", "mxnext_kvstore_mpi.rank"]
+    return [*head, *shlex.split(mpi_args), *wrapper, sys.executable, script, *args]
 
 
 def _is_mpich(mpiexec) -> bool:
