@@ -1,6 +1,7 @@
 """The layers of the tree, read from the source (AST): the runtime (``mxnext._runtime``)
 imports no frontend, no import circle exists anywhere (imports inside functions count),
-and the runtime stays under the line budget ``docs/internals.md`` states."""
+not even between mxnext's top-level packages, and the runtime stays under the line budget
+``docs/internals.md`` states."""
 
 from __future__ import annotations
 
@@ -72,13 +73,30 @@ def test_the_runtime_imports_no_frontend():
     assert bad == [], "the runtime must not import a frontend:\n" + "\n".join(bad)
 
 
-def _cycles() -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan, iterative)."""
+def _top_packages() -> dict[str, set[str]]:
+    """GRAPH seen from above: ``mxnext.<top>`` -> the other ``mxnext.<top>`` it imports
+    (the package ``mxnext`` itself left out: it gathers every frontend)."""
+    def top(name):
+        parts = name.split(".")
+        return ".".join(parts[:2]) if parts[0] == "mxnext" and len(parts) > 1 else None
+
+    tops: dict[str, set[str]] = {}
+    for module, deps in GRAPH.items():
+        if top(module):
+            tops.setdefault(top(module), set()).update(
+                top(d) for d in deps if top(d) and top(d) != top(module))
+    return tops
+
+
+def _cycles(graph=None) -> list[list[str]]:
+    """Strongly connected components of more than one node of ``graph`` (GRAPH when None;
+    Tarjan, iterative)."""
+    graph = GRAPH if graph is None else graph
     index, low, on, stack, out, counter = {}, {}, set(), [], [], [0]
-    for root in GRAPH:
+    for root in graph:
         if root in index:
             continue
-        work = [(root, iter(sorted(GRAPH[root])))]
+        work = [(root, iter(sorted(graph[root])))]
         index[root] = low[root] = counter[0]
         counter[0] += 1
         stack.append(root)
@@ -91,7 +109,7 @@ def _cycles() -> list[list[str]]:
                     counter[0] += 1
                     stack.append(w)
                     on.add(w)
-                    work.append((w, iter(sorted(GRAPH[w]))))
+                    work.append((w, iter(sorted(graph.get(w, ())))))
                     break
                 if w in on:
                     low[v] = min(low[v], index[w])
@@ -114,6 +132,18 @@ def _cycles() -> list[list[str]]:
 
 def test_no_import_circle_anywhere():
     assert _cycles() == []
+
+
+def test_no_import_circle_between_top_level_packages():
+    assert _cycles(_top_packages()) == []
+
+
+def test_the_package_check_sees_a_circle_through_submodules():
+    GRAPH["mxnext.image.image"].add("mxnext.gluon.block")
+    try:
+        assert any({"mxnext.image", "mxnext.gluon"} <= set(c) for c in _cycles(_top_packages()))
+    finally:
+        GRAPH["mxnext.image.image"].discard("mxnext.gluon.block")
 
 
 def test_the_checks_see_a_circle_and_a_frontend_import():
