@@ -6,7 +6,9 @@ not even between mxnext's top-level packages, and the runtime stays under the li
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -162,8 +164,44 @@ def test_the_checks_see_a_circle_and_a_frontend_import():
         GRAPH["mxnext.ndarray"].discard("mxnext._runtime.storage")
 
 
+def _code_lines(text: str) -> int:
+    """Lines holding code: blank lines, comments and docstrings left out."""
+    owners = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    docstrings = set()
+    for node in ast.walk(ast.parse(text)):
+        first = node.body[0] if isinstance(node, owners) and node.body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                and isinstance(first.value.value, str):
+            docstrings.update(range(first.lineno, first.end_lineno + 1))
+    skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+            tokenize.ENDMARKER)
+    lines = set()
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type not in skip:
+            lines.update(range(tok.start[0], tok.end[0] + 1))
+    return len(lines - docstrings)
+
+
+def test_code_lines_leave_out_blanks_comments_and_docstrings():
+    text = '''"""Module."""
+
+import os  # a comment
+
+
+def f(x):
+    """Doc
+    string."""
+    # comment
+    s = """not a
+    docstring"""
+    return s
+'''
+    assert _code_lines(text) == 5
+
+
 def test_the_runtime_keeps_its_line_budget():
     text = (ROOT / "docs" / "internals.md").read_text()
-    budget = int(re.search(r"line budget: \*\*([\d,]+) lines\*\*", text).group(1).replace(",", ""))
-    lines = sum(len(p.read_text().splitlines()) for p in (ROOT / "core" / "_runtime").rglob("*.py"))
-    assert lines <= budget, f"core/_runtime has {lines} lines, over its budget of {budget}"
+    found = re.search(r"line budget: \*\*([\d,]+) code lines\*\*", text)
+    budget = int(found.group(1).replace(",", ""))
+    lines = sum(_code_lines(p.read_text()) for p in (ROOT / "core" / "_runtime").rglob("*.py"))
+    assert lines <= budget, f"core/_runtime has {lines} code lines, over its budget of {budget}"
