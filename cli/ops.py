@@ -141,6 +141,20 @@ def show(name, as_json):
 
 
 def _print_details(d, asked):
+    """``mxnext ops show``'s text: header, signature parts, attributes, traits, calls."""
+    _print_header(d, asked)
+    _print_inputs_outputs(d)
+    _print_params(d)
+    heading("Attributes")
+    table(["KEY", "PLEVEL", "PLUGIN"], [[a["key"], a["plevel"], a["provider"] or "-"]
+                                        for a in d["attrs"]], indent=2)
+    _print_traits(d)
+    heading("Call")
+    for call in d["signature"].values():
+        click.echo(f"  {call}")
+
+
+def _print_header(d, asked):
     title = click.style(d["name"], bold=True)
     extra = f" (alias {asked!r})" if asked != d["name"] else ""
     click.echo(f"{title}{extra}  from plugin {d['plugin'] or '-'}")
@@ -150,8 +164,10 @@ def _print_details(d, asked):
         click.echo("")
         for line in d["description"].strip().splitlines():
             click.echo(f"  {line}")
-
     click.echo("")
+
+
+def _print_inputs_outputs(d):
     heading("Inputs" + (f" (variadic: count from parameter {d['variadic_inputs']!r})"
                         if d["variadic_inputs"] else ""))
     if d["inputs"]:
@@ -163,6 +179,8 @@ def _print_details(d, asked):
     click.echo("  " + (", ".join(d["output_names"]) if d["output_names"]
                        else f"{_count(d['num_outputs'])} (depends on parameters)"))
 
+
+def _print_params(d):
     heading("Parameters")
     if d["params"]:
         table(["NAME", "TYPE", "DEFAULT", "ALLOWED", "DESCRIPTION"],
@@ -171,25 +189,26 @@ def _print_details(d, asked):
     else:
         click.echo("  none")
 
-    heading("Attributes")
-    table(["KEY", "PLEVEL", "PLUGIN"], [[a["key"], a["plevel"], a["provider"] or "-"]
-                                        for a in d["attrs"]], indent=2)
 
+def _print_traits(d):
+    """Devices, gradient, in-place pairs, resources and mutated inputs, one a line."""
     click.echo("")
     click.echo(f"devices:    {', '.join(d['devices']) or 'none'}")
     click.echo(f"gradient:   {'yes' if d['gradient'] else 'no'}")
-    inplace = d["inplace"]
-    has_inplace = any(a["key"] == "FInplaceOption" for a in d["attrs"])
-    click.echo("in-place:   " + (", ".join(f"input {i} -> output {o}" for i, o in inplace)
-                                 if inplace else "depends on parameters"
-                                 if inplace is None and has_inplace else "none"))
+    click.echo(f"in-place:   {_inplace(d)}")
     click.echo(f"resources:  {', '.join(d['resources']) or 'none'}")
     if d["mutate_inputs"]:
         click.echo(f"mutates inputs: {', '.join(map(str, d['mutate_inputs']))}")
     click.echo("")
-    heading("Call")
-    for call in d["signature"].values():
-        click.echo(f"  {call}")
+
+
+def _inplace(d) -> str:
+    inplace = d["inplace"]
+    if inplace:
+        return ", ".join(f"input {i} -> output {o}" for i, o in inplace)
+    if inplace is None and any(a["key"] == "FInplaceOption" for a in d["attrs"]):
+        return "depends on parameters"
+    return "none"
 
 
 def _default(v) -> str:

@@ -8,7 +8,7 @@ import logging
 import math
 import time
 
-from .model.checkpoint import save_checkpoint
+from ._checkpoint import save_checkpoint
 
 __all__ = ["module_checkpoint", "do_checkpoint", "log_train_metric", "Speedometer",
            "ProgressBar", "LogValidationMetricsCallback"]

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import ndarray as nd
 from .._runtime.base import MXNetError
-from ..gluon.data.vision import _image
+from . import _kernels as _image
 
 __all__ = ["imread", "imdecode", "imresize", "scale_down", "resize_short", "fixed_crop",
            "center_crop", "random_crop", "Augmenter", "ResizeAug", "CenterCropAug",

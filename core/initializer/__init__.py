@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import random
 from ._base import InitDesc, Initializer, alias, bilinear_kernel, create, register
+from ._fused_layout import FusedLayout
 from .._runtime.base import ParamError, ShapeError
 
 __all__ = ["InitDesc", "Initializer", "register", "alias", "create", "Load", "Mixed", "Zero",
@@ -270,7 +271,6 @@ class FusedRNN(Initializer):
         self._forget_bias = forget_bias
 
     def _init_weight(self, desc, arr):
-        from ..rnn._packing import FusedLayout
         cell = FusedLayout(self._num_hidden, self._num_layers, self._mode, self._bidirectional,
                            "", "parameters")
         fallback = self._init or getattr(desc, "global_init", None)

@@ -1,7 +1,7 @@
 """MXNet's ``mx.model``: checkpoints (``save_checkpoint``, ``load_checkpoint``,
 ``load_params``) and the older training API ``FeedForward``, loaded on first use."""
 
-from .checkpoint import load_checkpoint, load_params, save_checkpoint
+from .._checkpoint import load_checkpoint, load_params, save_checkpoint
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_params", "FeedForward",
            "BatchEndParam"]

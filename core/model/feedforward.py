@@ -24,7 +24,7 @@ from .._runtime.context import Context, cpu
 from ..initializer import Uniform
 from ..module import BucketingModule, Module
 from ..module.base_module import BatchEndParam
-from .checkpoint import load_checkpoint, save_checkpoint
+from .._checkpoint import load_checkpoint, save_checkpoint
 
 __all__ = ["FeedForward"]
 

@@ -13,7 +13,7 @@ import numpy as np
 from .. import ndarray as nd
 from .._atomic_write import write_atomic
 from ..initializer import Uniform
-from ..model.checkpoint import load_params_file
+from .._checkpoint import load_params_file
 from ..ndarray import serialization
 from .errors import ModuleError
 

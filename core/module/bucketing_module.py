@@ -253,7 +253,7 @@ class BucketingModule(BaseModule):
     def load(prefix, epoch, sym_gen=None, default_bucket_key=None, **kwargs):
         """A BucketingModule over a ``save_checkpoint`` of one (bind it before use)."""
         from .. import symbol
-        from ..model.checkpoint import load_params
+        from .._checkpoint import load_params
         if sym_gen is None or default_bucket_key is None:
             raise ModuleError("BucketingModule.load: sym_gen and default_bucket_key are "
                               "required")

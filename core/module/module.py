@@ -124,7 +124,7 @@ class Module(BaseModule):
         ``kwargs``); bind it before use. With ``load_optimizer_states`` the ``.states``
         file is loaded at ``init_optimizer``."""
         from .. import symbol
-        from ..model.checkpoint import load_params_file
+        from .._checkpoint import load_params_file
         params_name = f"{prefix}-{epoch:04d}.params"
         with open(params_name, "rb") as f:
             data = f.read()

@@ -6,6 +6,7 @@ import warnings
 
 from .. import ndarray, symbol
 from .._runtime.base import MXNetError
+from ..initializer._fused_layout import _pop
 from ._params import RNNParams
 from ._sequence import normalize_sequence
 
@@ -135,20 +136,6 @@ class BaseRNNCell:
         if isinstance(activation, str):
             return symbol.Activation(inputs, act_type=activation, **kwargs)
         return activation(inputs, **kwargs)
-
-
-def _get(args, name, who):
-    """``args[name]``, or an error naming what is there instead."""
-    if name not in args:
-        shown = ", ".join(sorted(args)[:8]) + (" ..." if len(args) > 8 else "")
-        raise MXNetError(f"{who}: no array named {name!r} among the {len(args)} given "
-                         f"({shown})")
-    return args[name]
-
-
-def _pop(args, name, who):
-    _get(args, name, who)
-    return args.pop(name)
 
 
 def rnn_unroll(cell, length, inputs=None, begin_state=None, input_prefix="", layout="NTC"):

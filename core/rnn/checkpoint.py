@@ -4,7 +4,7 @@ so a checkpoint written from a ``FusedRNNCell`` loads into its ``unfuse()`` and 
 
 from __future__ import annotations
 
-from ..model.checkpoint import load_checkpoint, save_checkpoint
+from .._checkpoint import load_checkpoint, save_checkpoint
 from .base_cell import BaseRNNCell
 
 __all__ = ["save_rnn_checkpoint", "load_rnn_checkpoint", "do_rnn_checkpoint"]

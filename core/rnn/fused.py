@@ -8,8 +8,8 @@ import warnings
 from .. import ndarray, symbol
 from .._runtime.base import ParamError
 from .. import initializer
+from ..initializer._fused_layout import FusedLayout
 from ._sequence import normalize_sequence
-from ._packing import FusedLayout
 from .base_cell import BaseRNNCell, StepError
 from .cells import DropoutCell, GRUCell, LSTMCell, RNNCell
 from .stacks import BidirectionalCell, SequentialRNNCell

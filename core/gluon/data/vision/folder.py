@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import warnings
 
+from ....image import imread
 from ..dataset import Dataset
 
 __all__ = ["ImageFolderDataset"]
@@ -42,7 +43,6 @@ class ImageFolderDataset(Dataset):
 
     def __getitem__(self, idx):
         filename, label = self.items[idx]
-        from ....image import imread        # mx.image builds on this package's kernels
         img = imread(filename, self._flag)
         if self._transform is not None:
             return self._transform(img, label)

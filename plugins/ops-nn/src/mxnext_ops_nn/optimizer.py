@@ -219,6 +219,22 @@ def _sgd_mom_blocks(w, g, mom, out, lr, wd, p) -> bool:
     whole-array rule, in the same order, without its whole-array temporaries (a weight of 1M
     float32: 1.2 ms against 8 passes through memory and fresh pages). Whether it could (numpy
     arrays of one float dtype, one shape, C order; ``out`` is ``w`` or apart from them)."""
+    if not _blockable(w, g, mom, out):
+        return False
+    w, g, out = w.reshape(-1), g.reshape(-1), out.reshape(-1)
+    mom = None if mom is None else mom.reshape(-1)
+    n = w.size
+    t1, t2 = np.empty(min(n, _BLOCK), w.dtype), np.empty(min(n, _BLOCK), w.dtype)
+    for i in range(0, n, _BLOCK):
+        j = min(n, i + _BLOCK)
+        _sgd_mom_block(w[i:j], g[i:j], None if mom is None else mom[i:j], out[i:j],
+                       t1[:j - i], t2[:j - i], lr, wd, p)
+    return True
+
+
+def _blockable(w, g, mom, out) -> bool:
+    """Whether the blocked update may run: numpy arrays of one float dtype, one shape, C
+    order, the inputs apart, ``out`` either ``w`` or apart from them all."""
     arrays = (w, g, out) if mom is None else (w, g, mom, out)
     dt = w.dtype
     if not (type(w) is np.ndarray and dt in (np.float32, np.float64) and all(
@@ -228,31 +244,25 @@ def _sgd_mom_blocks(w, g, mom, out, lr, wd, p) -> bool:
     ins = arrays[:-1]
     if any(np.may_share_memory(a, b) for i, a in enumerate(ins) for b in ins[i + 1:]):
         return False
-    if not (out.ctypes.data == w.ctypes.data or
-            not any(np.may_share_memory(out, a) for a in ins)):
-        return False
-    w, g, out = w.reshape(-1), g.reshape(-1), out.reshape(-1)
-    mom = None if mom is None else mom.reshape(-1)
-    n = w.size
-    t1, t2 = np.empty(min(n, _BLOCK), dt), np.empty(min(n, _BLOCK), dt)
-    lr_wd, clip = lr * wd, p.clip_gradient
-    for i in range(0, n, _BLOCK):
-        j = min(n, i + _BLOCK)
-        a, b = t1[:j - i], t2[:j - i]
-        if mom is None:
-            np.multiply(w[i:j], lr_wd, out=b)
-            np.subtract(0, b, out=a)
-        else:
-            np.multiply(mom[i:j], p.momentum, out=a)
-            np.multiply(w[i:j], lr_wd, out=b)
-            np.subtract(a, b, out=a)
-        np.multiply(g[i:j], p.rescale_grad, out=b)
-        if clip >= 0:
-            np.clip(b, -clip, clip, out=b)
-        np.multiply(b, lr, out=b)
-        np.subtract(a, b, out=a if mom is None else mom[i:j])
-        np.add(w[i:j], a if mom is None else mom[i:j], out=out[i:j])
-    return True
+    return out.ctypes.data == w.ctypes.data or \
+        not any(np.may_share_memory(out, a) for a in ins)
+
+
+def _sgd_mom_block(w, g, mom, out, a, b, lr, wd, p):
+    """One block of ``_sgd_mom_blocks``, with ``a`` and ``b`` its temporaries."""
+    if mom is None:
+        np.multiply(w, lr * wd, out=b)
+        np.subtract(0, b, out=a)
+    else:
+        np.multiply(mom, p.momentum, out=a)
+        np.multiply(w, lr * wd, out=b)
+        np.subtract(a, b, out=a)
+    np.multiply(g, p.rescale_grad, out=b)
+    if p.clip_gradient >= 0:
+        np.clip(b, -p.clip_gradient, p.clip_gradient, out=b)
+    np.multiply(b, lr, out=b)
+    np.subtract(a, b, out=a if mom is None else mom)
+    np.add(w, a if mom is None else mom, out=out)
 
 
 def _nag_mom(xp, p, w, g, mom):

@@ -39,66 +39,116 @@ class ReshapeParam(Param):
                                                   "first input dim")
 
 
+class _Reading:
+    """Where MXNet's Reshape arithmetic stands: the input dims and the codes (both reversed
+    with ``reverse``), the next of each to read, the output so far, where its -1 sits."""
+
+    def __init__(self, op, shape, codes, reverse):
+        self.op, self.shape = op, tuple(shape)
+        self.src, self.codes = list(shape), list(codes)
+        if reverse:
+            self.src.reverse()
+            self.codes.reverse()
+        self.i = self.k = 0
+        self.out, self.infer_at = [], -1
+
+
+def _copy(r):
+    """Code 0: copy one input dim."""
+    if r.i >= len(r.src):
+        fail(r.op, f"code 0 at position {r.k} has no input dim to copy (input {r.shape})")
+    r.out.append(r.src[r.i])
+    r.i += 1
+
+
+def _infer(r):
+    """Code -1: one dim inferred from the others at the end."""
+    if r.infer_at >= 0:
+        fail(r.op, f"more than one -1 in shape {tuple(r.codes)}")
+    r.infer_at = len(r.out)
+    r.out.append(1)
+    r.i += 1
+
+
+def _copy_rest(r):
+    """Code -2: copy every remaining input dim."""
+    r.out.extend(r.src[r.i:])
+    r.i = len(r.src)
+
+
+def _merge_two(r):
+    """Code -3: two input dims as their product."""
+    if r.i + 1 >= len(r.src):
+        fail(r.op, f"code -3 needs two input dims (input {r.shape})")
+    d0, d1 = r.src[r.i], r.src[r.i + 1]
+    r.out.append(d0 * d1 if dim_known(d0) and dim_known(d1) else unknown_dim())
+    r.i += 2
+
+
+def _split_one(r):
+    """Code -4 and the two codes after it: one input dim split in two (one may be -1)."""
+    if r.k + 2 >= len(r.codes) or r.i >= len(r.src):
+        fail(r.op, f"code -4 needs two following values and an input dim, got "
+                   f"{tuple(r.codes)}")
+    d0, d1, d2 = r.src[r.i], r.codes[r.k + 1], r.codes[r.k + 2]
+    r.i += 1
+    r.k += 2
+    if d1 == -1 and d2 == -1:
+        fail(r.op, f"code -4 cannot split into two -1 dims, got {tuple(r.codes)}")
+    if not dim_known(d0):
+        u = unknown_dim()
+        r.out += [u if d1 == -1 else d1, u if d2 == -1 else d2]
+        return
+    if d1 == -1:
+        d1 = d0 // d2 if d2 else 0
+    if d2 == -1:
+        d2 = d0 // d1 if d1 else 0
+    if d1 * d2 != d0:
+        fail(r.op, f"code -4 cannot split dim {d0} into ({d1}, {d2})")
+    r.out += [d1, d2]
+
+
+def _literal(r):
+    """A positive code: that size."""
+    r.out.append(r.codes[r.k])
+    r.i += 1
+
+
+_SPECIAL_CODES = {0: _copy, -1: _infer, -2: _copy_rest, -3: _merge_two, -4: _split_one}
+
+
+def _step(r):
+    code = r.codes[r.k]
+    step = _SPECIAL_CODES.get(code, _literal if code > 0 else None)
+    if step is None:
+        fail(r.op, f"invalid shape code {code} in {tuple(r.codes)}")
+    step(r)
+    r.k += 1
+
+
+def _inferred_dim(r):
+    """The -1's size: what the other output dims leave of the input's."""
+    rest = prod(d for j, d in enumerate(r.out) if j != r.infer_at)
+    if not shape_known(r.shape):
+        return unknown_dim()
+    if rest == 0 or prod(r.shape) % rest:
+        fail(r.op, f"cannot infer -1 in {tuple(r.codes)} for input {r.shape}")
+    return prod(r.shape) // rest
+
+
 def reshape_target(op, shape, codes, reverse=False):
     """MXNet's Reshape shape arithmetic (InferReshapeShape). Unknown input dims (see
     ``opsdk.shape``) make the output dims that depend on them unknown."""
-    src, codes, u = list(shape), list(codes), unknown_dim()
-    if reverse:
-        src.reverse()
-        codes.reverse()
-    out, i, k, infer_at = [], 0, 0, -1
-    while k < len(codes):
-        c = codes[k]
-        if c == 0:
-            if i >= len(src):
-                fail(op, f"code 0 at position {k} has no input dim to copy (input {tuple(shape)})")
-            out.append(src[i]); i += 1
-        elif c == -1:
-            if infer_at >= 0:
-                fail(op, f"more than one -1 in shape {tuple(codes)}")
-            infer_at = len(out); out.append(1); i += 1
-        elif c == -2:
-            out.extend(src[i:]); i = len(src)
-        elif c == -3:
-            if i + 1 >= len(src):
-                fail(op, f"code -3 needs two input dims (input {tuple(shape)})")
-            d0, d1 = src[i], src[i + 1]
-            out.append(d0 * d1 if dim_known(d0) and dim_known(d1) else u); i += 2
-        elif c == -4:
-            if k + 2 >= len(codes) or i >= len(src):
-                fail(op, f"code -4 needs two following values and an input dim, got {tuple(codes)}")
-            d0, d1, d2 = src[i], codes[k + 1], codes[k + 2]
-            i += 1; k += 2
-            if d1 == -1 and d2 == -1:
-                fail(op, f"code -4 cannot split into two -1 dims, got {tuple(codes)}")
-            if not dim_known(d0):
-                d1, d2 = (u if d1 == -1 else d1), (u if d2 == -1 else d2)
-            else:
-                if d1 == -1:
-                    d1 = d0 // d2 if d2 else 0
-                if d2 == -1:
-                    d2 = d0 // d1 if d1 else 0
-                if d1 * d2 != d0:
-                    fail(op, f"code -4 cannot split dim {d0} into ({d1}, {d2})")
-            out += [d1, d2]
-        elif c > 0:
-            out.append(c); i += 1
-        else:
-            fail(op, f"invalid shape code {c} in {tuple(codes)}")
-        k += 1
-    known = shape_known(shape)
-    if infer_at >= 0:
-        rest = prod(d for j, d in enumerate(out) if j != infer_at)
-        if not known:
-            out[infer_at] = u
-        elif rest == 0 or prod(shape) % rest:
-            fail(op, f"cannot infer -1 in {tuple(codes)} for input {tuple(shape)}")
-        else:
-            out[infer_at] = prod(shape) // rest
+    r = _Reading(op, shape, codes, reverse)
+    while r.k < len(r.codes):
+        _step(r)
+    out = r.out
+    if r.infer_at >= 0:
+        out[r.infer_at] = _inferred_dim(r)
     if reverse:
         out.reverse()
-    if known and shape_known(out) and prod(out) != prod(shape):
-        fail(op, f"target shape {tuple(out)} (from shape={tuple(codes)}) has {prod(out)} "
+    if shape_known(shape) and shape_known(out) and prod(out) != prod(shape):
+        fail(op, f"target shape {tuple(out)} (from shape={tuple(r.codes)}) has {prod(out)} "
                  f"elements, input {tuple(shape)} has {prod(shape)}")
     return tuple(out)
 

@@ -1,16 +1,29 @@
-"""The order of the arrays in a fused ``RNN`` op's one parameter vector, shared by
-``FusedRNNCell`` and the ``FusedRNN`` initializer (which imports no cell)."""
+"""The order of the arrays in a fused ``RNN`` op's one parameter vector, shared by the
+``FusedRNN`` initializer and ``mx.rnn``'s cells (which build on this package)."""
 
 from __future__ import annotations
 
 from .. import ndarray
 from .._runtime.base import MXNetError, ParamError
-from .base_cell import _get, _pop
 
 __all__ = ["GATES", "FusedLayout"]
 
 GATES = {"rnn_relu": ("",), "rnn_tanh": ("",), "lstm": ("_i", "_f", "_c", "_o"),
          "gru": ("_r", "_z", "_o")}
+
+
+def _get(args, name, who):
+    """``args[name]``, or an error naming what is there instead."""
+    if name not in args:
+        shown = ", ".join(sorted(args)[:8]) + (" ..." if len(args) > 8 else "")
+        raise MXNetError(f"{who}: no array named {name!r} among the {len(args)} given "
+                         f"({shown})")
+    return args[name]
+
+
+def _pop(args, name, who):
+    _get(args, name, who)
+    return args.pop(name)
 
 
 class FusedLayout:

@@ -1,12 +1,13 @@
-"""Numpy image kernels of the vision transforms: images are ``(..., H, W, C)`` arrays
-(``(..., C, H, W)`` for rotation, which comes after ``ToTensor``). Integer images come back
-rounded and clipped to their type's range, as OpenCV's saturating casts do."""
+"""Numpy image kernels of ``mx.image`` and gluon's vision transforms: images are
+``(..., H, W, C)`` arrays (``(..., C, H, W)`` for rotation, which comes after ``ToTensor``).
+Integer images come back rounded and clipped to their type's range, as OpenCV's saturating
+casts do."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...._runtime.base import MXNetError
+from .._runtime.base import MXNetError
 
 __all__ = ["resize", "crop", "adjust", "rotate"]
 

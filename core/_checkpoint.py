@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import logging
 
-from .. import ndarray as nd
-from .._runtime.base import MXNetError
-from .._runtime.context import Context
+from . import ndarray as nd
+from ._runtime.base import MXNetError
+from ._runtime.context import Context
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_params"]
 
@@ -54,5 +54,5 @@ def load_params_file(fname, data=None):
 def load_checkpoint(prefix, epoch):
     """(symbol, arg_params, aux_params) of a checkpoint written by ``save_checkpoint`` (or
     by MXNet's)."""
-    from .. import symbol
+    from . import symbol
     return (symbol.load(f"{prefix}-symbol.json"), *load_params(prefix, epoch))
