@@ -1,5 +1,6 @@
-"""The table of KVStore backends: the registry the hook ``mxnext_register_kvstores(registry)``
-fills (plugins and the builtin ``local`` store alike); ``mx.kv.create`` reads it."""
+"""The table of KVStore backends, filled through the registrar the hook
+``mxnext_register_kvstores(registry)`` receives (plugins and the builtin ``local`` store
+alike); ``mx.kv.create`` reads it."""
 
 from __future__ import annotations
 
