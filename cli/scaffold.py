@@ -82,44 +82,82 @@ def _op_files(op: str, style: str, ops_dir: Path, tests_dir: Path) -> dict[Path,
             tests_dir / f"test_{op}.py": _render("op_test.py.tmpl", **subst)}
 
 
+KINDS = ("op", "device", "kvstore")
+_WHAT = {"op": "Operators", "device": "A device type", "kvstore": "A KVStore type"}
+
+
 @new.command("plugin")
 @click.argument("name")
+@click.option("--kind", type=click.Choice(KINDS), default="op", show_default=True,
+              help="What the plugin adds: ops, a device type or a KVStore type.")
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
               help="Directory to create the package in (default: ./mxnext-NAME).")
-@click.option("--op", "op", metavar="OP", help="Name of the first op (default: NAME_square).")
+@click.option("--op", "op", metavar="OP",
+              help="Name of the first op (default: NAME_square; --kind op only).")
 @_style_option
 @click.option("--force", is_flag=True,
               help="Allow an op or plugin name that is already registered or installed.")
-def new_plugin(name, directory, op, style, force):
-    """Generate the plugin package NAME (distribution mxnext-NAME): pyproject with the
-    entry point, src layout, one op, conformance and reference tests, README."""
+@click.pass_context
+def new_plugin(ctx, name, kind, directory, op, style, force):
+    """Generate the plugin package NAME (distribution mxnext-NAME) of one kind: pyproject
+    with the entry point, src layout, the kind's conformance tests, README. An op plugin
+    gets one op with its reference test; a device plugin a host-backed device type NAME; a
+    KVStore plugin a store type NAME summing in process (NAME with '_' for '-')."""
     if not _PLUGIN_NAME.match(name) or keyword.iskeyword(name.replace("-", "_")):
         raise click.BadParameter(f"{name!r} is not a valid plugin name: use lowercase letters "
                                  f"and digits, words joined by '-' or '_' (e.g. 'my-ops')",
                                  param_hint="NAME")
+    if kind != "op":
+        given = [f"--{p}" for p in ("op", "style")
+                 if ctx.get_parameter_source(p) != click.core.ParameterSource.DEFAULT]
+        if given:
+            verb = "apply" if len(given) > 1 else "applies"
+            raise click.BadParameter(f"{' and '.join(given)} {verb} to --kind op only, got "
+                                     f"--kind {kind}", param_hint="--kind")
     package = "mxnext_" + name.replace("-", "_")
     installed = {ep.name for ep in importlib.metadata.entry_points(group="mxnext")}
     if name in installed and not force:
         raise click.BadParameter(f"a plugin named {name!r} is already installed; choose "
                                  f"another name or pass --force", param_hint="NAME")
-    op = op or f"{name.replace('-', '_')}_square"
-    _check_op_name(op, force)
     root = directory or Path(f"mxnext-{name}")
     src = root / "src" / package
-    subst = {"plugin": name, "package": package, "dist": f"mxnext-{name}", "op": op,
-             "mxnext_version": importlib.metadata.version("mxnext")}
+    ident = name.replace("-", "_")
+    subst = {"plugin": name, "package": package, "dist": f"mxnext-{name}", "what": _WHAT[kind],
+             "Name": "".join(p.capitalize() for p in ident.split("_")), "devtype": ident,
+             "kvtype": ident, "mxnext_version": importlib.metadata.version("mxnext")}
     files = {
         root / "pyproject.toml": _render("plugin_pyproject.toml.tmpl", **subst),
-        root / "README.md": _render("plugin_README.md.tmpl", **subst),
         src / "__init__.py": _render("plugin_init.py.tmpl", **subst),
+    }
+    if kind == "op":
+        op = subst["op"] = op or f"{ident}_square"
+        _check_op_name(op, force)
+        files.update(_op_plugin_files(root, src, op, style, subst))
+        after = f"mxnext ops show {op}"
+    else:
+        unit = {"device": "device", "kvstore": "store"}[kind]
+        files.update({
+            root / "README.md": _render(f"{kind}_README.md.tmpl", **subst),
+            src / "plugin.py": _render(f"{kind}_plugin.py.tmpl", **subst),
+            src / f"{unit}.py": _render(f"{kind}_{unit}.py.tmpl", **subst),
+            root / "tests" / "test_conformance.py": _render(f"{kind}_test_conformance.py.tmpl",
+                                                            **subst),
+        })
+        after = f"mxnext {kind}s"
+    _write_all(files, f"Creating {kind} plugin {name!r} (distribution mxnext-{name}) in {root}")
+    click.echo(f"\nNext: pip install -e '{root}[test]'  (or: mxnext install -e {root})\n"
+               f"      pytest {root / 'tests'}\n      {after}")
+
+
+def _op_plugin_files(root: Path, src: Path, op: str, style: str, subst) -> dict[Path, str]:
+    files = {
+        root / "README.md": _render("plugin_README.md.tmpl", **subst),
         src / "plugin.py": _render("plugin_plugin.py.tmpl", **subst),
         src / "ops" / "__init__.py": _render("plugin_ops_init.py.tmpl", **subst),
         root / "tests" / "test_conformance.py": _render("plugin_test_conformance.py.tmpl", **subst),
     }
     files.update(_op_files(op, style, src / "ops", root / "tests"))
-    _write_all(files, f"Creating plugin {name!r} (distribution mxnext-{name}) in {root}")
-    click.echo(f"\nNext: pip install -e '{root}[test]'  (or: mxnext install -e {root})\n"
-               f"      pytest {root / 'tests'}\n      mxnext ops show {op}")
+    return files
 
 
 def _plugin_package(plugin_dir: Path) -> tuple[str, Path]:

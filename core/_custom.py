@@ -23,6 +23,7 @@ from pydantic import ConfigDict
 
 from ._runtime import tape as _tape
 from ._runtime import engine as _engine
+from ._runtime import registry
 from ._runtime import storage as _storage
 from ._runtime.base import MXNetError, ParamError, did_you_mean, is_np_shape
 from ._runtime.engine import FnProperty, OprHandle, Var, _events
@@ -283,10 +284,11 @@ in_child(_new_workers)
 _backward_op = None
 
 
-def define(registry) -> None:
-    """Register ``Custom`` and ``_backward_Custom`` (the builtin plugin's op hook)."""
+def define(registrar) -> None:
+    """Register ``Custom`` and ``_backward_Custom`` through the builtin plugin's op hook's
+    ``registrar``."""
     global _backward_op
-    fwd = registry.define("Custom")
+    fwd = registrar.register("Custom")
     fwd.description = ("Apply a custom operator written in Python (mx.operator.CustomOp, "
                        "registered with mx.operator.register under op_type).")
     fwd.set_param_model(CustomParam)
@@ -309,7 +311,7 @@ def define(registry) -> None:
         "FStatefulCompute<cpu>": forward,
     }.items():
         fwd.set_attr(key, value)
-    bwd = _backward_op = registry.define("_backward_Custom")
+    bwd = _backward_op = registrar.register("_backward_Custom")
     bwd.description = "Backward of Custom."
     bwd.set_param_model(CustomParam)
     for key, value in {

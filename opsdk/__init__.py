@@ -12,7 +12,10 @@ Use ``register_op`` to *define* an op and ``extend_op`` to *attach*
 attributes (such as ``FCompute<gpu>``) to an op another plugin defines.
 A plugin's ``mxnext_register_ops`` hook imports its op modules, or hands their
 names to ``register_op_modules``, which imports each at the first use of one
-of its ops. KVStore backends use ``opsdk.kvstore`` (and ``opsdk.testing.kvstore``).
+of its ops. Each registration hook receives a registrar (``OpRegistrar``, ``DeviceRegistrar``,
+``KVStoreRegistrar``) with one method, ``register``. Devices use ``opsdk.device`` (and
+``opsdk.testing.run_device_checks``); KVStore backends ``opsdk.kvstore`` (and
+``opsdk.testing.kvstore``).
 """
 
 from mxnext.base import MXNetError, ParamError, PluginError, ShapeError, TypeInferError
@@ -21,6 +24,7 @@ from mxnext.hookspecs import hookimpl
 from mxnext.opctx import OpContext, OpReqType, assign
 from mxnext.params import DType, Field, Param
 from mxnext.resource import ResourceRequest
+from mxnext._runtime.registrars import DeviceRegistrar, KVStoreRegistrar, OpRegistrar
 
 from ._builder import OpBuilder, extend_op, register_op
 from ._manifest import register_op_modules
@@ -33,8 +37,8 @@ from .simple_op import (INPLACE_IN_OUT, INPLACE_LHS_OUT, INPLACE_OUT_IN, INPLACE
                         EnvArguments, SimpleOp, simple_op)
 
 __all__ = [
-    # plugin hooks
-    "hookimpl",
+    # plugin hooks and the registrars they receive
+    "hookimpl", "OpRegistrar", "DeviceRegistrar", "KVStoreRegistrar",
     # authoring styles
     "register_op", "extend_op", "register_op_modules", "OpBuilder", "simple_op", "SimpleOp",
     "EnvArguments", "NO_INPLACE", "INPLACE_IN_OUT", "INPLACE_OUT_IN", "INPLACE_LHS_OUT",

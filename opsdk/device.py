@@ -1,10 +1,15 @@
 """The device contract: what a device plugin registers through ``mxnext_register_devices``.
 
-A device type is one object (``registry.register(dev)``) serving every id of its type
-(``gpu(0)``, ``gpu(1)``, ...). The runtime never imports a device library itself: it asks the
-object. The builtin ``cpu`` device (``mxnext._runtime.device.cpu``) implements exactly this,
-the ``testdev`` plugin (numpy memory behind its own type) and ``gpu`` (plugins/device-cupy)
-too; ``opsdk.testing.run_device_checks`` checks any of them.
+A device type is one object (``registry.register(dev)``, ``registry`` an
+``opsdk.DeviceRegistrar``) serving every id of its type (``gpu(0)``, ``gpu(1)``, ...). The
+runtime never imports a device library itself: it asks the object. ``Device`` is the
+protocol; its building blocks are exported here: ``HostDevice`` (a device on host memory, the
+base of the builtin ``cpu``: subclass it, name its ``type`` and change what differs), the
+inline policies and, for a device with streams, ``StreamRunContext`` and ``Lane``;
+``cpu_kernel(op)`` is an op's generic body, for a kernel that falls back to it. The
+``testdev`` plugin (host memory behind its own type, with streams) and ``gpu``
+(plugins/device-cupy) are built on these; ``opsdk.testing.run_device_checks`` checks any
+device.
 
 Memory. ``alloc(nbytes, device_id)`` returns a raw buffer of at least ``nbytes`` bytes and
 raises ``MemoryError`` when the device is full (the runtime's pool then gives its cached
@@ -33,11 +38,10 @@ records, waits on and queries the device's events). ``StreamRunContext.run`` the
 function on the device: it makes the lane's stream current, has it wait (on the device) for
 work of other lanes the function depends on, calls the function, which enqueues its
 kernels, and returns at once; the engine keeps per-var marks of what is still pending
-(``mxnext._runtime.streams``). ``wait_to_read``/``asnumpy`` wait on an event for only the
+(the stream policy). ``wait_to_read``/``asnumpy`` wait on an event for only the
 work they depend on; ``synchronize(device_id)`` waits for everything on the device.
 
-Engine policy. ``inline_policy`` is an inline policy object (``mxnext._runtime.inline``,
-re-exported here): ``TIMED_INLINE`` (cpu) lets the engine time a kernel and run fast ones
+Engine policy. ``inline_policy`` is an inline policy object: ``TIMED_INLINE`` (cpu) lets the engine time a kernel and run fast ones
 at once on the pushing thread; ``STREAM_INLINE`` (gpu) runs every kernel there, as it only
 enqueues work, so the pushing thread never waits for the device; ``NEVER_INLINE`` always
 hands kernels to the device's own worker pools (for a device whose functions block).
@@ -51,12 +55,16 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+from mxnext._runtime import registry as _registry
+from mxnext._runtime.base import MXNetError
+from mxnext._runtime.device.cpu import HostDevice
 from mxnext._runtime.inline import (NEVER_INLINE, STREAM_INLINE, TIMED_INLINE, NeverInline,
                                     StreamInline, TimedInline)
 from mxnext._runtime.streams import Lane, StreamRunContext
 
-__all__ = ["Device", "REQUIRED", "check_contract", "StreamRunContext", "Lane", "TIMED_INLINE",
-           "STREAM_INLINE", "NEVER_INLINE", "TimedInline", "StreamInline", "NeverInline"]
+__all__ = ["Device", "REQUIRED", "check_contract", "HostDevice", "cpu_kernel",
+           "StreamRunContext", "Lane", "TIMED_INLINE", "STREAM_INLINE", "NEVER_INLINE",
+           "TimedInline", "StreamInline", "NeverInline"]
 
 
 @runtime_checkable
@@ -100,3 +108,12 @@ def check_contract(dev) -> list[str]:
         missing.append(f"inline_policy (an inline policy: TIMED_INLINE, STREAM_INLINE or "
                        f"NEVER_INLINE, got {dev.inline_policy!r})")
     return missing
+
+
+def cpu_kernel(op_name: str):
+    """Op ``op_name``'s generic body, its ``FCompute<cpu>`` (run on a device's arrays through
+    ``ctx.xp``): what a device kernel falls back to. ``MXNetError`` when it has none."""
+    fn = _registry.get(op_name).get_attr("FCompute<cpu>")
+    if fn is None:
+        raise MXNetError(f"opsdk.device.cpu_kernel: op {op_name!r} has no FCompute<cpu> body")
+    return fn

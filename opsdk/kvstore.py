@@ -1,48 +1,60 @@
-"""``opsdk.kvstore``: the face of mxnext for KVStore backend authors.
+"""``opsdk.kvstore``: the contract of a KVStore backend.
 
 A backend is a class registered under MXNet's type names from the plugin hook::
 
     from opsdk import hookimpl
-    from opsdk.kvstore import KVStoreBase
+    from opsdk.kvstore import KVStore
 
-    class MyStore(KVStoreBase): ...
+    class MyStore(KVStore): ...
 
     @hookimpl
-    def mxnext_register_kvstores(registry):
+    def mxnext_register_kvstores(registry):       # an opsdk.KVStoreRegistrar
         registry.register("my_store", MyStore)     # mx.kv.create("my_store") -> MyStore("my_store")
 
-Three starting points, each keeping MXNet 1.9's whole method set (``init``, ``push``,
+``KVStoreBase`` is the abstract interface, MXNet 1.9's method set (``init``, ``push``,
 ``pull``, ``pushpull``, ``broadcast``, ``row_sparse_pull``, ``set_optimizer``,
-``_set_updater``, ``set_gradient_compression``, ``save_optimizer_states``,
-``load_optimizer_states``, ``_barrier``, ``rank``, ``num_workers``, ``type``,
-``is_capable``):
+``set_gradient_compression``, ``save_optimizer_states``, ``load_optimizer_states``, ``rank``,
+``num_workers``, ``type``, ``is_capable``): ``pushpull`` and ``broadcast`` are built from
+``init``, ``push`` and ``pull``; what a subclass leaves out raises ``NotImplementedError``
+naming the type and the method.
 
-- ``KVStoreBase``: only the interface; ``pushpull`` and ``broadcast`` are built from
-  ``init``, ``push`` and ``pull``; whatever is left out raises ``NotImplementedError``
-  naming the type and the method.
-- ``LocalKVStore``: the builtin ``local`` store (keys int or str, never mixed; values summed
-  across devices; updater and optimizer states). A subclass changes how a push sums its
-  values by overriding ``_merge(key, vals, dst, priority)`` (push ``dst = sum(vals)``) and
-  ``_merged(key, vals, stored, priority) -> (summed, stored)`` (the sum handed to the
-  updater); ``_group(what, key, value)`` and ``_stored(what, key)`` check MXNet's key/value
-  forms and name the call and key in errors; ``_updater`` is the updater (or None) and
-  ``_merge_bufs`` a dict for the subclass's buffers.
-- ``DeviceKVStore``: the builtin ``device`` store (each key summed on one of its values'
-  devices, 2-bit compression).
+``KVStore`` (the builtin ``local`` store) implements all of it: keys int or str (never
+mixed), values summed across devices, an updater and its states. A backend subclasses it and
+overrides the extension points for what it changes:
+
+- ``reduce_devices(key, values, dst, priority)``: push ``dst = sum(values)``, one key's
+  values from this worker's devices (a backend may compress on the way);
+- ``reduce_for_update(key, values, stored, priority) -> (summed, stored)``: the sum the
+  updater applies (by default in ``buffer(key, stored)``);
+- ``reduce_workers(what, jobs, priority)``: for each ``(key, this worker's sum, dst)``, push
+  ``dst = sum over the workers`` (one worker: a copy where ``dst`` is another array);
+- ``run_updater(key, summed, stored)``: apply the updater (``updater(key, summed, stored)``
+  updates ``stored`` in place);
+- ``rank`` and ``num_workers``, and any of MXNet's methods.
+
+Its building blocks: ``group(what, key, value)`` (MXNet's key/value forms as ``{key:
+[NDArray, ...]}``, errors naming the call and key), ``stored(what, key)`` (the stored value),
+``buffer(tag, like)`` (a buffer of the store's, kept under ``tag``), ``copy_value(key, src,
+dst, priority)`` and ``updater`` (the updater or None). ``DeviceKVStore`` is the builtin
+``device`` store (each key summed on one of its values' devices, 2-bit compression).
 
 Data moves only through ``engine_call``: a function reading some NDArrays and writing
 others, run by the engine once what it reads is written, before anything pushed later on
 what it writes. So a pull after a push waits for it, pushes of independent keys overlap,
 and the caller never blocks; an asynchronous call hands its work to another thread (a
-communication thread) and reports back with ``done()``. ``GradientCompression`` is MXNet's
-2-bit quantizer, shared by every store that compresses.
+communication thread) and reports back with ``done()``. ``wait_all()`` waits for everything
+pushed. ``GradientCompression`` is MXNet's 2-bit quantizer, shared by every store that
+compresses. The conformance kit is ``opsdk.testing.kvstore``.
 """
 
 from mxnext.kvstore._comm import engine_call
 from mxnext.kvstore.base import KVStoreBase, canonical_name
 from mxnext.kvstore.compression import GradientCompression
 from mxnext.kvstore.device import DeviceKVStore
-from mxnext.kvstore.kvstore import KVStore as LocalKVStore
+from mxnext.kvstore.kvstore import KVStore
+from mxnext.ndarray import waitall as wait_all
 
-__all__ = ["KVStoreBase", "LocalKVStore", "DeviceKVStore", "GradientCompression",
-           "engine_call", "canonical_name"]
+LocalKVStore = KVStore        # the name earlier releases used
+
+__all__ = ["KVStoreBase", "KVStore", "LocalKVStore", "DeviceKVStore", "GradientCompression",
+           "engine_call", "canonical_name", "wait_all"]

@@ -111,9 +111,9 @@ from opsdk import hookimpl
 
 @hookimpl
 def mxnext_register_devices(registry):
-    from mxnext.device.cpu import CpuDevice
+    from opsdk.device import HostDevice
 
-    class ClitestDevice(CpuDevice):
+    class ClitestDevice(HostDevice):
         type = "clitest_dev"
 
     registry.register(ClitestDevice())

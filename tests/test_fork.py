@@ -261,6 +261,7 @@ import threading
 import fork_gate
 import mxnext as mx
 from mxnext import registry, resource, storage
+from mxnext._runtime import op_table
 
 first_use = {"op": lambda: mx.nd.ones((2,)),
              "storage": lambda: storage.alloc(16, mx.cpu()),
@@ -331,10 +332,11 @@ HELD = '''
 import threading
 import mxnext as mx
 from mxnext import registry, resource, storage
+from mxnext._runtime import op_table
 
 mx.nd.ones((2,)).asnumpy()          # plugins loaded, cpu(0)'s pool made
 lock = {"storage": storage._manager._lock, "pool": storage.pool(mx.cpu()).lock,
-        "resource": resource._lock, "registry": registry._lock}[sys.argv[1]]
+        "resource": resource._lock, "registry": op_table._lock}[sys.argv[1]]
 held, done = threading.Event(), threading.Event()
 
 def hold():                         # a thread in the middle of an allocation, say

@@ -205,3 +205,24 @@ def test_the_runtime_keeps_its_line_budget():
     budget = int(found.group(1).replace(",", ""))
     lines = sum(_code_lines(p.read_text()) for p in (ROOT / "core" / "_runtime").rglob("*.py"))
     assert lines <= budget, f"core/_runtime has {lines} code lines, over its budget of {budget}"
+
+
+def _plugin_source_imports() -> list[str]:
+    """``module imports target`` for each import of mxnext (not opsdk) in plugin source."""
+    plugins = ROOT / "plugins"
+    return sorted(f"{m} imports {d}" for m, deps in GRAPH.items()
+                  if plugins in MODULES[m][0].parents
+                  for d in deps if d == "mxnext" or d.startswith("mxnext."))
+
+
+def test_plugin_source_imports_only_opsdk_of_mxnext():
+    bad = _plugin_source_imports()
+    assert bad == [], "plugin source may import opsdk, never mxnext:\n" + "\n".join(bad)
+
+
+def test_the_check_sees_a_plugin_importing_mxnext():
+    GRAPH["mxnext_kvstore_mpi.store"].add("mxnext.ndarray")
+    try:
+        assert _plugin_source_imports() == ["mxnext_kvstore_mpi.store imports mxnext.ndarray"]
+    finally:
+        GRAPH["mxnext_kvstore_mpi.store"].discard("mxnext.ndarray")

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    import types
-
     import click
+
+    from .registrars import DeviceRegistrar, KVStoreRegistrar, OpRegistrar
 
 hookspec = pluggy.HookspecMarker("mxnext")
 hookimpl = pluggy.HookimplMarker("mxnext")
@@ -29,12 +29,12 @@ hookimpl = pluggy.HookimplMarker("mxnext")
 
 
 @hookspec
-def mxnext_register_devices(registry: "types.ModuleType") -> None:
+def mxnext_register_devices(registry: "DeviceRegistrar") -> None:
     """Register device types.
 
-    :param registry: the ``mxnext.device`` module; call
-        ``registry.register(dev)`` for each device object (see
-        docs/internals.md "Devices"). Keep it cheap: defer importing the
+    :param registry: a registrar (``opsdk.DeviceRegistrar``); call
+        ``registry.register(dev)`` for each device object (the contract
+        ``opsdk.device.Device``). Keep it cheap: defer importing the
         device library (cupy, ...) until the device is first used.
 
     Return value is ignored. Runs before ``mxnext_register_ops`` of the same
@@ -43,26 +43,28 @@ def mxnext_register_devices(registry: "types.ModuleType") -> None:
 
 
 @hookspec
-def mxnext_register_kvstores(registry: "types.ModuleType") -> None:
+def mxnext_register_kvstores(registry: "KVStoreRegistrar") -> None:
     """Register KVStore types (the names ``mx.kv.create(name)`` accepts).
 
-    :param registry: the runtime's table of KVStore types; call
+    :param registry: a registrar (``opsdk.KVStoreRegistrar``); call
         ``registry.register(name, factory)`` for each type, where ``factory(name)``
-        returns the store (a ``mx.kv.KVStoreBase`` subclass taking the name is the
-        usual factory). Import heavy libraries (mpi4py) inside the factory, not here.
+        returns the store (an ``opsdk.kvstore.KVStore`` subclass taking the name is
+        the usual factory). Import heavy libraries (mpi4py) inside the factory, not here.
 
     Return value is ignored. Registering a name another plugin holds fails this plugin.
     """
 
 
 @hookspec
-def mxnext_register_ops(registry: "types.ModuleType") -> None:
+def mxnext_register_ops(registry: "OpRegistrar") -> None:
     """Define operators and attach attributes to operators.
 
-    :param registry: the ``mxnext.registry`` module. Plugins normally use
-        ``opsdk.register_op`` (to define an op) and ``opsdk.extend_op`` (to
-        add, e.g., ``FCompute<gpu>`` to another plugin's op) instead of
-        touching it directly; both attribute entries to this plugin.
+    :param registry: a registrar (``opsdk.OpRegistrar``) whose
+        ``registry.register(name)`` defines an op for this plugin. Plugins
+        normally use ``opsdk.register_op`` (to define an op, with a builder),
+        ``opsdk.extend_op`` (to add, e.g., ``FCompute<gpu>`` to another
+        plugin's op) or ``opsdk.register_op_modules`` instead; all attribute
+        entries to this plugin.
 
     Return value is ignored. An exception marks the plugin as failed and
     withdraws every entry it made (``registry.withdraw``), so a half-registered

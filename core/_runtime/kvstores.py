@@ -1,5 +1,6 @@
-"""The table of KVStore backends: the registry the hook ``mxnext_register_kvstores(registry)``
-fills (plugins and the builtin ``local`` store alike); ``mx.kv.create`` reads it."""
+"""The table of KVStore backends, filled through the registrar the hook
+``mxnext_register_kvstores(registry)`` receives (plugins and the builtin ``local`` store
+alike); ``mx.kv.create`` reads it."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ __all__ = ["register", "unregister", "available"]
 _backends: dict = {}
 
 
-def register(name: str, factory) -> None:
+def register(name: str, factory) -> bool:
     """Make ``create(name)`` return ``factory(name)``; ``name`` is matched lower-case.
+    Whether the name is new.
 
     Registering the same factory again is a no-op; another one under a taken name is an
     error naming both.
@@ -25,6 +27,7 @@ def register(name: str, factory) -> None:
         raise MXNetError(f"KVStore type {name!r} is already registered by {_describe(old)}; "
                          f"cannot register {_describe(factory)}")
     _backends[name] = factory
+    return old is None
 
 
 def unregister(name: str) -> None:

@@ -39,7 +39,7 @@ class DeviceKVStore(KVStore):
         self._gc = GradientCompression(compression_params)
         self._residuals.clear()
 
-    def _merge(self, key, vals, dst, priority) -> None:
+    def reduce_devices(self, key, vals, dst, priority) -> None:
         if self._gc is None:
             assign_sum(vals, dst, priority, "KVStore.push", key)
             return
@@ -59,17 +59,14 @@ class DeviceKVStore(KVStore):
         if self._updater is not None:
             super().push(key, value, priority)
             return
-        for k, vals in self._group("push", key, value).items():
-            stored = self._placed(k, vals, self._stored("push", k), priority, keep=False)
-            self._merge(k, vals, stored, priority)
+        for k, vals in self.group("push", key, value).items():
+            stored = self._placed(k, vals, self.stored("push", k), priority, keep=False)
+            self.reduce_devices(k, vals, stored, priority)
 
-    def _merged(self, key, vals, stored, priority):
+    def reduce_for_update(self, key, vals, stored, priority):
         stored = self._placed(key, vals, stored, priority, keep=True)
-        merged = self._merge_bufs.get(key)
-        if merged is None or merged.context != stored.context:
-            merged = self._merge_bufs[key] = nd.empty(stored.shape, stored.context,
-                                                      stored.dtype)
-        self._merge(key, vals, merged, priority)
+        merged = self.buffer(key, stored)
+        self.reduce_devices(key, vals, merged, priority)
         return merged, stored
 
     def _placed(self, key, vals, stored, priority, keep):

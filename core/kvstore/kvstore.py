@@ -32,7 +32,7 @@ class KVStore(KVStoreBase):
         self._type = name
         self._ctx = cpu(0)
         self._store: dict = {}       # key -> NDArray on cpu(0)
-        self._merge_bufs: dict = {}  # key -> sum buffer handed to the updater
+        self._merge_bufs: dict = {}  # tag -> buffer (``buffer``)
         self._key_type = None        # int or str, fixed by the first call
         self._updater = None
 
@@ -61,7 +61,7 @@ class KVStore(KVStoreBase):
     # -- data ---------------------------------------------------------------------------
     def init(self, key, value) -> None:
         """Store a copy of ``value`` under ``key`` (or of each value under each key)."""
-        for k, vals in self._group("init", key, value).items():
+        for k, vals in self.group("init", key, value).items():
             if k in self._store:
                 raise MXNetError(f"KVStore.init: key {k!r} is already initialized")
             if len(vals) != 1:
@@ -71,30 +71,65 @@ class KVStore(KVStoreBase):
             self._store[k] = stored
 
     def push(self, key, value, priority=0) -> None:
-        """Sum the arrays pushed for each key and store the sum (or hand it to the
-        updater)."""
-        for k, vals in self._group("push", key, value).items():
-            stored = self._stored("push", k)
+        """Sum the arrays pushed for each key (``reduce_devices``), then across the workers
+        (``reduce_workers``), and store the sum (or hand it to ``run_updater``)."""
+        jobs = []
+        for k, vals in self.group("push", key, value).items():
+            stored = self.stored("push", k)
             if self._updater is None:
-                self._merge(k, vals, stored, priority)
+                self.reduce_devices(k, vals, stored, priority)
+                jobs.append((k, stored, stored))
             else:
-                self._updater(k, *self._merged(k, vals, stored, priority))
+                summed, _ = self.reduce_for_update(k, vals, stored, priority)
+                jobs.append((k, summed, summed))
+        self.reduce_workers("push", jobs, priority)
+        if self._updater is not None:
+            for k, summed, _ in jobs:
+                self.run_updater(k, summed, self.stored("push", k))
 
-    def _merge(self, key, vals, dst, priority) -> None:
-        """Push ``dst = sum(vals)`` (a subclass may compress on the way)."""
-        assign_sum(vals, dst, priority, "KVStore.push", key)
+    # -- extension points: what a backend changes ------------------------------------------
+    def reduce_devices(self, key, values, dst, priority) -> None:
+        """Push ``dst = sum(values)``: one key's values from this worker's devices (a
+        subclass may compress on the way)."""
+        assign_sum(values, dst, priority, "KVStore.push", key)
 
-    def _merged(self, key, vals, stored, priority):
-        """``(sum of vals, stored value)`` for the updater: the sum in a buffer of the key's
-        (or the value itself when one comes from the store's device)."""
-        if len(vals) == 1 and vals[0].context == stored.context:
-            return vals[0], stored
-        merged = self._merge_bufs.get(key)
-        if merged is None:
-            merged = self._merge_bufs[key] = new_array(stored.shape, stored._dtype,
-                                                       stored.context)
-        self._merge(key, vals, merged, priority)
-        return merged, stored
+    def reduce_for_update(self, key, values, stored, priority):
+        """``(sum of values, stored value)`` for the updater: the sum in a buffer of the key's
+        (``buffer``), or the value itself when one comes from the store's device."""
+        if len(values) == 1 and values[0].context == stored.context:
+            return values[0], stored
+        summed = self.buffer(key, stored)
+        self.reduce_devices(key, values, summed, priority)
+        return summed, stored
+
+    def reduce_workers(self, what, jobs, priority) -> None:
+        """Sum across the workers: for each ``(key, this worker's sum, dst)`` of ``jobs``, push
+        ``dst = sum over workers``. With one worker, a copy where ``dst`` is another array."""
+        for k, src, dst in jobs:
+            if src is not dst:
+                self.copy_value(k, src, dst, priority)
+
+    def run_updater(self, key, summed, stored) -> None:
+        """Apply the updater: ``updater(key, summed, stored)`` updates ``stored`` in place."""
+        self._updater(key, summed, stored)
+
+    # -- building blocks for backends ------------------------------------------------------
+    @property
+    def updater(self):
+        """The updater ``set_optimizer`` installed, or None."""
+        return self._updater
+
+    def copy_value(self, key, src, dst, priority) -> None:
+        """Push ``dst[...] = src`` (uncompressed, across devices and dtypes)."""
+        assign_sum([src], dst, priority, "KVStore.push", key)
+
+    def buffer(self, tag, like):
+        """A buffer of the store's own, kept under ``tag`` (any hashable), shaped, typed and
+        placed as ``like``; made again when ``like`` moved to another device."""
+        buf = self._merge_bufs.get(tag)
+        if buf is None or buf.context != like.context:
+            buf = self._merge_bufs[tag] = new_array(like.shape, like._dtype, like.context)
+        return buf
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True) -> None:
         """Copy the stored value of each key into its output array(s).
@@ -103,8 +138,8 @@ class KVStore(KVStoreBase):
         """
         if out is None:
             raise MXNetError("KVStore.pull: out is required (an NDArray or a list of them)")
-        for k, outs in self._group("pull", key, out).items():
-            stored = self._stored("pull", k)
+        for k, outs in self.group("pull", key, out).items():
+            stored = self.stored("pull", k)
             for o in outs:
                 assign_sum([stored], o, priority, "KVStore.pull", k)
 
@@ -156,14 +191,16 @@ class KVStore(KVStoreBase):
         """A local store has no servers; the command has nobody to go to."""
 
     # -- keys ---------------------------------------------------------------------------
-    def _stored(self, what, key):
+    def stored(self, what, key):
+        """The stored value of ``key``; an error naming the call ``what`` when ``key`` was
+        never initialized."""
         stored = self._store.get(key)
         if stored is None:
             raise MXNetError(f"KVStore.{what}: key {key!r} is not initialized; call "
                              f"init({key!r}, value) first")
         return stored
 
-    def _group(self, what, key, value) -> dict:
+    def group(self, what, key, value) -> dict:
         """``{key: [NDArray, ...]}`` in first-seen order from MXNet's key/value forms: one
         key with an NDArray or a list of them, or a list of keys with one such per key."""
         if isinstance(key, (list, tuple)):

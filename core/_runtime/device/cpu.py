@@ -7,11 +7,14 @@ import numpy
 
 from ..inline import TIMED_INLINE
 
-__all__ = ["CpuDevice", "CpuPinnedDevice", "CpuSharedDevice"]
+__all__ = ["HostDevice", "CpuDevice", "CpuPinnedDevice", "CpuSharedDevice"]
 
 
-class CpuDevice:
-    type = "cpu"
+class HostDevice:
+    """A device on host memory (``opsdk.device.HostDevice``): a subclass names its ``type``
+    and changes what differs. Ops run their ``FCompute<cpu>`` bodies on numpy arrays."""
+
+    type: str
     xp = numpy
     kernels = ("cpu",)
     inline_policy = TIMED_INLINE    # fast kernels run on the pushing thread (timed first)
@@ -48,7 +51,11 @@ class CpuDevice:
         pass
 
     def __repr__(self):
-        return "<device cpu (numpy)>"
+        return f"<device {self.type} (numpy)>"
+
+
+class CpuDevice(HostDevice):
+    type = "cpu"
 
 
 class CpuPinnedDevice(CpuDevice):

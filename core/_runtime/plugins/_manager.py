@@ -15,7 +15,8 @@ from importlib.metadata import entry_points
 
 import pluggy
 
-from .. import __version__, builtins, device, hookspecs, kvstores, registry
+from .. import __version__, builtins, hookspecs, registry
+from ..registrars import DeviceRegistrar, KVStoreRegistrar, OpRegistrar
 from .. import firstuse as _firstuse
 from ..base import PluginError, PluginWarning, describe_error, did_you_mean
 from ._order import load_order
@@ -24,10 +25,10 @@ ENTRY_POINT_GROUP = "mxnext"
 BUILTIN = "builtin"
 _builtin_parts: list = []      # modules whose hooks make up the builtin plugin
 
-# Registration hooks in call order, with the module each receives as ``registry``.
-_REGISTRATION_HOOKS = (("mxnext_register_devices", device),
-                       ("mxnext_register_kvstores", kvstores),
-                       ("mxnext_register_ops", registry))
+# Registration hooks in call order, with the registrar each receives as ``registry``.
+_REGISTRATION_HOOKS = (("mxnext_register_devices", DeviceRegistrar),
+                       ("mxnext_register_kvstores", KVStoreRegistrar),
+                       ("mxnext_register_ops", OpRegistrar))
 
 
 @dataclass
@@ -238,42 +239,32 @@ def _load_one(info: PluginInfo, loader, required: bool) -> PluginInfo:
     return info
 
 
-def _registered_names(reg) -> set:
-    available = getattr(reg, "available", None)
-    return set(available()) if available is not None else set()
-
-
 def _register(info: PluginInfo) -> None:
     """Run this plugin's registration hooks (and only its), entries attributed to it. If one
-    fails, what the plugin registered is withdrawn: its ops, and its names in tables that
-    can drop them (``unregister``, as ``mxnext.kvstore``)."""
+    fails, what the plugin registered is withdrawn: its ops and its KVStore types."""
     hook = _loader.pm.hook
-    added = []                                  # (registry module, names this plugin added)
-    for hook_name, reg in _REGISTRATION_HOOKS:
+    done = []                                  # the registrars this plugin used
+    for hook_name, registrar_type in _REGISTRATION_HOOKS:
         impls = [i for i in getattr(hook, hook_name).get_hookimpls() if i.plugin_name == info.name]
         if not impls:
             continue
-        before = _registered_names(reg)
+        registrar = registrar_type(info.name)
+        done.append(registrar)
         with registry.providing(info.name):
             try:
                 for impl in impls:
-                    impl.function(*(reg for _ in impl.argnames))
+                    impl.function(*(registrar for _ in impl.argnames))
             except BaseException:
-                added.append((reg, _registered_names(reg) - before))
-                _withdraw(info.name, added)
+                _withdraw(info.name, done)
                 raise
-        names = _registered_names(reg) - before
-        added.append((reg, names))
-        if hook_name == "mxnext_register_devices":
-            info.devices = sorted(names)
-        elif hook_name == "mxnext_register_kvstores":
-            info.kvstores = sorted(names)
+        if registrar_type is DeviceRegistrar:
+            info.devices = sorted(registrar._names)
+        elif registrar_type is KVStoreRegistrar:
+            info.kvstores = sorted(registrar._names)
 
 
-def _withdraw(plugin: str, added) -> None:
+def _withdraw(plugin: str, registrars) -> None:
     registry.withdraw(plugin)
-    for table, names in added:
-        unregister = getattr(table, "unregister", None)
-        if unregister is not None:
-            for name in names:
-                unregister(name)
+    for registrar in registrars:
+        if isinstance(registrar, KVStoreRegistrar):
+            registrar._withdraw()

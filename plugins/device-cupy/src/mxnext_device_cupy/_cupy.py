@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mxnext.base import MXNetError
+from opsdk import MXNetError
+from opsdk.device import cpu_kernel
 
 __all__ = ["cupy", "unusable", "generic"]
 
@@ -29,5 +30,4 @@ def unusable(err) -> MXNetError:
 def generic(name, ctx, inputs, req, outputs, params):
     """Run op ``name``'s generic body (its ``FCompute<cpu>``, on cupy through ``ctx.xp``): what
     a dedicated kernel does not cover."""
-    from mxnext import registry
-    registry.get(name).get_attr("FCompute<cpu>")(ctx, inputs, req, outputs, params)
+    cpu_kernel(name)(ctx, inputs, req, outputs, params)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from mxnext.base import MXNetError
+from opsdk import MXNetError
 from opsdk.device import STREAM_INLINE
 
 from ._cupy import cupy, unusable

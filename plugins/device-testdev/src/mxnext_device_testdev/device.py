@@ -9,8 +9,7 @@ import threading
 
 import numpy
 
-from mxnext.device.cpu import CpuDevice
-from opsdk.device import STREAM_INLINE, Lane, StreamRunContext
+from opsdk.device import STREAM_INLINE, HostDevice, Lane, StreamRunContext
 
 from .arrays import XP, DeviceArray
 
@@ -92,8 +91,8 @@ class TestdevRunContext(StreamRunContext):
         return _lane(self.ctx.device_id)
 
 
-class TestDevice(CpuDevice):
-    """The cpu device's memory under another type, with streams, counted host copies, two
+class TestDevice(HostDevice):
+    """Host memory under another type, with streams, counted host copies, two
     ids and arrays that keep a GPU library's host boundary (``arrays``)."""
 
     type = "testdev"

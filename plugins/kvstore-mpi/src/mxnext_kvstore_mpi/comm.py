@@ -284,31 +284,48 @@ class World:
         return True
 
     def _arrive(self, t):
-        """Tell every rank we are at collective ``self._seq``; wait until all are."""
+        """Tell every rank we are at collective ``self._seq``; wait until all are, and check
+        that they are at the same call."""
         seq = self._seq
         self._tell(_ARRIVE, seq, t.sig)
+        self._wait_arrivals(t, seq)
+        self._check_same_call(t, seq)
+
+    def _wait_arrivals(self, t, seq):
+        """Listen until every other rank arrived at ``seq``; a rank that left, died or is
+        late past the timeout is a fault (``RankFault`` for ``t``)."""
         start = time.monotonic()
-        deadline = start + self.timeout
-        next_check = start + 0.2
+        deadline, next_check = start + self.timeout, start + 0.2
         spins = 0
         while True:
             self._drain()
             if self._fault is None:
-                missing = [r for r in range(self.size)
-                           if r != self.rank and self._arrived[r] < seq]
+                missing = self._not_arrived(seq)
                 if not missing:
-                    break
+                    return
                 now = time.monotonic()
                 if not self._fail_if_left(seq) and now >= next_check:
-                    dead = [r for r in missing if not self._alive(r)]
-                    if dead:
-                        self._fail(_DIED, dead)
+                    self._fail_if_dead(missing)
                     next_check = now + 0.2
                 if self._fault is None and now > deadline:
                     self._fail(_LATE, missing)
             self._raise_if_over(t)
             spins += 1
             _pause(spins)
+
+    def _not_arrived(self, seq) -> list:
+        """The other ranks not yet at collective ``seq``."""
+        return [r for r in range(self.size) if r != self.rank and self._arrived[r] < seq]
+
+    def _fail_if_dead(self, ranks) -> None:
+        """Record a fault if a process of ``ranks`` (on this host) is gone."""
+        dead = [r for r in ranks if not self._alive(r)]
+        if dead:
+            self._fail(_DIED, dead)
+
+    def _check_same_call(self, t, seq):
+        """Fail ``t`` when another rank arrived at ``seq`` with another call (its signature:
+        the call, keys, shapes and dtypes)."""
         for r in range(self.size):
             if r != self.rank and self._sigs[r].pop(seq, t.sig) != t.sig:
                 self._fail(_FAILED, [r], f"rank {self.rank} is at {t.what}, rank {r} at "
@@ -443,9 +460,9 @@ class World:
         if not self._uncaught and self._fault is None:
             # the engine hands the collectives their data: work kept for the main thread
             # runs only when it waits, and the engine's own exit hook comes after this one
-            from mxnext import nd
+            from opsdk.kvstore import wait_all
             try:
-                nd.waitall()
+                wait_all()
             except MXNetError:
                 pass                       # a fault: the collective thread saw it too
         self._queue.put(None)              # what was issued still runs, unless this ends

@@ -22,7 +22,7 @@ import zlib
 import numpy as np
 
 from opsdk import MXNetError
-from opsdk.kvstore import DeviceKVStore, GradientCompression, KVStoreBase, LocalKVStore
+from opsdk.kvstore import DeviceKVStore, GradientCompression, KVStore, KVStoreBase
 
 from . import comm as _comm
 
@@ -52,7 +52,6 @@ class _Dist:
         self._world = _comm.world()
         self._wire_gc = None
         self._residual: dict = {}    # key -> numpy residual of what this worker sent
-        self._recv: dict = {}        # key -> NDArray the updater reads the sum from
         self._bound = bigarray_bound()
 
     def __repr__(self):
@@ -77,38 +76,38 @@ class _Dist:
     def init(self, key, value) -> None:
         """Store each value, rank 0's for every worker."""
         super().init(key, value)
-        keys = list(self._group("init", key, value))
-        arrays = [self._stored("init", k) for k in keys]
+        keys = list(self.group("init", key, value))
+        arrays = [self.stored("init", k) for k in keys]
         self._submit("init", keys, arrays, _bcast_work(len(arrays)), (), arrays, 0)
 
     def push(self, key, value, priority=0) -> None:
         """Sum the values pushed for each key here, then across the workers, into the stored
         value (or, with an updater, into the sum it applies)."""
         jobs = []
-        for k, vals in self._group("push", key, value).items():
-            stored = self._stored("push", k)
+        for k, vals in self.group("push", key, value).items():
+            stored = self.stored("push", k)
             src, stored = self._local_sum(k, vals, stored, priority)
-            dst = stored if self._updater is None else self._recv_buf(k, stored)
+            dst = stored if self.updater is None else self.buffer(("recv", k), stored)
             jobs.append((k, src, dst))
-        self._allreduce("push", jobs, priority)
-        if self._updater is not None:
+        self.reduce_workers("push", jobs, priority)
+        if self.updater is not None:
             for k, _, dst in jobs:
-                self._updater(k, dst, self._stored("push", k))
+                self.run_updater(k, dst, self.stored("push", k))
 
     def pushpull(self, key, value, out=None, priority=0) -> None:
         """``push`` then ``pull``; without an updater the sum goes across the workers
         straight into the first output."""
-        if self._updater is not None:
+        if self.updater is not None:
             KVStoreBase.pushpull(self, key, value, out, priority)
             return
-        groups = self._group("pushpull", key, value)
-        outs = groups if out is None else self._group("pushpull", key, out)
+        groups = self.group("pushpull", key, value)
+        outs = groups if out is None else self.group("pushpull", key, out)
         if list(outs) != list(groups):
             raise MXNetError(f"KVStore.pushpull: out must name the same keys as value, got "
                              f"{list(outs)} for {list(groups)}")
         jobs, copies = [], []
         for k, vals in groups.items():
-            stored = self._stored("pushpull", k)
+            stored = self.stored("pushpull", k)
             src, stored = self._local_sum(k, vals, stored, priority)
             first = outs[k][0]
             direct = (first.shape == stored.shape and first.dtype == stored.dtype
@@ -116,10 +115,10 @@ class _Dist:
             dst = first if direct else stored
             jobs.append((k, src, dst))
             copies.append((k, dst, [stored] * direct + [o for o in outs[k] if o is not dst]))
-        self._allreduce("pushpull", jobs, priority)
+        self.reduce_workers("pushpull", jobs, priority)
         for k, dst, targets in copies:
             for t in targets:
-                self._merge_copy(k, dst, t, priority)
+                self.copy_value(k, dst, t, priority)
 
     def _barrier(self) -> None:
         """Wait until every worker has reached its barrier (and issued what came before)."""
@@ -133,28 +132,14 @@ class _Dist:
             if v.shape != stored.shape:
                 raise MXNetError(f"KVStore.push: key {key!r}: expected arrays of shape "
                                  f"{stored.shape}, got one of shape {v.shape}")
-        src, stored = self._merged(key, vals, stored, priority)
+        src, stored = self.reduce_for_update(key, vals, stored, priority)
         if src.dtype != stored.dtype or src.context.device_type != "cpu":
-            buf = self._merge_bufs.get(("cast", key))
-            if buf is None:
-                from mxnext import nd
-                buf = self._merge_bufs[("cast", key)] = nd.empty(stored.shape, stored.context,
-                                                                 stored.dtype)
-            self._merge_copy(key, src, buf, priority)
+            buf = self.buffer(("cast", key), stored)
+            self.copy_value(key, src, buf, priority)
             src = buf
         return src, stored
 
-    def _merge_copy(self, key, src, dst, priority):
-        LocalKVStore._merge(self, key, [src], dst, priority)
-
-    def _recv_buf(self, key, stored):
-        buf = self._recv.get(key)
-        if buf is None or buf.context != stored.context:
-            from mxnext import nd
-            buf = self._recv[key] = nd.empty(stored.shape, stored.context, stored.dtype)
-        return buf
-
-    def _allreduce(self, what, jobs, priority):
+    def reduce_workers(self, what, jobs, priority):
         """Queue the cross-worker sums of ``jobs`` ([(key, src, dst)]): small keys fused,
         each other key alone."""
         gc = self._wire_gc
@@ -240,7 +225,7 @@ def _compressed_work(gc, residuals, key):
     return work
 
 
-class DistSyncKVStore(_Dist, LocalKVStore):
+class DistSyncKVStore(_Dist, KVStore):
     """``dist_sync``: workers' values summed on the host, then across workers."""
 
 
