@@ -14,8 +14,6 @@ FOLDERS = [ROOT / "core", ROOT / "cli", ROOT / "opsdk", *sorted(ROOT.glob("plugi
 # a function is named by its qualified name, optionally after its module's path (its tail)
 ALLOWED = {
     "FastPaths.push", "_imperative._run", "recipe._compile", "graph/infer._fixpoint",
-    # being split in named steps by the registry and kvstore-mpi work (issue 32)
-    "registry.withdraw", "World._arrive",
 }
 
 
