@@ -1,19 +1,18 @@
-"""The hand-kept package list in pyproject.toml covers every package folder."""
+"""Packaging: the build backend finds the packages under src/ (no hand-kept list)."""
 
 import pathlib
 import tomllib
 
+import mxnext
+import mxnext_cli
+import opsdk
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def test_every_package_folder_is_listed():
+def test_the_build_backend_finds_the_packages_under_src():
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    listed = set(cfg["packages"])
-    found = set()
-    for top, folder in cfg["package-dir"].items():
-        base = ROOT / folder
-        for init in base.rglob("__init__.py"):
-            rel = init.parent.relative_to(base).parts
-            found.add(".".join((top, *rel)))
-    assert found - listed == set(), "add these to [tool.setuptools] packages"
-    assert listed - found == set(), "listed packages with no folder"
+    assert "package-dir" not in cfg
+    assert cfg["packages"] == {"find": {"where": ["src"]}}
+    for pkg in (mxnext, opsdk, mxnext_cli):
+        assert pathlib.Path(pkg.__file__).parent == ROOT / "src" / pkg.__name__
