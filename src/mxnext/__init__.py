@@ -6,13 +6,13 @@ first lookup (``mxnext._runtime.firstuse``).
 
 import os as _os
 
-from . import _aliases, _builtins, _missing
+from . import _builtins, _hooks, _missing
 from ._runtime import __version__
 # the MXNet release whose Python API mxnext follows; what the ``mxnet`` import alias
 # (mxnext.mxnet_alias) reports as its __version__
 __mxnet_version__ = "1.9.1"
-from ._runtime import base, context, engine, device, storage, resource
-from ._runtime import graph, registry, params, opctx, hookspecs, plugins
+from . import base, context, engine, device, storage, resource
+from . import graph, ops, params, opctx, hookspecs, plugins, registry
 from . import random
 from . import random as rnd
 from . import autograd, model, ndarray, operator, runtime, util
@@ -24,8 +24,7 @@ from ._runtime.base import MXNetError
 from ._runtime.context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .util import is_np_shape, np_shape, set_np_shape, use_np, use_np_shape
 
-_aliases.install()
-_missing.install()
+_hooks.install_missing()
 plugins.add_builtin(_builtins)
 nd.CachedOp = executor.cached_op.CachedOp      # MXNet's mx.nd.CachedOp; the executor sits above mx.nd
 if _os.environ.get("MXNET_PROFILER_AUTOSTART", "0") not in ("", "0"):

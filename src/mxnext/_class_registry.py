@@ -9,10 +9,14 @@ import warnings
 
 from ._runtime.base import ParamError, did_you_mean
 
+# base class -> its table, shared with MXNet's helper ``mx.registry``
+TABLES: dict[type, dict] = {}
+
 
 def class_registry(kind: str, base: type, table: dict, api: str):
     """``(register, alias, from_string)`` filling and reading ``table`` with subclasses of
     ``base``; ``api`` is the user-facing module (``mx.init``) named in errors."""
+    TABLES[base] = table
     def register(klass, name=None):
         """Make ``klass`` available to ``create`` under ``name`` (default: its class name),
         lower-cased. Re-registering a name warns and replaces it."""

@@ -3,18 +3,15 @@
 provide one where there is one, instead of a bare AttributeError.
 
 Reading such a name raises ``NotProvided``, an AttributeError (``hasattr`` stays False);
-importing it (``import mxnext.image``, ``from mxnext import image``) raises
-``NotProvidedImport``, a ModuleNotFoundError, through a meta-path finder.
+importing it (``import mxnext.monitor``, ``from mxnext import monitor``) raises
+``NotProvidedImport``, a ModuleNotFoundError, through the finder in ``mxnext._hooks``.
 """
 
 from __future__ import annotations
 
-import importlib.abc
-import sys
-
 from ._runtime.base import MXNetError
 
-__all__ = ["NotProvided", "NotProvidedImport", "check", "install"]
+__all__ = ["NotProvided", "NotProvidedImport", "check"]
 
 # module -> {distribution meant to provide the names, or None: not provided}
 NAMES = {
@@ -54,17 +51,3 @@ def check(module: str, name: str) -> None:
     why = _why(module, name)
     if why is not None:
         raise NotProvided(f"module {module!r} has no attribute {name!r}: {why}")
-
-
-class _Finder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname, path=None, target=None):
-        module, _, name = fullname.rpartition(".")
-        why = _why(module, name)
-        if why is not None:
-            raise NotProvidedImport(f"No module named {fullname!r}: {why}")
-        return None
-
-
-def install() -> None:
-    if not any(isinstance(f, _Finder) for f in sys.meta_path):
-        sys.meta_path.append(_Finder())

@@ -54,7 +54,7 @@ def summary(info) -> dict:
 def details(opdef, functions: dict) -> dict:
     """Everything ``ops show`` prints; ``functions`` maps a frontend (``FRONTENDS``) to the
     op's generated function there, whose real signature is the call form shown."""
-    from mxnext import registry
+    from mxnext import ops as registry
     ok, params = default_params(opdef)
     var_arg = opdef.get_attr("key_var_num_args")
     out = summary(registry.OpInfo.of(opdef))

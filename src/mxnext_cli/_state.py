@@ -14,7 +14,7 @@ import warnings
 def collect() -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # failed plugins are reported in the result instead
-        from mxnext import plugins, registry
+        from mxnext import ops as registry, plugins
         return {  # report() loads the plugins first
             "plugins": {p.name: {"distribution": p.distribution, "version": p.version,
                                  "status": p.status, "error": p.error, "traceback": p.traceback}

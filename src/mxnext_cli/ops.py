@@ -19,7 +19,7 @@ def ops():
 
 def _lookup(name: str):
     """The op named (or aliased) ``name``; a usage error with the closest matches if none."""
-    from mxnext import registry
+    from mxnext import ops as registry
     from mxnext._runtime.mxnet_names import suggest
     from mxnext.base import OpNotFound
     try:
@@ -32,7 +32,7 @@ def _lookup(name: str):
 
 
 def _plugin_names():
-    from mxnext import plugins, registry
+    from mxnext import ops as registry, plugins
     return {p.name for p in plugins.report()} | {op.provider for op in registry.catalog()}
 
 
@@ -49,7 +49,7 @@ def _plugin_names():
 def list_ops(plugin, device, pattern, show_all, as_json):
     """Every registered public op: plugin, aliases, input/output counts, devices with compute.
     Read from what the plugins describe: no op module is imported."""
-    from mxnext import registry
+    from mxnext import ops as registry
 
     _check_plugin(plugin)
     ops_ = registry.catalog()

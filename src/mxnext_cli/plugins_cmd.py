@@ -18,7 +18,7 @@ def health() -> dict:
     """Every plugin with its contributions, plus the registry's conflicts, refused
     definitions, orphans, gaps and op modules that failed to import at first use."""
     from mxnext import plugins as plugin_manager
-    from mxnext import registry
+    from mxnext import ops as registry
     rep = registry.validate()
     return {
         "plugins": [{

@@ -45,7 +45,7 @@ def _check_op_name(name: str, force: bool) -> None:
                                  f"(such as _backward_*); choose a public name", param_hint="NAME")
     if force:
         return
-    from mxnext import registry
+    from mxnext import ops as registry
     from mxnext.base import OpNotFound
     for taken in (name, f"_backward_{name}"):
         try:

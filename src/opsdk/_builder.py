@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from mxnext import registry
+from mxnext import ops as registry
 from mxnext.base import PluginError
 
 

@@ -21,7 +21,7 @@ import re
 import sys
 from pathlib import Path
 
-from mxnext import __version__, registry
+from mxnext import __version__, ops as registry
 from mxnext._atomic_write import write_atomic
 
 __all__ = ["register_op_modules", "cache_dir"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mxnext import registry
+from mxnext import ops as registry
 from mxnext.base import OpNotFound, TypeInferError
 
 __all__ = ["FLOAT_DTYPES", "FloatOnly"]

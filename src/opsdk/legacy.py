@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import inspect
 
-from mxnext import registry
+from mxnext import ops as registry
 from mxnext.base import ParamError
 from mxnext.graph import NodeEntry
 

@@ -18,7 +18,7 @@ import inspect
 from enum import IntEnum
 from typing import NamedTuple
 
-from mxnext import registry
+from mxnext import ops as registry
 from mxnext.base import MXNetError, ShapeError
 from mxnext.params import Field, Param
 

@@ -59,7 +59,7 @@ def mxnext_register_kvstores(registry: "types.ModuleType") -> None:
 def mxnext_register_ops(registry: "types.ModuleType") -> None:
     """Define operators and attach attributes to operators.
 
-    :param registry: the ``mxnext.registry`` module. Plugins normally use
+    :param registry: the ``mxnext.ops`` module (the op registry). Plugins normally use
         ``opsdk.register_op`` (to define an op) and ``opsdk.extend_op`` (to
         add, e.g., ``FCompute<gpu>`` to another plugin's op) instead of
         touching it directly; both attribute entries to this plugin.

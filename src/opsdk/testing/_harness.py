@@ -17,7 +17,7 @@ __all__ = ["op_def", "parse", "infer", "make_context", "run_op"]
 def op_def(op):
     """An ``OpDef`` from itself or a registered name/alias."""
     if isinstance(op, str):
-        from mxnext import registry
+        from mxnext import ops as registry
         return registry.get(op)
     return op
 

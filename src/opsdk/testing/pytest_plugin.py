@@ -15,7 +15,7 @@ _MARK = pytest.mark.opsdk_conformance
 def _cases(plugin_name, ops, skip_checks):
     """One case per (op, example, check) where the check applies; one skipped record naming
     every op that has no example (so none of its checks can run)."""
-    from mxnext import registry
+    from mxnext import ops as registry
     from ._conformance import CHECKS, inapplicable
     from ._examples import examples_for
     defs = [d for d in registry.list_ops() if d.provider == plugin_name]

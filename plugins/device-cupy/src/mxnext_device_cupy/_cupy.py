@@ -29,5 +29,5 @@ def unusable(err) -> MXNetError:
 def generic(name, ctx, inputs, req, outputs, params):
     """Run op ``name``'s generic body (its ``FCompute<cpu>``, on cupy through ``ctx.xp``): what
     a dedicated kernel does not cover."""
-    from mxnext import registry
+    from mxnext import ops as registry
     registry.get(name).get_attr("FCompute<cpu>")(ctx, inputs, req, outputs, params)
