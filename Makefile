@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.mxnext-installed
 PLUGINS := $(sort $(wildcard plugins/*))
-PROJECTS := pyproject.toml $(wildcard plugins/*/pyproject.toml)
+PROJECTS := pyproject.toml $(wildcard plugins/*/pyproject.toml) packaging/mxnext/pyproject.toml
 
 .PHONY: setup test demo bench gluon-tests clean
 
@@ -14,7 +14,7 @@ $(PY):
 
 $(STAMP): $(PY) $(PROJECTS)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test,examples]" $(foreach p,$(PLUGINS),-e "./$(p)[test]")
+	$(PY) -m pip install -q -e ".[test,examples]" $(foreach p,$(PLUGINS),-e "./$(p)[test]") ./packaging/mxnext
 	@touch $(STAMP)
 
 setup: $(STAMP)

@@ -14,7 +14,7 @@ from .devices import count_label, device_rows
 
 __all__ = ["info"]
 
-_PACKAGES = ("mxnext", "numpy", "pydantic", "pluggy", "click")
+_PACKAGES = ("mxnext", "mxnext-core", "numpy", "pydantic", "pluggy", "click")
 _ENV_PREFIXES = ("MXNEXT_", "MXNET_")
 
 

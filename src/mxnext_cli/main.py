@@ -74,7 +74,7 @@ def _print_version(ctx, param, value):
         return
     spec = importlib.util.find_spec("mxnext")  # locates the package without importing it
     where = spec.submodule_search_locations[0] if spec and spec.submodule_search_locations else "?"
-    click.echo(f"mxnext {importlib.metadata.version('mxnext')} at {where} "
+    click.echo(f"mxnext {importlib.metadata.version('mxnext-core')} at {where} "
                f"(Python {platform.python_version()})")
     ctx.exit()
 

@@ -107,7 +107,7 @@ def new_plugin(name, directory, op, style, force):
     root = directory or Path(f"mxnext-{name}")
     src = root / "src" / package
     subst = {"plugin": name, "package": package, "dist": f"mxnext-{name}", "op": op,
-             "mxnext_version": importlib.metadata.version("mxnext")}
+             "mxnext_version": importlib.metadata.version("mxnext-core")}
     files = {
         root / "pyproject.toml": _render("plugin_pyproject.toml.tmpl", **subst),
         root / "README.md": _render("plugin_README.md.tmpl", **subst),
