@@ -13,6 +13,7 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): $(PY) $(PROJECTS)
+	@rm -rf mxnext.egg-info  # left by the core/ layout; `python -m` would read it from the root
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[test,examples]" $(foreach p,$(PLUGINS),-e "./$(p)[test]") ./packaging/mxnext
 	@touch $(STAMP)
