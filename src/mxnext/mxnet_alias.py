@@ -5,7 +5,8 @@ script, or a program calls ``mxnext.mxnet_alias.install()`` before ``import mxne
 ``mxnet.X`` *is* ``mxnext.X`` (one module object under both names). The top-level
 ``mxnet`` is a thin module of its own whose ``__version__`` is the MXNet release whose API
 mxnext follows (``mxnext.__mxnet_version__``), because that is what MXNet code compares
-``mx.__version__`` with; every other name is mxnext's.
+``mx.__version__`` with; every other name is mxnext's. The finder itself is in
+``mxnext._hooks``.
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ also exports the modules and names imported here (``mx``, ``np``, ``sys``, ``os`
 for MXNet rely on them. Implementation modules are private (``_compare``, ...) so they stay
 out of it. Not imported, unlike MXNet: ``ss`` (scipy.stats, not a dependency; the chi-square
 checks compute their p-values here) and ``requests``.
+
+PYTEST_DONT_REWRITE: pytest rewrites the modules of a distribution that ships a pytest
+plugin (mxnext-core ships opsdk's); its helpers (``@py_builtins``) would join the star import.
 """
 
 import bz2
