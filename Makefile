@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.mxnext-installed
 PLUGINS := $(sort $(wildcard plugins/*))
-PROJECTS := pyproject.toml $(wildcard plugins/*/pyproject.toml)
+PROJECTS := pyproject.toml $(wildcard plugins/*/pyproject.toml) packaging/mxnext/pyproject.toml
 
 .PHONY: setup test test-quick demo bench gluon-tests clean
 
@@ -13,8 +13,9 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): $(PY) $(PROJECTS)
+	@rm -rf mxnext.egg-info  # left by the core/ layout; `python -m` would read it from the root
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test,examples]" $(foreach p,$(PLUGINS),-e "./$(p)[test]")
+	$(PY) -m pip install -q -e ".[test,examples]" $(foreach p,$(PLUGINS),-e "./$(p)[test]") ./packaging/mxnext
 	@touch $(STAMP)
 
 setup: $(STAMP)

@@ -12,7 +12,7 @@ def _square_op():
     """A test op x**2 whose gradient is built from differentiable forward ops."""
     from opsdk import ElemwiseShape, ElemwiseType, NodeEntry, assign, make_node, register_op
     name = "_test_autograd_square"
-    if name in {d.name for d in mx.registry.list_ops()}:
+    if name in {d.name for d in mx.ops.list_ops()}:
         return name
 
     def grad(node, ogs):
@@ -162,7 +162,7 @@ def test_not_recorded_raises():
 def test_op_without_gradient_names_the_op():
     from opsdk import ElemwiseShape, ElemwiseType, assign, register_op
     name = "_test_autograd_nograd"
-    if name not in {d.name for d in mx.registry.list_ops()}:
+    if name not in {d.name for d in mx.ops.list_ops()}:
         (register_op(name).set_num_inputs(1).set_attr("FInferShape", ElemwiseShape(1, 1))
          .set_attr("FInferType", ElemwiseType(1, 1))
          .set_attr("FCompute<cpu>", lambda c, i, r, o, p: assign(o[0], r[0], i[0]))
@@ -248,7 +248,7 @@ def test_training_flag_reaches_ops():
     seen = []
     from opsdk import ElemwiseShape, ElemwiseType, assign, register_op
     name = "_test_autograd_mode"
-    if name not in {d.name for d in mx.registry.list_ops()}:
+    if name not in {d.name for d in mx.ops.list_ops()}:
         def compute(ctx, i, r, o, p):
             seen.append(ctx.is_train)
             assign(o[0], r[0], i[0])

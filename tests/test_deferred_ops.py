@@ -144,7 +144,7 @@ def run(site, code, **kw):
 IMPORTED = '''
 import json, sys
 import mxnext
-from mxnext import plugins, registry
+from mxnext import ops as registry, plugins
 def imported(*prefixes):
     return sorted(m for m in sys.modules if m.startswith(prefixes or ("p_lazy.", "p_lazyext.")))
 plugins.load()
@@ -266,7 +266,7 @@ def test_defining_a_deferred_op_again_is_refused_for_the_later_plugin_naming_bot
         import json, warnings
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            from mxnext import plugins, registry
+            from mxnext import ops as registry, plugins
             plugins.load()
         print(json.dumps({"status": {p.name: p.status for p in plugins.report()},
                           "refused": [list(r) for r in registry.refused()],
@@ -294,7 +294,7 @@ def test_shipped_plugins_import_an_op_module_only_when_one_of_its_ops_is_used(tm
                                 kernel=(2, 2), num_filter=1, no_bias=True)
         print(json.dumps({"y": y, "before": before, "after": "mxnext_ops_nn.convolution" in
                           sys.modules, "out": out.asnumpy().ravel().tolist(),
-                          "provider": mx.registry.get("Convolution").provider}))
+                          "provider": mx.ops.get("Convolution").provider}))
     '''
     run(tmp_path, "import mxnext; mxnext.plugins.load(); print('{}')", cache=tmp_path, disable="")
     res = run(tmp_path, code, cache=tmp_path, disable="")

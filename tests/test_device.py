@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import mxnext as mx
-from mxnext import device
+from mxnext._runtime import device
 from mxnext.base import MXNetError
 from mxnext.device.cpu import CpuDevice
-from mxnext.device.null import NullDevice
+from mxnext._runtime.device.null import NullDevice
 
 
 def test_builtins_are_available():

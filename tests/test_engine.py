@@ -600,7 +600,7 @@ def test_second_thread_waits_for_a_solo_kernel_in_flight(fast, monkeypatch):
     """While one thread has the engine to itself its cheap kernels run with no var
     bookkeeping; a second thread arriving meanwhile must wait for the running kernel before
     it writes the kernel's input."""
-    from mxnext.engine import _fastpath
+    from mxnext._runtime.engine import _fastpath
     started, waiting, log = threading.Event(), threading.Event(), []
 
     class SeenWaiting(threading.Event):

@@ -550,7 +550,7 @@ def _failing_op():
     """An elementwise test op that raises on a negative input."""
     from opsdk import ElemwiseShape, ElemwiseType, assign, register_op
     name = "_test_executor_no_negatives"
-    if name not in {d.name for d in mx.registry.list_ops()}:
+    if name not in {d.name for d in mx.ops.list_ops()}:
         def compute(c, i, r, o, p):
             if (i[0] < 0).any():
                 raise ValueError("negative input")

@@ -260,8 +260,7 @@ LOADING = '''
 import threading
 import fork_gate
 import mxnext as mx
-from mxnext import registry, resource, storage
-from mxnext._runtime import op_table
+from mxnext._runtime import op_table, registry, resource, storage
 
 first_use = {"op": lambda: mx.nd.ones((2,)),
              "storage": lambda: storage.alloc(16, mx.cpu()),
@@ -297,7 +296,7 @@ def test_lookup_on_another_thread_waits_for_a_load_in_progress(gate_site):
         import threading
         import fork_gate
         import mxnext as mx
-        from mxnext import registry
+        from mxnext import ops as registry
 
         loader = threading.Thread(target=lambda: mx.nd.ones((2,)))
         loader.start()
@@ -331,8 +330,7 @@ def test_lookup_on_another_thread_waits_for_a_load_in_progress(gate_site):
 HELD = '''
 import threading
 import mxnext as mx
-from mxnext import registry, resource, storage
-from mxnext._runtime import op_table
+from mxnext._runtime import op_table, registry, resource, storage
 
 mx.nd.ones((2,)).asnumpy()          # plugins loaded, cpu(0)'s pool made
 lock = {"storage": storage._manager._lock, "pool": storage.pool(mx.cpu()).lock,

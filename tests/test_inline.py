@@ -13,7 +13,7 @@ import pytest
 from opsdk import ElemwiseShape, ElemwiseType, assign, register_op
 
 import mxnext as mx
-from mxnext import device
+from mxnext._runtime import device
 from mxnext._runtime.inline import (CHEAP_BYTES, INLINE_SECONDS, NEVER_INLINE, TIMED_INLINE,
                                     TIMED_RUNS, NeverInline, TimedInline)
 from mxnext.device.cpu import CpuDevice

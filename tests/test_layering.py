@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _packages() -> dict[str, Path]:
-    roots = {"mxnext": ROOT / "core", "opsdk": ROOT / "opsdk", "mxnext_cli": ROOT / "cli"}
-    for src in (ROOT / "plugins").glob("*/src"):
+    roots = {}
+    for src in (ROOT / "src", *(ROOT / "plugins").glob("*/src")):
         for pkg in src.iterdir():
             if (pkg / "__init__.py").exists():
                 roots[pkg.name] = pkg
@@ -203,8 +203,8 @@ def test_the_runtime_keeps_its_line_budget():
     text = (ROOT / "docs" / "internals.md").read_text()
     found = re.search(r"line budget: \*\*([\d,]+) code lines\*\*", text)
     budget = int(found.group(1).replace(",", ""))
-    lines = sum(_code_lines(p.read_text()) for p in (ROOT / "core" / "_runtime").rglob("*.py"))
-    assert lines <= budget, f"core/_runtime has {lines} code lines, over its budget of {budget}"
+    lines = sum(_code_lines(p.read_text()) for p in (ROOT / "src" / "mxnext" / "_runtime").rglob("*.py"))
+    assert lines <= budget, f"src/mxnext/_runtime has {lines} code lines, over its budget of {budget}"
 
 
 def _plugin_source_imports() -> list[str]:
@@ -226,3 +226,43 @@ def test_the_check_sees_a_plugin_importing_mxnext():
         assert _plugin_source_imports() == ["mxnext_kvstore_mpi.store imports mxnext.ndarray"]
     finally:
         GRAPH["mxnext_kvstore_mpi.store"].discard("mxnext.ndarray")
+
+
+# the runtime's public faces (and MXNet's class-registry helper): each a file of its own
+PUBLIC = ("base", "context", "engine", "engine.naive", "engine.threaded", "storage", "resource",
+          "device", "device.cpu", "ops", "registry", "params", "opctx", "graph", "graph.ir",
+          "graph.infer", "graph.gradient", "graph.cse", "graph.memory", "plugins", "hookspecs")
+
+FIND = """
+import importlib, importlib.util, json, sys
+import mxnext
+out = {}
+for name in sys.argv[1:]:
+    full = "mxnext." + name
+    served = [type(f).__name__ for f in sys.meta_path
+              if type(f).__module__.startswith("mxnext") and f.find_spec(full, None) is not None]
+    mod = importlib.import_module(full)
+    real = importlib.import_module("mxnext._runtime." + name.replace("ops", "registry"))
+    out[name] = {"origin": importlib.util.find_spec(full).origin, "served": served,
+                 "all": sorted(mod.__all__),
+                 "same": all(getattr(mod, n) is getattr(real, n, getattr(mod, n))
+                             for n in mod.__all__)}
+print(json.dumps(out))
+"""
+
+
+def test_every_public_module_is_a_file_that_no_import_hook_serves():
+    import json
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", FIND, *PUBLIC], capture_output=True, text=True,
+                          check=True, timeout=120)
+    found = json.loads(done.stdout)
+    for name, got in found.items():
+        path = Path(got["origin"])
+        assert path.is_relative_to(ROOT / "src" / "mxnext"), (name, path)
+        rel = path.relative_to(ROOT / "src").with_suffix("")
+        assert ".".join(p for p in rel.parts if p != "__init__") == f"mxnext.{name}"
+        assert got["served"] == [], f"mxnext.{name} is served by an import hook"
+        assert got["all"] and got["same"], f"mxnext.{name} re-exports other objects"
+    assert f"mxnext.{PUBLIC[0]}" in GRAPH and _known("mxnext.engine.get") == "mxnext.engine"

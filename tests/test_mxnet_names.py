@@ -3,7 +3,7 @@
 import pytest
 
 from mxnext._runtime import mxnet_names as _mxnet_names
-from mxnext import registry
+from mxnext import ops as registry
 from mxnext._runtime.mxnet_names import hint, suggest
 
 

@@ -137,7 +137,7 @@ def test_numpy_and_dlpack_interop():
 def test_generated_functions_have_signature_and_doc():
     sig = inspect.signature(mx.nd.clip)
     assert list(sig.parameters)[:3] == ["data", "a_min", "a_max"]
-    field = mx.registry.get("clip").param_model.model_fields["a_min"]
+    field = mx.ops.get("clip").param_model.model_fields["a_min"]
     assert "a_min" in mx.nd.clip.__doc__ and field.description in mx.nd.clip.__doc__
     sig = inspect.signature(mx.nd.add_n)
     assert next(iter(sig.parameters.values())).kind is inspect.Parameter.VAR_POSITIONAL
@@ -287,7 +287,7 @@ def test_a_second_thread_waits_for_the_first_threads_unbooked_kernel(monkeypatch
     block on it (or has wrongly written already)."""
     import threading
 
-    from mxnext.engine import _fastpath
+    from mxnext._runtime.engine import _fastpath
     from opsdk import ElemwiseShape, ElemwiseType, assign, register_op
     started, waiting, log = threading.Event(), threading.Event(), []
 
@@ -595,7 +595,7 @@ def test_contrib_functions_and_short_op_names():
     np.testing.assert_allclose(count_sampled.asnumpy(), expected[sampled.asnumpy()])
     counts = np.bincount(sampled.asnumpy(), minlength=100)
     assert counts[0] > counts[50]                # class 0 is the most likely
-    assert mx.nd.contrib.ctc_loss.opdef is mx.registry.get("_contrib_ctc_loss")
+    assert mx.nd.contrib.ctc_loss.opdef is mx.ops.get("_contrib_ctc_loss")
 
 
 def test_host_memory_device_types():

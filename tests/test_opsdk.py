@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import opsdk
-from mxnext import registry
+from mxnext import ops as registry
 from mxnext.base import PluginError
 from mxnext.context import cpu
 from mxnext.engine import RunContext

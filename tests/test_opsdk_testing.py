@@ -4,7 +4,7 @@ conformance suite must pass good ops and catch broken ones."""
 import numpy as np
 import pytest
 
-from mxnext import registry
+from mxnext import ops as registry
 from mxnext.base import MXNetError, ParamError, TypeInferError
 from opsdk import (ElemwiseShape, ElemwiseType, Field, FloatOnly, NodeEntry, Param, assign,
                    make_node, register_op)
@@ -282,7 +282,7 @@ def test_ops_without_example_get_one_skipped_record():
 
 def test_pytest_plugin_runs_a_suite(pytester):
     pytester.makepyfile(test_suite="""
-        from mxnext import registry
+        from mxnext import ops as registry
         from opsdk import ElemwiseShape, ElemwiseType, Field, Param, assign, register_op
         from opsdk.testing import conformance_tests
 

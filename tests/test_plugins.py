@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from mxnext import plugins, registry
+from mxnext import ops as registry, plugins
 from mxnext.base import PluginError
 
 GOOD = '''
@@ -111,7 +111,7 @@ import json, warnings
 warnings.simplefilter("always")
 with warnings.catch_warnings(record=True) as caught:
     import mxnext
-    from mxnext import plugins, registry
+    from mxnext import ops as registry, plugins
     report = plugins.report()               # the first lookup loads the plugins
 infos = {i.name: {"status": i.status, "dist": i.distribution, "version": i.version,
                   "error": i.error, "traceback": i.traceback, "location": i.location,
@@ -219,7 +219,7 @@ def test_builtin_cannot_be_disabled(site):
 
 
 def test_import_loads_no_plugin_until_the_first_lookup(site):
-    code = ("import mxnext, opsdk, p_good_plugin, sys; from mxnext import plugins; "
+    code = ("import mxnext, opsdk, p_good_plugin, sys; from mxnext._runtime import plugins; "
             "print(plugins._manager._loader.loaded, end=' '); "
             "mxnext.nd.zeros((1,)); print(plugins._manager._loader.loaded)")
     assert named_plugin_output(site, code, "p-good") == "False True"
@@ -254,7 +254,7 @@ def test_import_opsdk_first_still_loads_plugins(site):
 
 
 def test_ops_registered_by_a_plugin_module_imported_first_belong_to_the_plugin(site):
-    code = ("import p_pkg.ops, mxnext; from mxnext import registry; "
+    code = ("import p_pkg.ops, mxnext; from mxnext import ops as registry; "
             "print(registry.get('_p_pkg_op').provider)")
     assert named_plugin_output(site, code, "p-pkg") == "p-pkg"
 
@@ -362,7 +362,7 @@ import json, warnings
 warnings.simplefilter("always")
 with warnings.catch_warnings(record=True) as caught:
     import mxnext as mx
-    from mxnext import registry
+    from mxnext import ops as registry
     x = mx.nd.array([-1, 2])
     out = {"relu": mx.nd.relu(x).asnumpy().tolist(), "abs": mx.nd.abs(x).asnumpy().tolist(),
            "own": mx.nd._bp_own(x).asnumpy().tolist(), "sum": mx.nd.sum(x).asnumpy().tolist(),

@@ -16,7 +16,7 @@ import pytest
 import mxnext as mx
 from mxnext import profiler
 from mxnext.base import MXNetError, ParamError
-from mxnext.engine import _base as engine_base
+from mxnext._runtime.engine import _base as engine_base
 from mxnext.profiler._record import profiler as the_profiler
 
 

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from mxnext import registry
+from mxnext import ops as registry
 from mxnext.base import OpNotFound, ParamError, PluginError, PluginWarning
 from mxnext.params import Field, Param
 

@@ -44,8 +44,8 @@ def test_save_and_load_round_trip(tmp_path):
 
 def test_control_dependencies_are_written_and_read():
     a = Node(None, None, (), "a")
-    first = Node(mx.registry.get("relu"), None, [NodeEntry(a, 0, 0)], "first")
-    second = Node(mx.registry.get("sigmoid"), None, [NodeEntry(a, 0, 0)], "second")
+    first = Node(mx.ops.get("relu"), None, [NodeEntry(a, 0, 0)], "first")
+    second = Node(mx.ops.get("sigmoid"), None, [NodeEntry(a, 0, 0)], "second")
     second.control_deps.append(first)
     sym = mx.sym.Symbol([NodeEntry(second, 0, 0)])
     doc = json.loads(sym.tojson())

@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 import mxnext as mx
-from mxnext import registry
+from mxnext import ops as registry
 from mxnext.ndarray._imperative import invoke_name
 from opsdk.testing import examples_for, make_inputs
 

@@ -81,7 +81,7 @@ def test_gpu_pool_defaults_to_naive_and_out_of_memory_names_the_pool():
 
 @needs_gpu
 def test_an_op_whose_body_leaves_the_device_names_op_and_device():
-    from mxnext.registry import op
+    from mxnext.ops import op
     probe = op("_gpu_probe_host_body")
 
     def body(ctx, inputs, req, outputs, params):

@@ -125,7 +125,7 @@ def test_waitall_waits_on_every_lane():
 def test_generic_body_that_leaves_the_device_names_op_and_device():
     from mxnext.base import MXNetError
     from mxnext.opctx import kernel_of
-    from mxnext.registry import op
+    from mxnext.ops import op
 
     fake = op("_testdev_probe")
 

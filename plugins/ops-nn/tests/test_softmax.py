@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mxnext import registry
+from mxnext import ops as registry
 from opsdk import MXNetError, ParamError, ShapeError
 from opsdk.testing import check_backward, check_forward, check_numeric_gradient, run_op
 

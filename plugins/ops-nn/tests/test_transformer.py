@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mxnext as mx
-from mxnext import registry
+from mxnext import ops as registry
 from opsdk import ParamError, ShapeError, TypeInferError
 from opsdk.testing import check_forward, check_numeric_gradient, infer, run_op
 

@@ -3,7 +3,7 @@ broadcasting and dtype rules, every OpReqType, gradients (MXNet values, numeric)
 
 import numpy as np
 import pytest
-from mxnext import registry
+from mxnext import ops as registry
 from mxnext.base import ParamError, ShapeError, TypeInferError
 from opsdk.testing import check_backward, check_forward, check_numeric_gradient, infer, run_op
 

@@ -42,8 +42,8 @@ def test_given_edges():
 
 
 def test_inference_and_errors():
-    infer_shape = mx.registry.get("_histogram").get_attr("FInferShape")
-    p = mx.registry.get("_histogram").parse_params({})
+    infer_shape = mx.ops.get("_histogram").get_attr("FInferShape")
+    p = mx.ops.get("_histogram").parse_params({})
     assert infer_shape(p, [(3, 4), None], [None, None]) == ([(3, 4), None], [None, None])
     with pytest.raises(ShapeError, match="at least 2 edges"):
         run_op("_histogram", [X, np.array([1], np.float32)])

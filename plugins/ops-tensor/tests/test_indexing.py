@@ -4,7 +4,7 @@ MXNet 1.9's)."""
 import numpy as np
 import pytest
 
-from mxnext import registry
+from mxnext import ops as registry
 from opsdk import MXNetError, ParamError, ShapeError, TypeInferError
 from opsdk.testing import check_backward, check_forward, run_op
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mxnext as mx
-from mxnext import registry
+from mxnext import ops as registry
 from opsdk import MXNetError, ShapeError, TypeInferError
 from opsdk.testing import check_forward, check_numeric_gradient, eval_gradients, infer, run_op
 

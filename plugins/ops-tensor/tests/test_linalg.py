@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mxnext import registry
+from mxnext import ops as registry
 from opsdk import ShapeError
 from opsdk.testing import check_forward, check_numeric_gradient, infer
 

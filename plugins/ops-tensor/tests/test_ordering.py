@@ -3,7 +3,7 @@ every OpReqType, gradients."""
 
 import numpy as np
 import pytest
-from mxnext import registry
+from mxnext import ops as registry
 from mxnext.base import ParamError, ShapeError
 from opsdk.testing import check_backward, check_forward, check_numeric_gradient, infer, run_op
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import mxnext as mx
-from mxnext import registry
+from mxnext import ops as registry
 from opsdk import ParamError, ResourceRequest
 from opsdk.testing import run_op
 

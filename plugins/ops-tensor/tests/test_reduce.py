@@ -4,7 +4,7 @@ dtypes, every OpReqType, gradients (MXNet values and numeric differences)."""
 import numpy as np
 import pytest
 import mxnext as mx
-from mxnext import registry
+from mxnext import ops as registry
 from mxnext.base import ParamError, ShapeError
 from opsdk.testing import check_backward, check_forward, check_numeric_gradient, infer, run_op
 

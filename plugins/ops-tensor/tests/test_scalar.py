@@ -3,7 +3,7 @@ float results vs numpy, parameters, every OpReqType, gradients."""
 
 import numpy as np
 import pytest
-from mxnext import registry
+from mxnext import ops as registry
 from mxnext.base import ParamError
 from opsdk.testing import check_backward, check_forward, check_numeric_gradient, infer, run_op
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import mxnext as mx
-from mxnext import registry
+from mxnext import ops as registry
 from opsdk import ParamError, ShapeError
 from opsdk.testing import check_backward, check_forward, infer, run_op
 
