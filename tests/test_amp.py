@@ -3,6 +3,7 @@ amp_cast / amp_multicast), converted networks computing float32's results within
 (bfloat16) tolerance, the dynamic loss scaler, and float16 training with loss scaling
 reaching float32's accuracy (in a child process: amp.init rewrites mx.nd and mx.sym)."""
 
+import importlib.util
 import json
 import pathlib
 import subprocess
@@ -18,6 +19,10 @@ from mxnext.contrib import amp
 from mxnext.gluon.model_zoo import vision
 
 HERE = pathlib.Path(__file__).parent
+FIX = HERE / "fixtures" / "mxnet-1.9.1"
+_spec = importlib.util.spec_from_file_location("amp_nets", FIX / "amp_nets.py")
+amp_nets = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(amp_nets)
 
 
 def _nodes(sym):
@@ -31,18 +36,7 @@ def _reads(nodes, name):
 
 
 def _cnn():
-    data = mx.sym.var("data")
-    x = mx.sym.Convolution(data, kernel=(3, 3), num_filter=4, name="conv")
-    x = mx.sym.BatchNorm(x, name="bn")
-    x = mx.sym.Activation(x, act_type="relu", name="relu")
-    x = mx.sym.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool")
-    s = mx.sym.Activation(x, act_type="softrelu", name="soft")
-    x = mx.sym.FullyConnected(x, num_hidden=6, name="fc") + mx.sym.FullyConnected(
-        s, num_hidden=6, name="fc2")
-    norm = mx.sym.norm(data, axis=(1, 2, 3), keepdims=True).reshape((-1, 1))
-    x = mx.sym.broadcast_add(x, norm, name="mixed")
-    x = mx.sym.broadcast_mul(x, mx.sym.var("scale", shape=(1, 6)), name="scaled")
-    return mx.sym.softmax(x, name="sm")
+    return amp_nets.cnn(mx)
 
 
 def test_op_lists_are_mxnets():
@@ -66,6 +60,15 @@ def test_op_lists_are_mxnets():
         amp.list_fp32_ops("float64")
 
 
+@pytest.mark.parametrize("key", list(amp_nets.CONFIGS))
+def test_convert_symbol_gives_mxnets_graph(key):
+    # every node, its inputs and __dtype__ as MXNet 1.9.1's convert_symbol made them
+    want = json.loads((FIX / "amp-mxnet191.json").read_text())[key]
+    target, kw = amp_nets.CONFIGS[key]
+    got = amp_nets.graph(amp.convert_symbol(_cnn(), target, data_names=["data"], **kw))
+    assert got == want
+
+
 def test_convert_symbol_casts_where_mxnet_does():
     nodes = _nodes(amp.convert_symbol(_cnn(), data_names=["data"]))
     by_name = {n["name"]: n for n in nodes}
@@ -82,7 +85,7 @@ def test_convert_symbol_casts_where_mxnet_does():
     # widest-type ops: both float16 -> no cast; float16 and float32 -> float32; an input of
     # unknown type (a variable) -> amp_multicast
     assert _reads(nodes, "_plus0") == ["fc", "fc2"]
-    assert _reads(nodes, "mixed") == ["_plus0_0_amp_cast_float32", "reshape0"]
+    assert _reads(nodes, "mixed") == ["_plus0_output_amp_cast_float32", "reshape0"]
     assert _reads(nodes, "scaled") == ["mixed_0_amp_multicast"] * 2
     assert by_name["mixed_0_amp_multicast"]["attrs"]["num_outputs"] == "2"
     assert _reads(nodes, "sm") == ["scaled_0_amp_cast_float32"]
