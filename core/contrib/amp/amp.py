@@ -37,6 +37,19 @@ bfloat16 = np.dtype(ml_dtypes.bfloat16)
 """numpy's bfloat16 (from ``ml_dtypes``); ``target_dtype="bfloat16"`` means this."""
 
 _state = {"initialized": False, "scaler": None, "scaler_taken": False}
+_gluon = {}
+"""Gluon's ``Trainer``, ``HybridBlock`` and ``SymbolBlock``, which ``mxnext.gluon`` hands in
+when it loads (``use_gluon``): gluon sits above contrib, so contrib never imports it."""
+
+
+def use_gluon(trainer, hybrid_block, symbol_block):
+    """Called by ``mxnext.gluon`` on import with its classes."""
+    _gluon.update(Trainer=trainer, HybridBlock=hybrid_block, SymbolBlock=symbol_block)
+
+
+def _is(obj, name) -> bool:
+    """Whether ``obj`` is a gluon ``name`` (never, while gluon is not loaded)."""
+    return name in _gluon and isinstance(obj, _gluon[name])
 
 
 # -- op lists ------------------------------------------------------------------------------
@@ -121,13 +134,12 @@ def init(target_dtype="float16", target_precision_ops=None, conditional_fp32_ops
 def init_trainer(optimizer_or_trainer):
     """Give a Gluon ``Trainer`` dynamic loss scaling (the first trainer shares the scaler
     ``init`` made for the loss outputs; later ones get their own)."""
-    from ... import optimizer as opt
-    from ...gluon import Trainer
+    from ...optimizer.optimizer import Optimizer
     if not _state["initialized"]:
         raise MXNetError("amp.init_trainer: AMP is not initialized; call amp.init() first")
-    if isinstance(optimizer_or_trainer, opt.Optimizer):
+    if isinstance(optimizer_or_trainer, Optimizer):
         raise TypeError("amp.init_trainer: AMP works with a Gluon Trainer, not an Optimizer")
-    if not isinstance(optimizer_or_trainer, Trainer):
+    if not _is(optimizer_or_trainer, "Trainer"):
         raise TypeError(f"amp.init_trainer: expected a Gluon Trainer, got "
                         f"{type(optimizer_or_trainer).__name__}")
     if _state["scaler_taken"]:
@@ -155,8 +167,7 @@ def scale_loss(loss, optimizer_or_trainer):
 
 def unscale(optimizer_or_trainer):
     """Divide the gradients by the loss scale now (to clip or read them before the step)."""
-    from ...gluon import Trainer
-    if not isinstance(optimizer_or_trainer, Trainer):
+    if not _is(optimizer_or_trainer, "Trainer"):
         raise TypeError(f"amp.unscale: expected a Gluon Trainer, got "
                         f"{type(optimizer_or_trainer).__name__}")
     for p in optimizer_or_trainer._params:
@@ -269,8 +280,7 @@ def convert_hybrid_block(block, target_dtype="float16", target_dtype_ops=None, f
     parameters (cast where the converted graph says) on ``ctx`` (default: the CPU; MXNet's
     default, ``gpu(0)``, only where there is one). The block must have been hybridized
     and run once."""
-    from ...gluon import HybridBlock, SymbolBlock
-    if not isinstance(block, HybridBlock):
+    if not _is(block, "HybridBlock"):
         raise MXNetError(f"amp.convert_hybrid_block: block must be a HybridBlock, got "
                          f"{type(block).__name__}")
     if not block._cached_graph:
@@ -282,7 +292,7 @@ def convert_hybrid_block(block, target_dtype="float16", target_dtype_ops=None, f
                                [i.name for i in inputs], cast_optional_params)
     params = {name: p._reduce() for name, p in block.collect_params().items()}
     params = _cast_params(converted, params, list(params))
-    ret = SymbolBlock(converted, inputs)
+    ret = _gluon["SymbolBlock"](converted, inputs)
     for name, p in ret.collect_params().items():
         if name in params and p.dtype != params[name].dtype:
             p.cast(params[name].dtype)
@@ -295,7 +305,7 @@ def convert_bucketing_module(bucketing_mod, target_dtype="float16", target_dtype
                              excluded_sym_names=None, cast_optional_params=False):
     """A new ``BucketingModule`` whose buckets' symbols are converted, with the current
     parameters (cast where the converted symbols say)."""
-    from ...module import BucketingModule
+    from ...module.bucketing_module import BucketingModule
     if not isinstance(bucketing_mod, BucketingModule):
         raise MXNetError(f"amp.convert_bucketing_module: expected a BucketingModule, got "
                          f"{type(bucketing_mod).__name__}")
