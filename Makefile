@@ -32,7 +32,7 @@ test: setup
 QUICK_SKIP := tests/test_cli.py tests/test_examples.py tests/test_docs.py \
 	tests/test_async_results.py tests/gluon/test_mxnet_examples.py \
 	tests/gluon/test_data_workers_orphaned.py tests/gluon/test_trainer_dist.py \
-	tests/gluon/test_model_zoo.py
+	tests/gluon/test_model_zoo.py tests/test_amp.py tests/test_mxnet_train.py
 test-quick: setup
 	$(PY) -m pytest -q -n auto --dist worksteal $(foreach f,$(QUICK_SKIP),--ignore=$(f)) \
 		tests $(foreach p,$(filter-out plugins/kvstore-mpi,$(PLUGINS)),$(p)/tests)

@@ -1,5 +1,4 @@
-"""MXNet 1.x names mxnext does not provide say so, read or imported; mx.contrib.amp
-imports and refuses on use."""
+"""MXNet 1.x names mxnext does not provide say so, read or imported."""
 
 import importlib
 
@@ -48,16 +47,6 @@ def test_a_name_meant_for_a_distribution_names_it(monkeypatch):
         mx.io.ImageRecordUInt8Iter
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("mxnext.io.ImageRecordUInt8Iter")
-
-
-def test_contrib_amp_imports_and_refuses_on_use():
-    from mxnext.contrib import amp
-    assert mx.contrib.amp is amp
-    with pytest.raises(MXNetError, match=r"mx.contrib.amp.init: automatic mixed precision is "
-                                         r"not supported by mxnext"):
-        amp.init(target_dtype="float16")
-    with pytest.raises(MXNetError, match="amp.convert_model"):
-        amp.convert_model(None, {}, {})
 
 
 @pytest.mark.parametrize("expr, statement, says", [

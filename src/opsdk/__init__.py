@@ -28,7 +28,7 @@ from mxnext._runtime.registrars import DeviceRegistrar, KVStoreRegistrar, OpRegi
 
 from ._builder import OpBuilder, extend_op, register_op
 from ._manifest import register_op_modules
-from .dtypes import FLOAT_DTYPES, FloatOnly
+from .dtypes import AMP_FLOAT_DTYPES, FLOAT_DTYPES, FloatOnly
 from .grad import (CloneGradient, ElemwiseGradUseIn, ElemwiseGradUseInOut, ElemwiseGradUseNone,
                    ElemwiseGradUseOut, MakeZeroGradNodes)
 from .legacy import Operator, OperatorProperty, register_property
@@ -47,7 +47,7 @@ __all__ = [
     # parameters and runtime
     "Param", "Field", "DType", "OpReqType", "OpContext", "ResourceRequest", "assign",
     # shape, type and gradient rules
-    "ElemwiseShape", "ElemwiseType", "FloatOnly", "FLOAT_DTYPES", "ElemwiseGradUseIn",
+    "ElemwiseShape", "ElemwiseType", "FloatOnly", "FLOAT_DTYPES", "AMP_FLOAT_DTYPES", "ElemwiseGradUseIn",
     "ElemwiseGradUseOut",
     "ElemwiseGradUseInOut", "ElemwiseGradUseNone", "CloneGradient", "MakeZeroGradNodes",
     "make_node", "NodeEntry",

@@ -8,19 +8,25 @@ one message naming the op, the input, the dtype given and the dtypes accepted.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from mxnext import ops as registry
 from mxnext.base import OpNotFound, TypeInferError
 
-__all__ = ["FLOAT_DTYPES", "FloatOnly"]
+__all__ = ["FLOAT_DTYPES", "AMP_FLOAT_DTYPES", "FloatOnly"]
 
 FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+AMP_FLOAT_DTYPES = FLOAT_DTYPES + (np.dtype(ml_dtypes.bfloat16),)
+"""The floating dtypes and bfloat16 (``ml_dtypes``), for the ops ``mx.contrib.amp`` runs in
+bfloat16 (MXNet runs those through oneDNN on the CPU)."""
+_BFLOAT16 = AMP_FLOAT_DTYPES[-1]
 
 
 def _names(dtypes) -> str:
-    names = [d.name for d in dtypes]
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    names = [d.name for d in dtypes if d != _BFLOAT16]
+    text = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return text + (" (or bfloat16, for mx.contrib.amp)" if _BFLOAT16 in dtypes else "")
 
 
 class FloatOnly:

@@ -12,6 +12,7 @@ import os
 import platform
 import threading
 
+import ml_dtypes
 import numpy as np
 
 __all__ = ["MXNetError", "EngineError", "ParamError", "OpNotFound", "PluginError", "PluginWarning",
@@ -22,9 +23,11 @@ __all__ = ["MXNetError", "EngineError", "ParamError", "OpNotFound", "PluginError
            "FLAG_TO_DTYPE", "DTYPE_TO_FLAG"]
 
 # mshadow type flags MXNet 1.9 can save and load (8..11 exist in mshadow but 1.9 rejects
-# them): the ``.params`` format and ``__dtype__`` attributes use them
+# them): the ``.params`` format and ``__dtype__`` attributes use them; bfloat16 is numpy's
+# through ml_dtypes
 FLAG_TO_DTYPE = {0: np.dtype("<f4"), 1: np.dtype("<f8"), 2: np.dtype("<f2"), 3: np.dtype("u1"),
-                 4: np.dtype("<i4"), 5: np.dtype("i1"), 6: np.dtype("<i8"), 7: np.dtype("?")}
+                 4: np.dtype("<i4"), 5: np.dtype("i1"), 6: np.dtype("<i8"), 7: np.dtype("?"),
+                 12: np.dtype(ml_dtypes.bfloat16)}
 DTYPE_TO_FLAG = {dt.newbyteorder("="): flag for flag, dt in FLAG_TO_DTYPE.items()}
 
 

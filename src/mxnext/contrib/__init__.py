@@ -1,6 +1,6 @@
 """MXNet's ``mx.contrib``: ``mx.contrib.ndarray`` (``nd``) and ``mx.contrib.symbol`` (``sym``)
 are ``mx.nd.contrib`` and ``mx.sym.contrib``: the ``_contrib_*`` ops under short names;
-``mx.contrib.amp`` imports, and says on use that mxnext has no mixed precision."""
+``mx.contrib.amp`` is automatic mixed precision (float16, bfloat16)."""
 
 from . import amp, ndarray, symbol
 from . import ndarray as nd, symbol as sym  # noqa: F401  (MXNet's short names)

@@ -10,3 +10,6 @@ from .trainer import Trainer
 from . import data
 from . import model_zoo
 from . import contrib
+from ..contrib.amp import amp as _amp
+
+_amp.use_gluon(Trainer, HybridBlock, SymbolBlock)

@@ -332,6 +332,9 @@ class Trainer:
                     kv.pushpull(i, param.list_grad(), priority=-i)
 
     def _update(self, ignore_stale_grad):
+        scaler = getattr(self, "_amp_loss_scaler", None)    # amp.init_trainer's
+        if scaler is not None and scaler.has_overflow(self._params):
+            return                                          # skip the step on overflow
         on_kvstore = self._kvstore is not None and self._update_on_kvstore
         per_context = [([], [], []) for _ in self._updaters]
         for i, param in enumerate(self._params):

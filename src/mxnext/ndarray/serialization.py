@@ -19,7 +19,8 @@ ndim followed by uint32 dims. Sparse records load densified (mxnext has dense st
 Two MXNet quirks carried over on purpose: MXNet 1.9 writes a 0-d array as a v2 record of ndim
 0 followed by its data, which its own reader mistakes for a "none" array (so MXNet cannot load
 such a file back); mxnext writes the same bytes and reads them as the 0-d array they are.
-bfloat16 records (type flag 12) load as float32, exactly, since numpy has no bfloat16.
+bfloat16 records (type flag 12) load as float32, exactly (as files MXNet wrote have always
+loaded here); bfloat16 arrays (``ml_dtypes``) save as flag 12.
 
 Nothing is ever unpickled; every count and size is checked against the bytes present, so a
 truncated or corrupted file raises :class:`NDArrayFormatError` naming the file and the fault.
@@ -118,9 +119,9 @@ class _Reader:
 
     def type_flag(self, what: str) -> int:
         flag = self.scalar("<i", what)
-        if flag not in FLAG_TO_DTYPE and flag != BFLOAT16_FLAG:
+        if flag not in FLAG_TO_DTYPE:
             known = ", ".join(f"{f}={d.name}" for f, d in FLAG_TO_DTYPE.items())
-            raise self.fail(f"{what} is {flag}, expected one of {known}, 12=bfloat16")
+            raise self.fail(f"{what} is {flag}, expected one of {known}")
         return flag
 
     def context(self, what: str) -> None:

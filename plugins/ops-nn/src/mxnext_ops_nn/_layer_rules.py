@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 
+import ml_dtypes
 import numpy as np
 from opsdk import NodeEntry, assign, make_node
 from opsdk.shape import assign_shape as set_shape
@@ -94,9 +95,13 @@ def writes_into(out, req, dtype):
     return (req == 1 or req == 2) and out.dtype == dtype and out.flags.c_contiguous
 
 
+_HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+
+
 def compute_dtype(dtype):
-    """float16 arithmetic runs in float32 (numpy has no float16 BLAS), others in place."""
-    return np.dtype(np.float32) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
+    """float16 and bfloat16 arithmetic runs in float32 (numpy has no BLAS for them), others
+    in place."""
+    return np.dtype(np.float32) if np.dtype(dtype) in _HALF else np.dtype(dtype)
 
 
 def backward_node(op, node, inputs):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from opsdk import ElemwiseShape, Field, FloatOnly, Param, register_op
+from opsdk import AMP_FLOAT_DTYPES, ElemwiseShape, Field, FloatOnly, Param, register_op
 
 from ._layer_rules import backward_node, grad_entries, out_entry, same_type
 
@@ -82,7 +82,7 @@ _EXAMPLES = [{"inputs": [(3, 4)], "params": {"act_type": a}, "domain": d}
     # no FListInputNames, as MXNet: the argument is 'data', the monitor calls it 'input0'
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", ElemwiseShape(1, 1))
-    .set_attr("FInferType", FloatOnly(same_type(OP, ["data"])))
+    .set_attr("FInferType", FloatOnly(same_type(OP, ["data"]), accepted=AMP_FLOAT_DTYPES))
     .set_attr("FInplaceOption", lambda p: [(0, 0)])
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)

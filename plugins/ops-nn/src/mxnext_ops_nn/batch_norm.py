@@ -14,11 +14,11 @@ process has one device here, so SyncBatchNorm takes ``ndev=1`` only.
 from __future__ import annotations
 
 import numpy as np
-from opsdk import Field, FloatOnly, Param, register_op
+from opsdk import AMP_FLOAT_DTYPES, Field, FloatOnly, Param, register_op
 from pydantic import field_validator
 
-from ._layer_rules import (backward_node, fail, grad_entries, init_attrs, norm_axis, out_entry,
-                           put, result_shapes, set_shape, set_type)
+from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, init_attrs,
+                           norm_axis, out_entry, put, result_shapes, set_shape, set_type)
 
 _INPUTS = ["data", "gamma", "beta", "moving_mean", "moving_var"]
 
@@ -98,8 +98,9 @@ def _shape(p, ins, outs):
 
 
 def param_dtype(dtype):
-    """Parameters and statistics of float16 data are float32 (MXNet's AccReal)."""
-    return np.dtype(np.float32) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
+    """Parameters and statistics of float16 and bfloat16 data are float32 (MXNet's AccReal;
+    for bfloat16 its oneDNN kernel's)."""
+    return compute_dtype(dtype)
 
 
 def _type(p, ins, outs):
@@ -275,7 +276,7 @@ for _param, _op in _OPS.items():
         .set_attr("FSetInputVarAttrOnCompose", init_attrs({3: '["zero", {}]', 4: '["one", {}]'}))
         .set_attr("FInplaceOption", lambda p: [(0, 0)])   # where the data dies (inference)
         .set_attr("FInferShape", _shape)
-        .set_attr("FInferType", FloatOnly(_type))
+        .set_attr("FInferType", FloatOnly(_type, accepted=AMP_FLOAT_DTYPES))
         .set_attr("FCompute<cpu>", _forward)
         .set_attr("FGradient", _grad)
         .set_attr("TExamples", _EXAMPLES[_op])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from opsdk import Field, FloatOnly, Param, ResourceRequest, register_op
+from opsdk import AMP_FLOAT_DTYPES, Field, FloatOnly, Param, ResourceRequest, register_op
 from opsdk.shape import dim_known, dim_op, unknown_dim
 from pydantic import model_validator
 
@@ -203,7 +203,7 @@ _EXAMPLES = [
     .set_attr("FListInputNames", input_names)
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", FloatOnly(same_type(OP, input_names)))
+    .set_attr("FInferType", FloatOnly(same_type(OP, input_names), accepted=AMP_FLOAT_DTYPES))
     .set_attr("FResourceRequest", _temp_space)
     # output item b depends on data item b only, and each chunk of items is read whole into
     # scratch before its outputs are written: in place where both have the same size

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from opsdk import Field, FloatOnly, Param, ShapeError, register_op
+from opsdk import AMP_FLOAT_DTYPES, Field, FloatOnly, Param, ShapeError, register_op
 from opsdk.shape import dims_prod
 
 from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, put,
@@ -156,7 +156,7 @@ def _backward_shape(p, ins, outs):
     .set_attr("FListInputNames", _input_names)
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", FloatOnly(same_type(OP, _input_names)))
+    .set_attr("FInferType", FloatOnly(same_type(OP, _input_names), accepted=AMP_FLOAT_DTYPES))
     .set_attr("FInplaceOption", lambda p: [(0, 0)])   # where the data dies (inference)
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)

@@ -16,7 +16,7 @@ from math import ceil, prod
 from typing import Literal
 
 import numpy as np
-from opsdk import Field, FloatOnly, Param, register_op
+from opsdk import AMP_FLOAT_DTYPES, Field, FloatOnly, Param, register_op
 from opsdk.shape import dim_known, dim_op, shape_known
 from pydantic import model_validator
 
@@ -367,7 +367,7 @@ _EXAMPLES = [
     .set_attr("FListInputNames", lambda p: ["data"])
     .set_attr("FListOutputNames", lambda p: ["output"])
     .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", FloatOnly(same_type(OP, ["data"])))
+    .set_attr("FInferType", FloatOnly(same_type(OP, ["data"]), accepted=AMP_FLOAT_DTYPES))
     .set_attr("FCompute<cpu>", _forward)
     .set_attr("FGradient", _grad)
     .set_attr("TExamples", _EXAMPLES)

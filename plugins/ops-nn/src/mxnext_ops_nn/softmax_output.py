@@ -4,9 +4,11 @@ SoftmaxOutput's forward is a softmax; its backward is MXNet's loss gradient
 ``(softmax(data) - onehot(label)) * grad_scale / normalizer``, which ignores
 the head gradient (unless ``out_grad``); the label gets a zero gradient.
 
-A class-index label must truncate to a class (or, with ``use_ignore``, to
-``ignore_label``); MXNet gives an out-of-range or NaN one no target. Only host
-labels are checked (see ``_check_labels``).
+A class-index label should truncate to a class (or, with ``use_ignore``, to
+``ignore_label``). An out-of-range one gets no target, as in MXNet (its row's gradient is
+the softmax output: MXNet's own ``test_bucketing.py`` pads with such labels), with a
+RuntimeWarning; a NaN one is an error; softmax_cross_entropy refuses both. Only host labels are checked
+(see ``_bad_labels``).
 
 With ``out_grad`` the gradient is multiplied by the head gradient, as documented;
 MXNet 1.9.1's backward node is not given the head gradient and multiplies by the
@@ -15,6 +17,7 @@ softmax output instead.
 
 from __future__ import annotations
 
+import warnings
 from typing import Literal
 
 import numpy as np
@@ -138,23 +141,24 @@ def _count(p, batch, labels, ignore):
     return max(int((labels != ignore).sum()), 1)
 
 
-def _check_labels(op, xp, labels, k, ignore=None):
-    """MXNetError unless every label truncates to a class index in [0, k) (or to ``ignore``):
-    MXNet gives an out-of-range or NaN label no target or a clipped one. Host labels only
+def _bad_labels(op, xp, labels, k, ignore=None):
+    """What is wrong, unless every label truncates to a class index in [0, k) (or to
+    ``ignore``): MXNet gives an out-of-range or NaN label no target or a clipped one. Host
+    labels only
     (a vectorised min/max); reading device labels would wait for the device every step, so
     those go unchecked."""
     if xp is not np or not labels.size:
-        return
+        return None
     t = np.trunc(labels)
     if t.min() >= 0 and t.max() < k:                     # NaN fails both
-        return
+        return None
     bad = ~((t >= 0) & (t < k))
     if ignore is not None:
         bad &= t != ignore
-    if bad.any():
-        also = f" or ignore_label={ignore}" if ignore is not None else ""
-        raise MXNetError(f"Operator {op!r}: label {labels[np.argmax(bad)]} is not a class "
-                         f"index in [0, {k}){also}")
+    if not bad.any():
+        return None
+    also = f" or ignore_label={ignore}" if ignore is not None else ""
+    return f"Operator {op!r}: label {labels[np.argmax(bad)]} is not a class index in [0, {k}){also}"
 
 
 def _loss_grad(xp, out, label, p):
@@ -167,8 +171,13 @@ def _loss_grad(xp, out, label, p):
     raw = label.reshape(-1)
     # the labels read: with data of more than 2 dims and neither flag, MXNet reads the
     # first ``n`` entries of the flattened label
-    _check_labels(OP, xp, raw if p.multi_output else raw[:rows[0]], k,
-                 int(p.ignore_label) if p.use_ignore else None)
+    read = raw if p.multi_output else raw[:rows[0]]
+    if xp is np and read.size and np.isnan(read.min()):   # no class, whatever the padding
+        raise MXNetError(f"Operator {OP!r}: a label is NaN (label {read.shape}); labels are "
+                         f"class indices in [0, {k})")
+    bad = _bad_labels(OP, xp, read, k, int(p.ignore_label) if p.use_ignore else None)
+    if bad is not None:
+        warnings.warn(f"{bad}; such rows get no target, as in MXNet", RuntimeWarning)
     flat = xp.trunc(raw).astype(np.int64)
     ignore = int(p.ignore_label)
     if p.multi_output:
@@ -293,7 +302,9 @@ def _ce_shape(p, ins, outs):
 
 
 def _ce_pick(xp, data, label):
-    _check_labels(CE, xp, label, data.shape[1])
+    bad = _bad_labels(CE, xp, label, data.shape[1])
+    if bad is not None:
+        raise MXNetError(bad)
     prob = _softmax(xp, data, 1)
     # device labels go unchecked and are clipped
     idx = xp.clip(xp.trunc(label).astype(np.int64), 0, data.shape[1] - 1)

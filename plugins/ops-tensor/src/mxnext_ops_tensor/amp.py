@@ -1,6 +1,6 @@
 """Automatic mixed precision helpers (MXNet's ``tensor/amp_cast.cc`` and
-``contrib/all_finite.cc``): amp_cast and amp_multicast cast float16/float32 data and leave
-other dtypes alone; all_finite and multi_all_finite tell whether arrays hold only finite
+``contrib/all_finite.cc``): amp_cast and amp_multicast cast float16/bfloat16/float32 data
+and leave other dtypes alone (bfloat16 is numpy's through ``ml_dtypes``); all_finite and multi_all_finite tell whether arrays hold only finite
 numbers.
 
 The backward ops read the forward inputs besides the output gradients (MXNet's read the
@@ -10,6 +10,7 @@ input's dtype, which the imperative path must know without the forward node.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 from opsdk import (ElemwiseGradUseIn, ElemwiseShape, Field, Param, TypeInferError, assign,
                    register_op)
@@ -17,7 +18,8 @@ from opsdk.shape import merge_shape
 
 from ._common import check_outs, dtype_field, put
 
-_AMP_FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+_AMP_FLOATS = (np.dtype(np.float16), _BF16, np.dtype(np.float32))
 _IDENTITY = lambda p: [True]  # noqa: E731  (output 0 is input 0 when their dtypes match)
 
 
@@ -47,7 +49,8 @@ def _cast(ctx, inputs, req, outputs, params):
 
 # -- amp_cast ------------------------------------------------------------------------------
 class AMPCastParam(Param):
-    dtype: dtype_field("float32", "float64", "float16", "uint8", "int8", "int32", "int64") = \
+    dtype: dtype_field("float32", "float64", "float16", "bfloat16", "uint8", "int8", "int32",
+                       "int64") = \
         Field(description="Output data type.")
 
 
@@ -128,16 +131,16 @@ class AMPMultiCastParam(Param):
 
 
 def _multicast_target(params, ins, outs):
-    """The dtype float16/float32 inputs become, as MXNet picks it: float32 when any input or
-    output is float32 (else input 0's dtype); with cast_narrow, float16 when any is float16
-    (else float32)."""
+    """The dtype float16/bfloat16/float32 inputs become, as MXNet picks it: float32 when any
+    input or output is float32 (else input 0's dtype); with cast_narrow, the first low
+    precision type among them (else float32)."""
+    known = [np.dtype(t) for t in (*ins, *outs) if t is not None]
     if params.cast_narrow:
-        want, target = np.dtype(np.float16), np.dtype(np.float32)
-    else:
-        want, target = np.dtype(np.float32), ins[0]
-    if any(t is not None and np.dtype(t) == want for t in (*ins, *outs)):
-        return want
-    return target
+        low = [t for t in known if t in _AMP_FLOATS[:2]]
+        return low[0] if low else np.dtype(np.float32)
+    if np.dtype(np.float32) in known:
+        return np.dtype(np.float32)
+    return ins[0]
 
 
 def _multicast_type(params, ins, outs):

@@ -224,6 +224,9 @@ for _row, (_fwd, _dl, _dr) in _MATH.items():
                 f"Elementwise {_row} of lhs and rhs"
                 + (" with broadcasting." if _shape is None else " (equal shapes)."), _aliases)
 
+# MXNet names elemwise_add's output (the names AMP's casts get: "_plus0_output_amp_cast_...")
+register_op("elemwise_add").set_attr("FListOutputNames", lambda p: ["output"])
+
 for _row, _fwd in _LOGIC.items():
     _binary(f"broadcast_{_row}", forward_compute(_fwd), _broadcast_infer(f"broadcast_{_row}"),
             MakeZeroGradNodes, f"lhs {_row} rhs with broadcasting, as 1/0 in the input dtype.")
