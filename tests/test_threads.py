@@ -47,31 +47,31 @@ def _counts(policy):
 
 
 @pytest.mark.parametrize("cores, env, expected", [
-    # nothing set: one worker, kernel threads take the cores (at most 4), BLAS the rest
-    (1, {}, (1, 1, 1, 1)),
-    (2, {}, (1, 2, 1, 2)),
-    (4, {}, (1, 4, 1, 4)),
-    (16, {}, (1, 4, 4, 16)),
-    # more workers: each gets its share
-    (8, {"MXNEXT_CPU_WORKER_NTHREADS": "2"}, (2, 4, 1, 4)),
+    # nothing set: two workers, each worker's share to kernel threads (at most 4), BLAS the rest
+    (1, {}, (2, 1, 1, 1)),
+    (2, {}, (2, 1, 1, 1)),
+    (4, {}, (2, 2, 1, 2)),
+    (16, {}, (2, 4, 2, 8)),
+    # workers set: each gets its share
+    (8, {"MXNEXT_CPU_WORKER_NTHREADS": "1"}, (1, 4, 2, 8)),
     (16, {"MXNET_CPU_WORKER_NTHREADS": "4"}, (4, 4, 1, 4)),
     (2, {"MXNEXT_CPU_WORKER_NTHREADS": "3"}, (3, 1, 1, 1)),
     # MXNEXT_ spelling wins over MXNET_
     (8, {"MXNEXT_CPU_WORKER_NTHREADS": "1", "MXNET_CPU_WORKER_NTHREADS": "8"}, (1, 4, 2, 8)),
     # kernel threads set: BLAS gets what they leave
-    (2, {"MXNEXT_KERNEL_THREADS": "1"}, (1, 1, 2, 2)),
-    (16, {"MXNEXT_KERNEL_THREADS": "2"}, (1, 2, 8, 16)),
-    # the user's BLAS and OpenMP variables win
-    (2, {"OPENBLAS_NUM_THREADS": "2"}, (1, 2, 2, 2)),
-    (8, {"OMP_NUM_THREADS": "3"}, (1, 4, 3, 3)),
-    (8, {"MKL_NUM_THREADS": "1", "MXNET_OMP_MAX_THREADS": "2"}, (1, 4, 1, 2)),
+    (4, {"MXNEXT_KERNEL_THREADS": "1"}, (2, 1, 2, 2)),
+    (16, {"MXNEXT_KERNEL_THREADS": "2"}, (2, 2, 4, 8)),
+    # the user's BLAS and OpenMP variables win; kernel threads take what BLAS leaves
+    (2, {"OPENBLAS_NUM_THREADS": "2"}, (2, 1, 2, 1)),
+    (8, {"OMP_NUM_THREADS": "3"}, (2, 1, 3, 3)),
+    (8, {"MKL_NUM_THREADS": "1", "MXNET_OMP_MAX_THREADS": "2"}, (2, 4, 1, 2)),
 ])
 def test_policy_arithmetic(cores, env, expected):
     policy = decide(cores, env)
     assert _counts(policy) == expected
-    if not env:      # the policy alone never asks for more threads than cores
-        assert policy.workers * policy.kernel * policy.blas <= cores
-        assert policy.workers * policy.openmp <= cores
+    if not env:      # the policy alone never asks for more threads than cores (but 2 workers)
+        assert policy.workers * policy.kernel * policy.blas <= max(cores, 2)
+        assert policy.workers * policy.openmp <= max(cores, 2)
 
 
 def test_policy_names_the_variables_that_set_it():
@@ -98,8 +98,8 @@ def test_a_process_runs_with_the_limits_its_policy_chose(cores):
     got = _probe(cores)
     policy = got["policy"]
     assert policy["cores"] == cores
-    assert (policy["workers"], policy["kernel"], policy["blas"]) == (1, cores, 1)
-    assert got["limits"]["blas"] == policy["blas"] == 1
+    assert (policy["workers"], policy["kernel"], policy["blas"]) == (2, 1, 1)
+    assert got["limits"]["blas"] == policy["blas"]
 
 
 def test_variables_set_by_the_user_are_obeyed_and_left_alone():

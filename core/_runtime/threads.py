@@ -7,17 +7,18 @@ defaults they multiply (2 workers x 2 kernel threads x 2 BLAS threads on 2 cores
 BLAS's spinning threads then fight the kernel threads for the cores. The policy:
 
 - ``cores``: the CPUs this process may run on (its affinity mask);
-- ``workers``: 1, as MXNet's ``MXNET_CPU_WORKER_NTHREADS`` (the pushing thread runs ready
-  work too, so independent ops still overlap);
+- ``workers``: 2, so that independent ops always overlap (the engine's promise; on one
+  core this is the one place the product exceeds the cores);
 - each worker's share is ``cores // workers``; ``kernel`` threads take it (at most 4: ops-nn
   cuts a product into at most 4 row blocks) and ``blas`` the rest (``share // kernel``: 1
-  up to 4 cores). Kernel threads rather than BLAS
+  up to 8 cores). Kernel threads rather than BLAS
   threads get the share because idle Python threads sleep where OpenBLAS's spin: on a busy
   machine that made the MLP step 5-10x slower (see docs/engine.md);
 - ``openmp``: the share (an OpenMP kernel is not cut into kernel threads).
 
 So ``workers * kernel * blas`` and ``workers * openmp`` never exceed ``cores``. Each user
-setting wins over the policy and the others adapt to it: ``MXNEXT_CPU_WORKER_NTHREADS``
+setting wins over the policy and the others adapt to it (kernel threads and BLAS split the
+share whichever of them is set): ``MXNEXT_CPU_WORKER_NTHREADS``
 (``MXNET_CPU_WORKER_NTHREADS``), ``MXNEXT_KERNEL_THREADS``, ``OPENBLAS_NUM_THREADS`` /
 ``MKL_NUM_THREADS`` / ``OMP_NUM_THREADS`` for BLAS, ``OMP_NUM_THREADS`` or MXNet's
 ``MXNET_OMP_MAX_THREADS`` for OpenMP. ``apply_thread_policy`` sets the BLAS and OpenMP
@@ -80,11 +81,11 @@ def decide(cores: int, env) -> ThreadPolicy:
     """The policy for ``cores`` CPUs under the variables of ``env`` (a mapping)."""
     cores = max(1, cores)
     workers, w_by = _user(env, WORKERS)
-    workers = workers or 1
+    workers = workers or 2
     share = max(1, cores // workers)
     kernel, k_by = _user(env, KERNEL)
-    kernel = kernel or min(share, KERNEL_MAX)
     blas, b_by = _user(env, BLAS)
+    kernel = kernel or min(KERNEL_MAX, max(1, share // (blas or 1)))
     blas = blas or max(1, share // kernel)
     openmp, o_by = _user(env, OPENMP)
     return ThreadPolicy(cores, workers, kernel, blas, openmp or share,
