@@ -13,9 +13,10 @@ import collections
 
 import numpy as np
 
-from ._runtime.threads import ThreadPolicy, thread_policy
+from ._runtime.threads import ThreadPolicy, apply_thread_policy, thread_policy
 
-__all__ = ["Feature", "Features", "feature_list", "ThreadPolicy", "thread_policy"]
+__all__ = ["Feature", "Features", "feature_list", "ThreadPolicy", "thread_policy",
+           "apply_thread_policy"]
 
 # MXNet 1.9's feature names, in its order
 _NAMES = ("CUDA", "CUDNN", "NCCL", "CUDA_RTC", "TENSORRT", "CPU_SSE", "CPU_SSE2", "CPU_SSE3",

@@ -24,7 +24,7 @@ from mxnext.hookspecs import hookimpl
 from mxnext.opctx import OpContext, OpReqType, assign
 from mxnext.params import DType, Field, Param
 from mxnext.resource import ResourceRequest
-from mxnext._runtime.threads import ThreadPolicy, apply_thread_policy, thread_policy
+from mxnext.runtime import ThreadPolicy, apply_thread_policy, thread_policy
 from mxnext._runtime.registrars import DeviceRegistrar, KVStoreRegistrar, OpRegistrar
 
 from ._builder import OpBuilder, extend_op, register_op
