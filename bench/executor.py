@@ -17,8 +17,9 @@ ResNet-18 on 3x32x32, batch 32), each ending in SoftmaxOutput.
   ``sgd_update`` of every parameter (gradients of the parameters only, not of the data;
   numpy: the same MLP step written by hand).
 
-Each side runs in its own interpreter (this file with ``--side``); the sides take turns
-over ``--rounds``, and the best round counts. Printed, never asserted.
+Each side runs in its own interpreter (this file with ``--side``) at its default threads
+(``--cpus N`` puts every side on the same N CPUs); the sides take turns over ``--rounds``,
+and the best round counts. Printed, never asserted.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ import sys
 import time
 
 import numpy as np
+
+from training import _on_cpus       # bench/training.py: every side on the same CPUs
 
 NETS = {"mlp": ((1, 784), 128), "lenet": ((1, 1, 28, 28), 64), "resnet18": ((1, 3, 32, 32), 32)}
 LR = 0.05
@@ -188,10 +191,11 @@ def run_numpy(net, steps, repeats):
 
 # ---------------------------------------------------------------------------- driver
 
-def _side(python, side, net, steps, repeats):
+def _side(python, side, net, steps, repeats, cpus):
     cmd = [python, __file__, "--side", side, "--net", net, "--steps", str(steps),
            "--repeats", str(repeats)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600,
+                          preexec_fn=_on_cpus(cpus))
     if proc.returncode != 0:
         raise RuntimeError(f"{side} {net} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -204,6 +208,7 @@ def main():
     ap.add_argument("--steps", type=int, default=None)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--cpus", type=int, default=None, help="run every side on this many CPUs")
     ap.add_argument("--mxnet-python", default=os.environ.get("MXNEXT_MXNET_PYTHON",
                                                              "/opt/mxnet-ref/bin/python"))
     args = ap.parse_args()
@@ -229,7 +234,7 @@ def main():
         for _ in range(args.rounds):
             for label, python in sides.items():
                 side = {"mxnext": "mxnext", "mxnet 1.9.1": "mxnet", "numpy": "numpy"}[label]
-                res = _side(python, side, net, args.steps or steps[net], args.repeats)
+                res = _side(python, side, net, args.steps or steps[net], args.repeats, args.cpus)
                 if label not in best or res["samples/s"] > best[label]["samples/s"]:
                     best[label] = res
         _report(net, best)

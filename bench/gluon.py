@@ -18,9 +18,8 @@ Run from the repository root::
 Each side runs in a fresh interpreter (this file with ``--side``), once per round, the
 order rotating; the table shows each side's best round. Interpreters and threads as
 bench/training.py: MXNet's from ``MXNEXT_MXNET_PYTHON`` (default /tmp/mxvenv/bin/python),
-PyTorch's from ``MXNEXT_TORCH_PYTHON`` (or /tmp/torchvenv); MXNet and PyTorch with 2
-threads, mxnext's BLAS with 1 per engine worker, and the numpy step with mxnext's BLAS
-threads (the same math under the same BLAS). A side whose interpreter is missing is
+PyTorch's from ``MXNEXT_TORCH_PYTHON`` (or /tmp/torchvenv); every side (the numpy step
+too) at its default threads, ``--cpus N`` puts them all on N CPUs. A side whose interpreter is
 left out with a note. Printed, never asserted: the ratios and whether each target is met
 (hybridized >= 1.3x MXNet's hybridized and >= 0.95x numpy; imperative >= 1.3x MXNet's
 imperative).
@@ -113,7 +112,6 @@ def gluon_resnet(mx, steps, repeats):
 
 def torch_mlp(steps, repeats):
     import torch
-    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     params, x, y = nd_bench._init_params()
     layers = []
     for i in range(0, len(params), 2):
@@ -170,8 +168,7 @@ def main():
     ap.add_argument("--resnet-steps", type=int, default=5, help="ResNet-18 steps per block")
     ap.add_argument("--repeats", type=int, default=3, help="timed blocks per round (best kept)")
     ap.add_argument("--no-resnet", action="store_true")
-    ap.add_argument("--mxnext-blas-threads", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=2, help="MXNet's and PyTorch's")
+    ap.add_argument("--cpus", type=int, default=None, help="run every side on this many CPUs")
     ap.add_argument("--side", choices=("mxnext", "mxnet", "torch", "numpy"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.side:
@@ -181,15 +178,15 @@ def main():
     pythons = training._interpreters(args)
     pythons["numpy"] = sys.executable
     names = list(pythons)
-    print(f"batch {BATCH}; best of {args.rounds} rounds x {args.repeats} blocks; mxnext's and "
-          f"numpy's BLAS threads {args.mxnext_blas_threads}, MXNet's and PyTorch's "
-          f"{args.threads}")
+    print(f"batch {BATCH}; best of {args.rounds} rounds x {args.repeats} blocks; every side at "
+          f"its default threads on {args.cpus or len(os.sched_getaffinity(0))} CPUs")
     best = {}
     for r in range(args.rounds):
         for side in names[r % len(names):] + names[:r % len(names)]:
             cmd = [pythons[side], os.path.abspath(__file__), "--side", side] + sys.argv[1:]
-            env = training._env("mxnext" if side == "numpy" else side, args)
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800,
+                                  env=training._env(),
+                                  preexec_fn=training._on_cpus(args.cpus))
             if proc.returncode:
                 raise SystemExit(f"{side} failed:\n{proc.stderr[-3000:]}")
             for row, (value, loss) in json.loads(proc.stdout.splitlines()[-1]).items():

@@ -4,7 +4,7 @@ in CPU milliseconds per call (process time: steadier than wall time on a loaded 
 
 Run from the repository root::
 
-    OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/gluon_overhead.py
+    .venv/bin/python bench/gluon_overhead.py
 
 Columns are cumulative: ``fwd`` (the net under ``record``, no backward), ``+loss``,
 ``+bwd`` and ``step`` (with ``Trainer.step``). Printed, never asserted.

@@ -9,8 +9,8 @@ Run from the repository root::
 Both sides run the very same code (``import mxnext as mx`` / ``import mxnet as mx``), each
 in a fresh interpreter of its own (this file with ``--side``). MXNet's interpreter is
 ``MXNEXT_MXNET_PYTHON`` (default /tmp/mxvenv/bin/python); a missing one is skipped with a
-note. MXNet computes with 2 threads (``OMP_NUM_THREADS=2``); mxnext's workers call BLAS
-with one thread each (``OPENBLAS_NUM_THREADS=1``). Printed, never asserted: the best of
+note. Both sides run with their default threads (mxnext's thread policy, MXNet's OpenMP
+and BLAS defaults); ``--cpus N`` runs both on N CPUs. Printed, never asserted: the best of
 ``--repeat`` timings per case and side, and mxnext's time over MXNet's.
 """
 
@@ -24,6 +24,8 @@ import sys
 import time
 
 import numpy as np
+
+from training import _on_cpus       # bench/training.py: every side on the same CPUs
 
 # (name, layer class, kwargs, input (T, N, C))
 LAYERS = [("LSTM 2x256 bi, T=35 N=32 C=128", "LSTM",
@@ -75,9 +77,9 @@ def side(module, repeat):
     print(json.dumps(results))
 
 
-def run_side(python, module, repeat, env):
+def run_side(python, module, repeat, cpus):
     out = subprocess.run([python, __file__, "--side", module, "--repeat", str(repeat)],
-                         capture_output=True, text=True, env={**os.environ, **env})
+                         capture_output=True, text=True, preexec_fn=_on_cpus(cpus))
     if out.returncode:
         sys.exit(f"{module} side failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -86,15 +88,16 @@ def run_side(python, module, repeat, env):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--cpus", type=int, default=None, help="run both sides on this many CPUs")
     ap.add_argument("--side", choices=["mxnext", "mxnet"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.side:
         return side(args.side, args.repeat)
-    ours = run_side(sys.executable, "mxnext", args.repeat, {"OPENBLAS_NUM_THREADS": "1"})
+    ours = run_side(sys.executable, "mxnext", args.repeat, args.cpus)
     mxnet_python = os.environ.get("MXNEXT_MXNET_PYTHON", "/tmp/mxvenv/bin/python")
     theirs = {}
     if os.path.exists(mxnet_python):
-        theirs = run_side(mxnet_python, "mxnet", args.repeat, {"OMP_NUM_THREADS": "2"})
+        theirs = run_side(mxnet_python, "mxnet", args.repeat, args.cpus)
     else:
         print(f"MXNet side skipped: no interpreter at {mxnet_python}")
     width = max(map(len, ours))

@@ -1,5 +1,5 @@
 """Training throughput, side by side: ``Module.fit`` samples/s in mxnext and in MXNet 1.9.1,
-beside PyTorch CPU (2 threads) running the same networks in a plain training loop.
+beside PyTorch CPU running the same networks in a plain training loop.
 
 Run from the repository root::
 
@@ -20,18 +20,16 @@ MXNet's from ``MXNEXT_MXNET_PYTHON`` (default /tmp/mxvenv/bin/python: ``python3 
 /tmp/mxvenv && /tmp/mxvenv/bin/pip install mxnet==1.9.1 "numpy<1.24"``), PyTorch's from
 ``MXNEXT_TORCH_PYTHON`` (default: the first of this interpreter, /tmp/torchvenv and
 /tmp/mxvenv that imports torch); a side whose interpreter is missing is skipped with a
-note. Threads: MXNet and PyTorch compute with 2 threads (``OMP_NUM_THREADS=2``,
-``torch.set_num_threads(2)``; ``--threads`` changes it); mxnext runs its ops on its engine's
-workers, each calling BLAS with one thread (``OPENBLAS_NUM_THREADS=1``: BLAS threads of its
-own only contend with the workers; ``--mxnext-blas-threads`` changes it), and its large
-FullyConnected products in row blocks on its kernel threads (``MXNEXT_KERNEL_THREADS``,
-default one per core).
+note. Threads: every side runs with its own defaults, as a user gets them (mxnext's thread
+policy, ``mx.runtime.thread_policy()``; MXNet's OpenMP and BLAS defaults; PyTorch's);
+``--cpus N`` runs every side on the same N CPUs (its affinity mask), each choosing its threads
+for them. Thread variables set in this environment reach every side alike.
 
 Then the MLP's 2-rank ``dist_sync`` scaling (``--no-scaling`` leaves it out): mxnext under
 ``mpiexec -n 1`` and ``-n 2`` (this interpreter's), each rank training on its own shard of
 ``--batches`` batches of 128 with ``kvstore=mx.kv.create('dist_sync')``; samples/s of all
 ranks together, best of the rounds, and the efficiency 2-rank / (2 x 1-rank). The ranks
-split the cores (kernel threads: cores / ranks), so on a machine with few cores the figure
+split the cores (kernel threads cores / ranks, BLAS 1), so on a machine with few cores the figure
 says what the exchange and the split cost rather than how training scales over machines.
 
 Printed, never asserted: samples/s per network and side, the ratios mxnext/MXNet and
@@ -110,7 +108,6 @@ def run_module(side, model, epochs, batches, dist=False):
 def run_torch(model, epochs, batches):
     import torch
     from torch import nn
-    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     torch.manual_seed(0)
     x, y = (torch.from_numpy(a) for a in _data(batches))
     y = y.long()
@@ -168,16 +165,18 @@ def _interpreters(args):
     return found
 
 
-def _env(side, args):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
-    if side == "mxnext":
-        blas = str(args.mxnext_blas_threads)
-        env.update(OPENBLAS_NUM_THREADS=blas, OMP_NUM_THREADS=blas, MKL_NUM_THREADS=blas)
-    else:
-        threads = str(args.threads)
-        env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
-    return env
+def _env():
+    """Every side's environment: this one without OpenBLAS's processor overrides."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+
+
+def _on_cpus(cpus):
+    """A ``preexec_fn`` putting the child on the first ``cpus`` CPUs of ours (None: all)."""
+    if not cpus:
+        return None
+    mine = sorted(os.sched_getaffinity(0))[:cpus]
+    return lambda: os.sched_setaffinity(0, mine)
 
 
 def _run_side(python, side, model, args, ranks=0):
@@ -185,11 +184,13 @@ def _run_side(python, side, model, args, ranks=0):
     (samples/s summed over the ranks)."""
     cmd = [python, os.path.abspath(__file__), "--side", side, "--model", model,
            "--epochs", str(args.epochs), "--batches", str(args.batches)]
-    env = _env(side, args)
-    if ranks:
+    env = _env()
+    if ranks:       # mxnext alone: the ranks split the cores between them
         cmd = [str(_mpiexec()), "-n", str(ranks)] + cmd + ["--dist"]
-        env["MXNEXT_KERNEL_THREADS"] = str(max(1, (os.cpu_count() or 1) // ranks))
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+        env.update(MXNEXT_KERNEL_THREADS=str(max(1, (os.cpu_count() or 1) // ranks)),
+                   OPENBLAS_NUM_THREADS="1")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900,
+                          preexec_fn=_on_cpus(args.cpus))
     if proc.returncode != 0:
         raise SystemExit(f"{side} {model} failed:\n{proc.stderr[-3000:]}")
     results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -235,8 +236,8 @@ def main():
     parser.add_argument("--epochs", type=int, default=4, help="1 warm-up + the timed ones")
     parser.add_argument("--batches", type=int, default=24, help="batches of 128 per epoch")
     parser.add_argument("--models", default="mlp,lenet")
-    parser.add_argument("--mxnext-blas-threads", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=2, help="MXNet's and PyTorch's threads")
+    parser.add_argument("--cpus", type=int, default=None,
+                        help="run every side on this many CPUs (default: all)")
     parser.add_argument("--side", choices=("mxnext", "mxnet", "torch"), help=argparse.SUPPRESS)
     parser.add_argument("--model", choices=("mlp", "lenet"), help=argparse.SUPPRESS)
     parser.add_argument("--dist", action="store_true", help=argparse.SUPPRESS)
@@ -252,8 +253,8 @@ def main():
     sides = _interpreters(args)
     names = list(sides)
     print(f"batch {BATCH}, {args.batches} batches per epoch, {args.epochs - 1} timed epochs "
-          f"after 1 warm-up, best of {args.rounds} rounds; mxnext BLAS threads "
-          f"{args.mxnext_blas_threads}, MXNet and PyTorch {args.threads} threads")
+          f"after 1 warm-up, best of {args.rounds} rounds; every side at its default threads "
+          f"on {args.cpus or len(os.sched_getaffinity(0))} CPUs")
     for model in args.models.split(","):
         best = {}
         for r in range(args.rounds):

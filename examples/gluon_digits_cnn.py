@@ -12,19 +12,14 @@ The training code is MXNet 1.9's Gluon API as written for MXNet itself.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import time
 
-# The layers are small: BLAS threads of their own only contend with the engine's workers.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-import mxnext as mx  # noqa: E402
-from mxnext import autograd, gluon  # noqa: E402
-from mxnext.gluon import nn  # noqa: E402
+import mxnext as mx
+from mxnext import autograd, gluon
+from mxnext.gluon import nn
 
 VALIDATION = 360
 

@@ -22,14 +22,9 @@ import os
 import sys
 import time
 
-# The layers are small: BLAS threads of their own only contend with the engine's workers
-# (on a busy 2-core machine they made this run 17x slower). Set before numpy loads BLAS.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-import mxnext as mx  # noqa: E402
+import mxnext as mx
 
 VALIDATION = 360
 

@@ -238,6 +238,24 @@ def test_info_json_reports_versions_engine_devices_plugins(only_clitest):
     assert re.search(r"^MXNEXT_ENGINE_TYPE:\s+NaiveEngine$", text.stdout, re.M)
 
 
+def test_info_prints_the_thread_policy_and_the_limits_it_applied():
+    from mxnext._runtime.threads import decide
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS",
+                        "MXNET_OMP_MAX_THREADS", "MXNET_CPU_WORKER_NTHREADS")}
+    text = run("info", env={**env, "MXNEXT_KERNEL_THREADS": "1",
+                            "MXNEXT_CPU_WORKER_NTHREADS": "1"})
+    assert text.returncode == 0, text.stderr
+    cores = len(os.sched_getaffinity(0))
+    line = re.search(r"^threads:\s+(.*)$", text.stdout, re.M).group(1)
+    assert line.startswith(f"{cores} cores: 1 engine workers x 1 kernel threads x {cores} BLAS; "
+                           f"OpenMP {cores} (set by MXNEXT_CPU_WORKER_NTHREADS, "
+                           f"MXNEXT_KERNEL_THREADS); loaded: ")
+    assert f"(blas) x{cores}" in line         # numpy's BLAS runs with the policy's count
+    d = json.loads(run("info", "--json", env=env).stdout)["threads"]
+    assert d["summary"] == decide(cores, {}).describe()
+
+
 def test_required_plugin_failing_is_an_error_not_a_traceback(site):
     env = env_with(site, MXNEXT_PLUGINS="clitest-missing")
     r = run("ops", "list", env=env)

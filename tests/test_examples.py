@@ -15,9 +15,7 @@ pytest.importorskip("sklearn", reason="the examples extra (make setup installs i
 SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "train_lenet_digits.py"
 
 
-def _example(monkeypatch):
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        monkeypatch.setenv(var, "1")        # what its import sets, undone after the test
+def _example():
     spec = importlib.util.spec_from_file_location("train_lenet_digits", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -39,7 +37,7 @@ def test_a_short_run_learns_and_its_checkpoint_loads(tmp_path):
 
 
 def test_each_worker_reads_its_own_part(monkeypatch):
-    example = _example(monkeypatch)
+    example = _example()
     (x0, y0), (vx, _) = example.digits(num_parts=2, part_index=0)
     (x1, y1), (vx1, _) = example.digits(num_parts=2, part_index=1)
     (xa, ya), _ = example.digits()

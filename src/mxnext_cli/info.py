@@ -14,7 +14,7 @@ from .devices import count_label, device_rows
 
 __all__ = ["info"]
 
-_PACKAGES = ("mxnext", "mxnext-core", "numpy", "pydantic", "pluggy", "click")
+_PACKAGES = ("mxnext", "mxnext-core", "numpy", "pydantic", "pluggy", "click", "threadpoolctl")
 _ENV_PREFIXES = ("MXNEXT_", "MXNET_")
 
 
@@ -39,6 +39,7 @@ def collect() -> dict:
         "platform": platform.platform(),
         "mxnext_location": os.path.dirname(mxnext.__file__),
         "engine": type(engine.get()).__name__,
+        "threads": _threads(),
         "devices": {r["type"]: r["count"] for r in rows},
         "device_errors": {r["type"]: r["error"] for r in rows if r["error"]},
         "plugins": {status: sum(p.status == status for p in reports)
@@ -46,6 +47,18 @@ def collect() -> dict:
         "environment": {k: v for k, v in sorted(os.environ.items())
                         if k.startswith(_ENV_PREFIXES)},
     }
+
+
+def _threads() -> dict:
+    """The runtime's thread policy, and the BLAS/OpenMP libraries loaded with their limits."""
+    import dataclasses
+
+    from mxnext import runtime
+    from threadpoolctl import threadpool_info
+    policy = runtime.thread_policy()
+    return {**dataclasses.asdict(policy), "summary": policy.describe(),
+            "libraries": [f"{i['internal_api']} ({i['user_api']}) x{i['num_threads']}"
+                          for i in threadpool_info()]}
 
 
 def _device(dtype, count, error) -> str:
@@ -56,7 +69,7 @@ def _device(dtype, count, error) -> str:
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 def info(as_json):
-    """Versions, engine, devices and plugin count."""
+    """Versions, engine, thread policy, devices and plugin count."""
     d = collect()
     if as_json:
         emit_json(d)
@@ -67,7 +80,9 @@ def info(as_json):
              ("Python", f"{d['python']} ({d['executable']})"),
              ("platform", d["platform"])]
     lines += [(name, v[name] or "not installed") for name in _PACKAGES[1:]]
+    t = d["threads"]
     lines += [("engine", d["engine"]),
+              ("threads", t["summary"] + "; loaded: " + (", ".join(t["libraries"]) or "none")),
               ("devices", ", ".join(_device(t, n, d["device_errors"].get(t))
                                     for t, n in d["devices"].items()) or "none"),
               ("plugins", ", ".join(f"{n} {s}" for s, n in d["plugins"].items()))]

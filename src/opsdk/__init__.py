@@ -24,6 +24,7 @@ from mxnext.hookspecs import hookimpl
 from mxnext.opctx import OpContext, OpReqType, assign
 from mxnext.params import DType, Field, Param
 from mxnext.resource import ResourceRequest
+from mxnext.runtime import ThreadPolicy, apply_thread_policy, thread_policy
 from mxnext._runtime.registrars import DeviceRegistrar, KVStoreRegistrar, OpRegistrar
 
 from ._builder import OpBuilder, extend_op, register_op
@@ -46,6 +47,8 @@ __all__ = [
     "OperatorProperty", "Operator", "register_property",
     # parameters and runtime
     "Param", "Field", "DType", "OpReqType", "OpContext", "ResourceRequest", "assign",
+    # how many threads a kernel may use (kernel threads, BLAS, OpenMP)
+    "thread_policy", "apply_thread_policy", "ThreadPolicy",
     # shape, type and gradient rules
     "ElemwiseShape", "ElemwiseType", "FloatOnly", "FLOAT_DTYPES", "AMP_FLOAT_DTYPES", "ElemwiseGradUseIn",
     "ElemwiseGradUseOut",

@@ -29,9 +29,11 @@ def environment(*args):
     governs only what is created inside the block: ``MXNEXT_ENGINE_TYPE``/``MXNET_ENGINE_TYPE``
     and the worker-thread counts when an engine is created (first use, or
     ``engine.set_engine``/``use_engine`` by name), ``MXNEXT_MEM_POOL_TYPE`` (and its MXNet
-    spelling) when a device's memory pool is first made, the plugin switches at ``import``.
-    Variables that only MXNet's C library read (``OMP_NUM_THREADS``,
-    ``MXNET_STORAGE_FALLBACK_LOG_VERBOSE``, ...) are set and restored but change nothing here.
+    spelling) when a device's memory pool is first made, the plugin switches at ``import``;
+    the thread policy's variables (``MXNEXT_KERNEL_THREADS``, ``OMP_NUM_THREADS``, ...) at
+    once for kernel threads, and for BLAS/OpenMP limits when the engine is first created.
+    Variables that only MXNet's C library read (``MXNET_STORAGE_FALLBACK_LOG_VERBOSE``, ...)
+    are set and restored but change nothing here.
     On the way out pending engine work is finished first (``mx.nd.waitall()``), as in MXNet.
     """
     if len(args) == 1 and isinstance(args[0], dict):

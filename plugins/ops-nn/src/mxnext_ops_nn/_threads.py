@@ -1,12 +1,12 @@
 """Kernel threads: a kernel splits a large BLAS product into parts that run at once.
 
-mxnext's engine runs independent ops on its workers, each calling BLAS with one thread;
-a chain of dependent products (an MLP's forward, a layer's two gradient products) would
-then use one core. ``parallel`` runs such parts on this many threads (the calling one
-included): ``MXNEXT_KERNEL_THREADS``, default the number of cores (at most 8); ``1`` runs
-the parts one after another. numpy releases the GIL in BLAS, so the parts really overlap.
-A part never writes what another reads, and how a product is cut depends on its shape
-alone (``row_parts``), so results do not depend on the thread count.
+A chain of dependent products (an MLP's forward, a layer's two gradient products) runs on
+one engine worker; ``parallel`` runs its parts on the kernel threads the runtime's thread
+policy grants (``opsdk.thread_policy().kernel``: by default each worker's share of the
+cores, each part calling BLAS with one thread; ``MXNEXT_KERNEL_THREADS`` overrides it; ``1``
+runs the parts one after another). numpy releases the GIL in BLAS, so the parts really
+overlap. A part never writes what another reads, and how a product is cut depends on its
+shape alone (``row_parts``), so results do not depend on the thread count.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+
+from opsdk import thread_policy
 
 __all__ = ["parallel", "row_parts", "threads"]
 
@@ -27,14 +29,7 @@ _pool_pid = None
 
 
 def threads() -> int:
-    raw = os.environ.get("MXNEXT_KERNEL_THREADS")
-    if raw:
-        try:
-            return max(1, int(raw))
-        except ValueError:
-            raise ValueError(f"MXNEXT_KERNEL_THREADS must be a whole number of threads, got "
-                             f"{raw!r}") from None
-    return max(1, min(os.cpu_count() or 1, 8))
+    return thread_policy().kernel
 
 
 def _executor(n):

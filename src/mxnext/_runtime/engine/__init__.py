@@ -15,6 +15,7 @@ import os
 import threading
 
 from ..base import MXNetError
+from ..threads import apply_thread_policy
 from ._base import Engine, _tls, in_worker
 from ._types import FnProperty, OprHandle, RunContext, Var
 from .naive import NaiveEngine
@@ -42,6 +43,7 @@ def get() -> Engine:
     """The current engine (created on first use)."""
     global _engine
     if _engine is None:
+        apply_thread_policy()
         _engine = _create(os.environ.get("MXNEXT_ENGINE_TYPE")
                           or os.environ.get("MXNET_ENGINE_TYPE") or "ThreadedEnginePerDevice")
     return _engine

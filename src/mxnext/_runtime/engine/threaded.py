@@ -27,6 +27,7 @@ from queue import SimpleQueue
 
 from .. import device as _device
 from .. import inline as _inline
+from ..threads import thread_policy
 from . import _base, _check, _events
 from ._base import Engine, _tls
 from ._fastpath import COMPLETER, FastPaths
@@ -93,8 +94,7 @@ class ThreadedEngineBase(Engine):
         self._pinned_types = {}    # (device type, copy lane) -> whether its pools are pinned
         self._stopped = False
         self._forking = None   # the thread preparing a fork (_fork_prepare)
-        self._nthreads = _env_int(("MXNEXT_CPU_WORKER_NTHREADS", "MXNET_CPU_WORKER_NTHREADS"),
-                                  max(2, min(os.cpu_count() or 2, 8)))
+        self._nthreads = thread_policy().workers
         _live.add(self)
 
     # -- pools ---------------------------------------------------------------

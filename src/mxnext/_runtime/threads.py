@@ -1,0 +1,125 @@
+"""The thread policy: one place decides how many threads each layer of CPU parallelism gets.
+
+Four layers can each start threads: the engine's CPU workers (independent ops at once),
+kernel threads (ops-nn cuts a large product into row blocks run at once), BLAS (numpy's
+OpenBLAS or MKL, inside each part) and OpenMP (libraries such as oneDNN). Left at their own
+defaults they multiply (2 workers x 2 kernel threads x 2 BLAS threads on 2 cores), and
+BLAS's spinning threads then fight the kernel threads for the cores. The policy:
+
+- ``cores``: the CPUs this process may run on (its affinity mask);
+- ``workers``: 2, so that independent ops always overlap (the engine's promise; on one
+  core this is the one place the product exceeds the cores);
+- each worker's share is ``cores // workers``; ``kernel`` threads take it (at most 4: ops-nn
+  cuts a product into at most 4 row blocks) and ``blas`` the rest (``share // kernel``: 1
+  up to 8 cores). Kernel threads rather than BLAS
+  threads get the share because idle Python threads sleep where OpenBLAS's spin: on a busy
+  machine that made the MLP step 5-10x slower (see docs/engine.md);
+- ``openmp``: the share (an OpenMP kernel is not cut into kernel threads).
+
+So ``workers * kernel * blas`` and ``workers * openmp`` never exceed ``cores``. Each user
+setting wins over the policy and the others adapt to it (kernel threads and BLAS split the
+share whichever of them is set): ``MXNEXT_CPU_WORKER_NTHREADS``
+(``MXNET_CPU_WORKER_NTHREADS``), ``MXNEXT_KERNEL_THREADS``, ``OPENBLAS_NUM_THREADS`` /
+``MKL_NUM_THREADS`` / ``OMP_NUM_THREADS`` for BLAS, ``OMP_NUM_THREADS`` or MXNet's
+``MXNET_OMP_MAX_THREADS`` for OpenMP. ``apply_thread_policy`` sets the BLAS and OpenMP
+limits of the libraries loaded so far with threadpoolctl (never one the user set).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from .base import ParamError
+
+__all__ = ["ThreadPolicy", "decide", "thread_policy", "apply_thread_policy"]
+
+WORKERS = ("MXNEXT_CPU_WORKER_NTHREADS", "MXNET_CPU_WORKER_NTHREADS")
+KERNEL = ("MXNEXT_KERNEL_THREADS",)
+BLAS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
+OPENMP = ("OMP_NUM_THREADS", "MXNET_OMP_MAX_THREADS")
+KERNEL_MAX = 4
+_NAMES = tuple(dict.fromkeys(WORKERS + KERNEL + BLAS + OPENMP))
+
+
+@dataclasses.dataclass(frozen=True)
+class ThreadPolicy:
+    """Thread counts per layer, and for each the variable that set it (None: the policy)."""
+
+    cores: int
+    workers: int
+    kernel: int
+    blas: int
+    openmp: int
+    set_by: dict
+
+    def describe(self) -> str:
+        """One line: the cores, the counts, and the user variables that set any of them."""
+        users = sorted({v for v in self.set_by.values() if v})
+        return (f"{self.cores} cores: {self.workers} engine workers x {self.kernel} kernel "
+                f"threads x {self.blas} BLAS; OpenMP {self.openmp} "
+                + (f"(set by {', '.join(users)})" if users else "(policy defaults)"))
+
+
+def _user(env, names):
+    """(count, name) from the first of ``names`` set in ``env``, or (None, None)."""
+    for name in names:
+        raw = env.get(name, "").strip()
+        if raw:
+            try:
+                value = int(raw)
+            except ValueError:
+                value = 0
+            if value < 1:
+                raise ParamError(f"thread policy: {name} must be a whole number of threads "
+                                 f"(1 or more), got {raw!r}")
+            return value, name
+    return None, None
+
+
+def decide(cores: int, env) -> ThreadPolicy:
+    """The policy for ``cores`` CPUs under the variables of ``env`` (a mapping)."""
+    cores = max(1, cores)
+    workers, w_by = _user(env, WORKERS)
+    workers = workers or 2
+    share = max(1, cores // workers)
+    kernel, k_by = _user(env, KERNEL)
+    blas, b_by = _user(env, BLAS)
+    kernel = kernel or min(KERNEL_MAX, max(1, share // (blas or 1)))
+    blas = blas or max(1, share // kernel)
+    openmp, o_by = _user(env, OPENMP)
+    return ThreadPolicy(cores, workers, kernel, blas, openmp or share,
+                        {"workers": w_by, "kernel": k_by, "blas": b_by, "openmp": o_by})
+
+
+def cores() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):    # pragma: no cover - a platform without affinity
+        return os.cpu_count() or 1
+
+
+_cache: dict = {}
+
+
+def thread_policy() -> ThreadPolicy:
+    """The policy for this process now (read again whenever one of its variables changes)."""
+    key = (os.getpid(),) + tuple(os.environ.get(n) for n in _NAMES)
+    got = _cache.get(key)
+    if got is None:
+        _cache.clear()
+        got = _cache[key] = decide(cores(), os.environ)
+    return got
+
+
+def apply_thread_policy() -> ThreadPolicy:
+    """Limit the BLAS and OpenMP libraries loaded so far to the policy's counts (those the
+    user left alone); a plugin that loads such a library later calls this again."""
+    policy = thread_policy()
+    limits = {api: getattr(policy, api) for api in ("blas", "openmp")
+              if policy.set_by[api] is None}
+    if limits:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(limits=limits)
+    return policy
