@@ -10,6 +10,8 @@ from opsdk import PluginError, hookimpl, register_op_modules
 from . import _dnnl
 
 _MODULES = ("convolution", "pooling")
+COVERED = ["Convolution", "_backward_Convolution", "Pooling", "_backward_Pooling"]
+"""The ops whose ``FCompute<cpu>`` this plugin outranks."""
 
 
 @hookimpl

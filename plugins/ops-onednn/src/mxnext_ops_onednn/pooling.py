@@ -60,10 +60,10 @@ def _build(lib, kind, p, x_shape, y_shape):
             if hint is None:
                 return None
             kernel, stride, pad = geometry(p, x_shape)
+            dx, dy = Desc(lib, x_shape, any=True), Desc(lib, y_shape, any=True)
             try:
                 pd = create_pd(lib, "dnnl_pooling_backward_primitive_desc_create", lib.engine,
-                               _alg(p), Desc(lib, x_shape, any=True).md,
-                               Desc(lib, y_shape, any=True).md, dims_of(stride),
+                               _alg(p), dx.md, dy.md, dims_of(stride),
                                dims_of(kernel), dims_of((0,) * len(kernel)), dims_of(pad),
                                dims_of(pad), hint, attr)
             finally:
