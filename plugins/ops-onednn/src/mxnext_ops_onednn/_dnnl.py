@@ -19,6 +19,9 @@ DIST = "onednn-cpu-gomp"
 # constants of dnnl_common_types.h / dnnl_types.h (oneDNN 3.x ABI)
 F32 = 3
 TAG_ANY, TAG_A = 1, 2             # plain row-major tags: TAG_A + ndims - 1 (ab, abc, ...)
+# channels blocked by 8 or 16 (aBc8b, aBcd8b, aBcde8b / aBc16b, ...), by ndims
+TAG_BLOCKED = {8: {3: 69, 4: 102, 5: 142}, 16: {3: 56, 4: 78, 5: 121}}
+ISA_AVX512_CORE = 0x27            # dnnl_cpu_isa_t bits: avx512_core and up include them
 FORWARD_TRAINING, FORWARD_INFERENCE, BACKWARD_DATA, BACKWARD_WEIGHTS = 64, 96, 160, 192
 CONVOLUTION_DIRECT = 1
 POOLING_MAX, POOLING_AVG_INCLUDE_PADDING, POOLING_AVG_EXCLUDE_PADDING = 511, 767, 1023
@@ -41,6 +44,7 @@ _P, _I, _SZ = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
 # name -> (restype, argtypes); restype c_int is a dnnl_status_t, checked on every call
 _PROTOS = {
     "dnnl_engine_create": (_I, [ctypes.POINTER(_P), _I, _SZ]),
+    "dnnl_get_effective_cpu_isa": (_I, []),
     "dnnl_stream_create": (_I, [ctypes.POINTER(_P), _P, _I]),
     "dnnl_stream_destroy": (_I, [_P]),
     "dnnl_memory_desc_create_with_tag": (_I, [ctypes.POINTER(_P), _I, Dims, _I, _I]),
@@ -125,6 +129,8 @@ class _Library:
         self.engine = ctypes.c_void_p()
         self.check("dnnl_engine_create", ctypes.byref(self.engine), 1, 0)   # dnnl_cpu, index 0
         self._local = threading.local()
+        isa = self.dnnl_get_effective_cpu_isa()     # the channel block of its fast layouts:
+        self.block = 16 if isa & ISA_AVX512_CORE == ISA_AVX512_CORE else 8
 
     def check(self, name: str, *args) -> None:
         status = getattr(self, name)(*args)

@@ -16,13 +16,15 @@ _CACHE_MAX = 512
 
 
 class Desc:
-    """An owned memory descriptor: float32, ``dims``, row-major (or any layout: ``any``)."""
+    """An owned memory descriptor: float32, ``dims``, row-major (or any layout: ``any``; or
+    the format ``tag``)."""
 
     __slots__ = ("lib", "md")
 
-    def __init__(self, lib, dims, any: bool = False):
+    def __init__(self, lib, dims, any: bool = False, tag: int | None = None):
         self.lib, self.md = lib, ctypes.c_void_p()
-        tag = d.TAG_ANY if any else d.TAG_A + len(dims) - 1
+        if tag is None:
+            tag = d.TAG_ANY if any else d.TAG_A + len(dims) - 1
         lib.check("dnnl_memory_desc_create_with_tag", ctypes.byref(self.md), len(dims),
                   dims_of(dims), d.F32, tag)
 

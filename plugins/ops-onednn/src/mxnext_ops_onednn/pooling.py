@@ -1,5 +1,5 @@
 """Pooling (max and avg, 'valid' convention or global; 1-D, 2-D, 3-D; channels-first,
-float32) and its gradient on oneDNN, outranking ops-nn's kernels. Max pooling's gradient
+float32) and its gradient on oneDNN (on channel-blocked layouts), outranking ops-nn's kernels. Max pooling's gradient
 reruns the forward pass for oneDNN's workspace (where each window's maximum is)."""
 
 from __future__ import annotations
@@ -33,6 +33,12 @@ def geometry(p, x_shape):
     return p.kernel, tuple(p.stride[:nd]) or (1,) * nd, tuple(p.pad[:nd]) or (0,) * nd
 
 
+def _blocked(lib, shape):
+    """Pooling runs on channel-blocked layouts (its plain-layout code is several times
+    slower); the plan reorders to and from them."""
+    return Desc(lib, shape, tag=d.TAG_BLOCKED[lib.block][len(shape)])
+
+
 def _alg(p):
     if p.pool_type == "max":
         return d.POOLING_MAX
@@ -42,7 +48,7 @@ def _alg(p):
 
 def _forward_pd(lib, p, x_shape, y_shape, attr=None):
     kernel, stride, pad = geometry(p, x_shape)
-    x, y = Desc(lib, x_shape), Desc(lib, y_shape, any=True)
+    x, y = _blocked(lib, x_shape), _blocked(lib, y_shape)
     return create_pd(lib, "dnnl_pooling_forward_primitive_desc_create", lib.engine,
                      d.FORWARD_TRAINING, _alg(p), x.md, y.md, dims_of(stride), dims_of(kernel),
                      dims_of((0,) * len(kernel)), dims_of(pad), dims_of(pad), attr)
@@ -60,7 +66,7 @@ def _build(lib, kind, p, x_shape, y_shape):
             if hint is None:
                 return None
             kernel, stride, pad = geometry(p, x_shape)
-            dx, dy = Desc(lib, x_shape, any=True), Desc(lib, y_shape, any=True)
+            dx, dy = _blocked(lib, x_shape), _blocked(lib, y_shape)
             try:
                 pd = create_pd(lib, "dnnl_pooling_backward_primitive_desc_create", lib.engine,
                                _alg(p), dx.md, dy.md, dims_of(stride),
