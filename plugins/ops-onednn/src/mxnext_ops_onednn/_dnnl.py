@@ -68,6 +68,12 @@ _PROTOS = {
         (_I, [ctypes.POINTER(_P), _P, _I, _P, _P, _P, Dims, Dims, Dims, Dims, _P, _P]),
     "dnnl_convolution_backward_weights_primitive_desc_create":
         (_I, [ctypes.POINTER(_P), _P, _I, _P, _P, _P, _P, Dims, Dims, Dims, Dims, _P, _P]),
+    "dnnl_inner_product_forward_primitive_desc_create":
+        (_I, [ctypes.POINTER(_P), _P, _I, _P, _P, _P, _P, _P]),
+    "dnnl_inner_product_backward_data_primitive_desc_create":
+        (_I, [ctypes.POINTER(_P), _P, _P, _P, _P, _P, _P]),
+    "dnnl_inner_product_backward_weights_primitive_desc_create":
+        (_I, [ctypes.POINTER(_P), _P, _P, _P, _P, _P, _P, _P]),
     "dnnl_pooling_forward_primitive_desc_create":
         (_I, [ctypes.POINTER(_P), _P, _I, _I, _P, _P, Dims, Dims, Dims, Dims, Dims, _P]),
     "dnnl_pooling_backward_primitive_desc_create":

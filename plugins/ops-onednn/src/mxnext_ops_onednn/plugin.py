@@ -9,8 +9,9 @@ from opsdk import PluginError, hookimpl, register_op_modules
 
 from . import _dnnl
 
-_MODULES = ("convolution", "pooling")
-COVERED = ["Convolution", "_backward_Convolution", "Pooling", "_backward_Pooling"]
+_MODULES = ("convolution", "pooling", "fully_connected")
+COVERED = ["Convolution", "_backward_Convolution", "Pooling", "_backward_Pooling",
+           "FullyConnected", "_backward_FullyConnected"]
 """The ops whose ``FCompute<cpu>`` this plugin outranks."""
 
 
