@@ -13,7 +13,8 @@ import numpy as np
 import mxnext as mx
 before = os.environ.get("OMP_WAIT_POLICY")
 x = mx.nd.array(np.ones((1, 1, 4, 4), "f4"))
-mx.nd.Convolution(x, mx.nd.ones((1, 1, 3, 3)), kernel=(3, 3), num_filter=1, no_bias=True).wait_to_read()
+w = mx.nd.ones((1, 1, 3, 3))
+mx.nd.Convolution(x, w, kernel=(3, 3), num_filter=1, no_bias=True).wait_to_read()
 print(before, os.environ.get("OMP_WAIT_POLICY"))
 """
 
