@@ -1,7 +1,7 @@
 """Pooling (max and avg, 'valid' convention or global; 1-D, 2-D, 3-D; channels-first,
 float32) and its gradient on oneDNN (on channel-blocked layouts), outranking ops-nn's
-kernels. Max pooling's gradient
-reruns the forward pass for oneDNN's workspace (where each window's maximum is)."""
+kernels. Max pooling's gradient reruns the forward pass for oneDNN's workspace (where each
+window's maximum is)."""
 
 from __future__ import annotations
 
