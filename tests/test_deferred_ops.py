@@ -119,7 +119,7 @@ def site(tmp_path):
     return root
 
 
-SHIPPED = "ops-nn,ops-tensor,device-cupy"     # plugins shipping deferred op modules
+SHIPPED = "ops-nn,ops-onednn,ops-tensor,device-cupy"     # plugins shipping deferred op modules
 
 
 def fresh(site, argv, disable=f"p-aclash,p-zclash,{SHIPPED}", cache=None):

@@ -478,3 +478,9 @@ def test_legacy_defaults_hidden_outputs_and_decorator_form():
     (g,) = op.get_attr("FGradient")(make_node(op, [x], None, name="p"), [og])
     # default dependency: visible out_grads + in_data + every out_data
     assert g.node.inputs[:2] == [og, x] and len(g.node.inputs) == 4
+
+
+def test_outranked_names_the_op_when_nothing_lies_below_the_winner():
+    import opsdk
+    with pytest.raises(opsdk.PluginError, match=r"'relu'.*'FCompute<cpu>'.*nothing to fall back"):
+        opsdk.outranked("relu", "FCompute<cpu>")

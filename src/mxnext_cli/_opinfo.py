@@ -69,6 +69,9 @@ def details(opdef, functions: dict) -> dict:
                    (opdef.param_model.model_fields.items() if opdef.param_model else ())],
         "attrs": [{"key": k, "plevel": e.plevel, "provider": e.provider}
                   for k, e in sorted(opdef.attrs.items())],
+        # entries a higher plevel outranks: the winner may hand them calls it does not cover
+        "outranked": [{"key": k, "plevel": e.plevel, "provider": e.provider}
+                      for k, e in sorted(opdef.ignored, key=lambda ke: (ke[0], -ke[1].plevel))],
         "gradient": "FGradient" in opdef.attrs,
         "inplace": _attr_call(opdef, "FInplaceOption", params),
         "mutate_inputs": _attr_call(opdef, "FMutateInputs", params),

@@ -146,8 +146,13 @@ def _print_details(d, asked):
     _print_inputs_outputs(d)
     _print_params(d)
     heading("Attributes")
-    table(["KEY", "PLEVEL", "PLUGIN"], [[a["key"], a["plevel"], a["provider"] or "-"]
-                                        for a in d["attrs"]], indent=2)
+    rows = [(a, "yes") for a in d["attrs"]] + [(a, "outranked") for a in d["outranked"]]
+    table(["KEY", "PLEVEL", "PLUGIN", "RUNS"],
+          [[a["key"], a["plevel"], a["provider"] or "-", runs]
+           for a, runs in sorted(rows, key=lambda r: (r[0]["key"], -r[0]["plevel"]))], indent=2)
+    if d["outranked"]:
+        click.echo("  (the highest plevel runs; it may hand a call it does not cover to the "
+                   "kernel it outranks)")
     _print_traits(d)
     heading("Call")
     for call in d["signature"].values():

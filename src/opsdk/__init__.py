@@ -9,7 +9,8 @@ Three ways to write an op, all compiling to the same registry ``OpDef``:
 ``register_op`` (NNVM-style builder), ``simple_op`` (unary/binary SimpleOp)
 and ``OperatorProperty``/``Operator`` with ``register_property`` (legacy).
 Use ``register_op`` to *define* an op and ``extend_op`` to *attach*
-attributes (such as ``FCompute<gpu>``) to an op another plugin defines.
+attributes (such as ``FCompute<gpu>``) to an op another plugin defines; a faster kernel
+that covers only some calls hands the others to ``outranked`` (the kernel it outranks).
 A plugin's ``mxnext_register_ops`` hook imports its op modules, or hands their
 names to ``register_op_modules``, which imports each at the first use of one
 of its ops. Each registration hook receives a registrar (``OpRegistrar``, ``DeviceRegistrar``,
@@ -27,7 +28,7 @@ from mxnext.resource import ResourceRequest
 from mxnext.runtime import ThreadPolicy, apply_thread_policy, thread_policy
 from mxnext._runtime.registrars import DeviceRegistrar, KVStoreRegistrar, OpRegistrar
 
-from ._builder import OpBuilder, extend_op, register_op
+from ._builder import OpBuilder, extend_op, outranked, register_op
 from ._manifest import register_op_modules
 from .dtypes import AMP_FLOAT_DTYPES, FLOAT_DTYPES, FloatOnly
 from .grad import (CloneGradient, ElemwiseGradUseIn, ElemwiseGradUseInOut, ElemwiseGradUseNone,
@@ -41,7 +42,7 @@ __all__ = [
     # plugin hooks and the registrars they receive
     "hookimpl", "OpRegistrar", "DeviceRegistrar", "KVStoreRegistrar",
     # authoring styles
-    "register_op", "extend_op", "register_op_modules", "OpBuilder", "simple_op", "SimpleOp",
+    "register_op", "extend_op", "outranked", "register_op_modules", "OpBuilder", "simple_op", "SimpleOp",
     "EnvArguments", "NO_INPLACE", "INPLACE_IN_OUT", "INPLACE_OUT_IN", "INPLACE_LHS_OUT",
     "INPLACE_OUT_LHS",
     "OperatorProperty", "Operator", "register_property",

@@ -94,3 +94,18 @@ def extend_op(name: str) -> OpBuilder:
     order; this does not claim the op, and definition setters raise ``PluginError``."""
     d = registry.op(name)
     return OpBuilder(d, registry.current_provider(caller_module()), defines=False)
+
+
+def outranked(name: str, key: str):
+    """The value of attribute ``key`` of op ``name`` that the winning entry outranks: the
+    highest-plevel entry another plugin set (an ops-nn kernel under a faster provider's),
+    for a kernel that falls back per call; ``PluginError`` when there is none."""
+    d = registry.get(name)
+    winner = d.attrs.get(key)
+    lost = [e for k, e in d.ignored
+            if k == key and (winner is None or e.provider != winner.provider)]
+    if not lost:
+        raise PluginError(f"Operator {name!r}: no other plugin set {key!r} below "
+                          f"{winner.provider if winner else 'the winning entry'!r}, so there "
+                          f"is nothing to fall back to")
+    return max(lost, key=lambda e: e.plevel).value

@@ -13,8 +13,8 @@ import re
 
 __all__ = ["STANDARD_DISTRIBUTIONS", "load_order"]
 
-STANDARD_DISTRIBUTIONS = ("mxnext-ops-tensor", "mxnext-ops-nn", "mxnext-device-cupy",
-                          "mxnext-kvstore-mpi", "mxnext-device-testdev")
+STANDARD_DISTRIBUTIONS = ("mxnext-ops-tensor", "mxnext-ops-nn", "mxnext-ops-onednn",
+                          "mxnext-device-cupy", "mxnext-kvstore-mpi", "mxnext-device-testdev")
 """The distributions shipped with mxnext (its plugins/ folder), first to last."""
 
 _REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")

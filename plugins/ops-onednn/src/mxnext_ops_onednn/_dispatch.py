@@ -1,0 +1,54 @@
+"""A oneDNN kernel with its per-call fallback: the body runs what it covers and says so; every
+other call (a dtype, a layout, a parameter it does not cover, or no usable library) goes to
+the kernel this one outranks (ops-nn's), with no error."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+from opsdk import assign, outranked
+
+from . import _dnnl
+
+KEY = "FCompute<cpu>"
+calls: Counter = Counter()
+"""(op, "onednn" | "fallback") -> how many calls went that way in this process."""
+
+
+def kernel(op: str, body):
+    """``FCompute<cpu>`` for ``op``: ``body(lib, ctx, inputs, req, outputs, params)`` returns
+    True when it computed the call, False to hand it to the outranked kernel."""
+    below = []
+
+    def compute(ctx, inputs, req, outputs, params):
+        lib = _dnnl.lib()
+        if lib is not None and body(lib, ctx, inputs, req, outputs, params):
+            calls[op, "onednn"] += 1
+            return
+        if not below:
+            below.append(outranked(op, KEY))
+        calls[op, "fallback"] += 1
+        below[0](ctx, inputs, req, outputs, params)
+    compute.__name__ = compute.__qualname__ = f"onednn_{op.lstrip('_')}"
+    return compute
+
+
+def plain_f32(*arrays) -> bool:
+    """Every array is float32 and C-contiguous (what the plans read and write)."""
+    return all(a.dtype == np.float32 and a.flags.c_contiguous for a in arrays)
+
+
+def target(out, req, inputs):
+    """Where to compute a result for ``out``: ``out`` itself when it is overwritten, plain
+    float32 and shares no memory with an input; else a new array (``finish`` assigns it)."""
+    if req in (1, 2) and plain_f32(out) and not any(np.may_share_memory(out, a)
+                                                     for a in inputs):
+        return out
+    return np.empty(out.shape, np.float32)
+
+
+def finish(out, req, result) -> None:
+    """``result`` into ``out`` as ``req`` says (nothing when it was computed in place)."""
+    if result is not out:
+        assign(out, req, result)

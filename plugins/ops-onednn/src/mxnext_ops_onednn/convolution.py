@@ -1,0 +1,161 @@
+"""Convolution (1-D, 2-D, 3-D; groups, dilation, stride, padding; NC* layouts, float32)
+forward, data gradient and weight gradient on oneDNN, outranking ops-nn's kernels."""
+
+from __future__ import annotations
+
+from opsdk import extend_op
+
+from . import _dnnl as d
+from ._dispatch import KEY, finish, kernel, plain_f32, target
+from ._prim import Desc, Plan, attr_user_scratchpad, cached, create_pd, dims_of
+
+PLEVEL = 20
+_LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
+
+
+def geometry(p):
+    """(stride, dilate - 1, pad) per spatial axis, MXNet's defaults filled in (oneDNN counts
+    dilation from 0)."""
+    n = len(p.kernel)
+    stride = p.stride or (1,) * n
+    dilate = p.dilate or (1,) * n
+    pad = p.pad or (0,) * n
+    return stride, tuple(x - 1 for x in dilate), pad
+
+
+def covers(p, *arrays) -> bool:
+    nd = len(p.kernel)
+    return nd in _LAYOUTS and p.layout in (None, _LAYOUTS[nd]) and plain_f32(*arrays)
+
+
+def _weight_dims(w_shape, groups):
+    f, cg = w_shape[:2]
+    if groups == 1:
+        return tuple(w_shape)
+    return (groups, f // groups, cg) + tuple(w_shape[2:])
+
+
+def _descs(lib, x_shape, w_shape, y_shape, groups, any: bool):
+    return (Desc(lib, x_shape, any), Desc(lib, _weight_dims(w_shape, groups), any),
+            Desc(lib, y_shape, any))
+
+
+def _forward_pd(lib, p, x_shape, w_shape, y_shape, bias: bool, attr=None):
+    stride, dil, pad = geometry(p)
+    x, w, y = _descs(lib, x_shape, w_shape, y_shape, p.num_group, any=True)
+    b = Desc(lib, (w_shape[0],), any=True) if bias else None
+    return create_pd(lib, "dnnl_convolution_forward_primitive_desc_create", lib.engine,
+                     d.FORWARD_TRAINING, d.CONVOLUTION_DIRECT, x.md, w.md,
+                     b.md if b else None, y.md, dims_of(stride), dims_of(dil), dims_of(pad),
+                     dims_of(pad), attr)
+
+
+def _plain(lib, x_shape, w_shape, y_shape, groups, names, bias: bool):
+    x, w, y = _descs(lib, x_shape, w_shape, y_shape, groups, any=False)
+    out = dict(zip(names, (x, w, y)))
+    if bias:
+        out[names[3]] = Desc(lib, (w_shape[0],))
+    return out
+
+
+def _build(lib, kind, p, x_shape, w_shape, y_shape, bias):
+    attr = attr_user_scratchpad(lib)
+    try:
+        if kind == "forward":
+            pd = _forward_pd(lib, p, x_shape, w_shape, y_shape, bias, attr)
+            names = (d.ARG_SRC, d.ARG_WEIGHTS, d.ARG_DST, d.ARG_BIAS)
+            outputs = {d.ARG_DST}
+        else:
+            hint = _forward_pd(lib, p, x_shape, w_shape, y_shape, bias)
+            if hint is None:
+                return None
+            try:
+                pd = _backward_pd(lib, kind, p, x_shape, w_shape, y_shape, bias, attr, hint)
+            finally:
+                lib.dnnl_primitive_desc_destroy(hint)
+            if kind == "data":
+                names, outputs = (d.ARG_DIFF_SRC, d.ARG_WEIGHTS, d.ARG_DIFF_DST), {d.ARG_DIFF_SRC}
+            else:
+                names = (d.ARG_SRC, d.ARG_DIFF_WEIGHTS, d.ARG_DIFF_DST, d.ARG_DIFF_BIAS)
+                outputs = {d.ARG_DIFF_WEIGHTS, d.ARG_DIFF_BIAS}
+        if pd is None:
+            return None
+        return Plan(lib, pd, _plain(lib, x_shape, w_shape, y_shape, p.num_group, names, bias),
+                    outputs)
+    finally:
+        lib.dnnl_primitive_attr_destroy(attr)
+
+
+def _backward_pd(lib, kind, p, x_shape, w_shape, y_shape, bias, attr, hint):
+    stride, dil, pad = geometry(p)
+    x, w, y = _descs(lib, x_shape, w_shape, y_shape, p.num_group, any=True)
+    geo = (dims_of(stride), dims_of(dil), dims_of(pad), dims_of(pad))
+    if kind == "data":
+        return create_pd(lib, "dnnl_convolution_backward_data_primitive_desc_create",
+                         lib.engine, d.CONVOLUTION_DIRECT, x.md, w.md, y.md, *geo, hint, attr)
+    b = Desc(lib, (w_shape[0],), any=True) if bias else None
+    return create_pd(lib, "dnnl_convolution_backward_weights_primitive_desc_create",
+                     lib.engine, d.CONVOLUTION_DIRECT, x.md, w.md, b.md if b else None, y.md,
+                     *geo, hint, attr)
+
+
+def plan(lib, kind, p, x_shape, w_shape, y_shape, bias: bool):
+    """The cached plan of ``kind`` (forward, data, weight) for these shapes and parameters."""
+    key = ("Convolution", kind, x_shape, w_shape, y_shape, bias, p.kernel, geometry(p),
+           p.num_group)
+    return cached(key, lambda: _build(lib, kind, p, x_shape, w_shape, y_shape, bias))
+
+
+def forward(lib, ctx, inputs, req, outputs, p):
+    if not req[0]:
+        return True
+    x, w = inputs[0], inputs[1]
+    bias = not p.no_bias
+    if not covers(p, *inputs):
+        return False
+    y = outputs[0]
+    pl = plan(lib, "forward", p, x.shape, w.shape, y.shape, bias)
+    if pl is None:
+        return False
+    res = target(y, req[0], inputs)
+    args = {d.ARG_SRC: x, d.ARG_WEIGHTS: w, d.ARG_DST: res}
+    if bias:
+        args[d.ARG_BIAS] = inputs[2]
+    pl.run(args)
+    finish(y, req[0], res)
+    return True
+
+
+def backward(lib, ctx, inputs, req, outputs, p):
+    og, x, w = inputs
+    bias = not p.no_bias
+    if not covers(p, og, x, w):
+        return False
+    want_data = bool(req[0])
+    want_weight = bool(req[1]) or (bias and bool(req[2]))
+    data_plan = plan(lib, "data", p, x.shape, w.shape, og.shape, False) if want_data else None
+    weight_plan = plan(lib, "weight", p, x.shape, w.shape, og.shape, bias) \
+        if want_weight else None
+    if (want_data and data_plan is None) or (want_weight and weight_plan is None):
+        return False
+    if want_data:
+        dx = target(outputs[0], req[0], inputs)
+        data_plan.run({d.ARG_DIFF_SRC: dx, d.ARG_WEIGHTS: w, d.ARG_DIFF_DST: og})
+        finish(outputs[0], req[0], dx)
+    if want_weight:
+        dw = target(outputs[1], req[1], inputs)
+        args = {d.ARG_SRC: x, d.ARG_DIFF_WEIGHTS: dw, d.ARG_DIFF_DST: og}
+        if bias:
+            db = target(outputs[2], req[2], inputs)
+            args[d.ARG_DIFF_BIAS] = db
+        weight_plan.run(args)
+        if req[1]:
+            finish(outputs[1], req[1], dw)
+        if bias and req[2]:
+            finish(outputs[2], req[2], db)
+    return True
+
+
+extend_op("Convolution").set_attr(KEY, kernel("Convolution", forward), PLEVEL)
+extend_op("_backward_Convolution").set_attr(KEY, kernel("_backward_Convolution", backward),
+                                            PLEVEL)
