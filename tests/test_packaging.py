@@ -59,7 +59,7 @@ def _clone(tmp_path):
     """The projects' sources, as a clone has them (copied: builds write into the tree)."""
     clone = tmp_path / "clone"
     skip = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "tests")
-    for part in ("src", "packaging", "plugins/ops-tensor", "plugins/ops-nn"):
+    for part in ("src", "packaging", "plugins/ops-tensor", "plugins/ops-nn", "plugins/ops-onednn"):
         shutil.copytree(ROOT / part, clone / part, ignore=skip)
     for part in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / part, clone / part)
@@ -88,7 +88,7 @@ def test_install_the_documented_way_then_uninstall_ops_nn(tmp_path):
     # README "Install": from a clone, the core, the standard op plugins and `mxnext`
     done = _pip(python, "install", "--no-index", "--no-build-isolation", "--no-cache-dir",
                 clone, clone / "plugins/ops-tensor", clone / "plugins/ops-nn",
-                clone / "packaging/mxnext")
+                clone / "plugins/ops-onednn", clone / "packaging/mxnext")
     assert done.returncode == 0, done.stderr
     run = subprocess.run([python, "-c", CHECK], capture_output=True, text=True, timeout=120,
                          cwd=tmp_path)
