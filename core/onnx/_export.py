@@ -52,7 +52,7 @@ def _load(sym, params):
         raise ParamError(f"mx.onnx.export_model: sym must be a Symbol or a -symbol.json path, "
                          f"not {type(sym).__name__}")
     if isinstance(params, str):
-        params = nd.load(params)
+        params = nd.load(params) or {}      # a model without parameters loads as []
     elif isinstance(params, (list, tuple)) and len(params) == 2:
         params = {**params[0], **params[1]}
     if not isinstance(params, dict):
