@@ -11,7 +11,7 @@ from .._runtime.graph import IndexedGraph
 from .._runtime.graph import infer as _infer
 from ._table import CONVERTERS, parse_attr
 
-__all__ = ["Builder", "OpNode", "convert_graph"]
+__all__ = ["Builder", "OpNode", "convert_graph", "data_inputs"]
 
 
 class OpNode:
@@ -139,14 +139,20 @@ def _value_info(onnx, name, dtype, shape):
         name, onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), shape)
 
 
+def data_inputs(sym, params) -> list:
+    """The inputs ``in_shapes`` describes, in order: those ``params`` does not hold, less
+    the training label MXNet's JSON carries (the last op's name + ``_label``)."""
+    ops = [node for node in json.loads(sym.tojson())["nodes"] if node["op"] != "null"]
+    label = ops[-1]["name"] + "_label" if ops else None
+    return [name for name in sym.list_inputs() if name not in params and name != label]
+
+
 def convert_graph(onnx, sym, params, in_shapes, in_types, opset, dynamic_shapes):
     """The ONNX ``GraphProto`` of ``sym`` with ``params`` (name -> numpy array) as
     initializers; ``dynamic_shapes`` (or None) replaces ``in_shapes`` on the graph inputs."""
     doc = json.loads(sym.tojson())
     nodes, row_ptr = doc["nodes"], doc["node_row_ptr"]
-    ops = [node for node in nodes if node["op"] != "null"]
-    label = ops[-1]["name"] + "_label" if ops else None
-    data = [name for name in sym.list_inputs() if name not in params and name != label]
+    data = data_inputs(sym, params)
     if len(in_shapes) != len(data):
         raise ParamError(f"mx.onnx.export_model: in_shapes gives {len(in_shapes)} shapes but "
                          f"the model has {len(data)} data inputs {data}")

@@ -29,16 +29,15 @@ class _Params:
                                                                           else []))])
 
 
-@converts("RNN")
-def rnn(b, n):
-    mode = n.attr("mode")
-    op_type, gates, order = _MODES[mode]
+def _check(n):
     if n.attr("projection_size", None):
         raise n.fail("projection_size (LSTMP) does not export")
     if n.attr("use_sequence_length", False):
         raise n.fail("use_sequence_length=True does not export")
-    layers, hidden = int(n.attr("num_layers", 1)), int(n.attr("state_size"))
-    dirs = 2 if n.attr("bidirectional", False) else 1
+
+
+def _layer_params(b, n, gates, order, hidden, layers, dirs):
+    """Per layer: (W, R, B) with the directions stacked, as ONNX lays them out."""
     params = _Params(b, n.inputs[1])
     widths = [n.in_shapes[0][2]] + [dirs * hidden] * (layers - 1)
     weights = [[(params.take(gates, order, hidden, widths[l]),
@@ -47,24 +46,37 @@ def rnn(b, n):
     biases = [[b.add("Concat", [params.take(gates, order, hidden, 1),
                                 params.take(gates, order, hidden, 1)], axis=1)
                for _ in range(dirs)] for _ in range(layers)]
+    return [(_cat(b, [pair[0] for pair in weights[l]]), _cat(b, [pair[1] for pair in weights[l]]),
+             _cat(b, biases[l])) for l in range(layers)]
+
+
+def _attrs(op_type, mode, hidden, dirs):
     attrs = {"hidden_size": hidden, "direction": "bidirectional" if dirs == 2 else "forward"}
     if op_type == "RNN":
         attrs["activations"] = ["Relu" if mode == "rnn_relu" else "Tanh"] * dirs
     if op_type == "GRU":
         attrs["linear_before_reset"] = 1
+    return attrs
+
+
+@converts("RNN")
+def rnn(b, n):
+    _check(n)
+    mode = n.attr("mode")
+    op_type, gates, order = _MODES[mode]
+    layers, hidden = int(n.attr("num_layers", 1)), int(n.attr("state_size"))
+    dirs = 2 if n.attr("bidirectional", False) else 1
+    attrs = _attrs(op_type, mode, hidden, dirs)
     states = n.inputs[2:4] if mode == "lstm" else n.inputs[2:3]
     x, last = n.x, [[] for _ in states]
-    for l in range(layers):
-        w, r = (_cat(b, [pair[k] for pair in weights[l]]) for k in (0, 1))
-        bias = _cat(b, biases[l])
+    for l, (w, r, bias) in enumerate(_layer_params(b, n, gates, order, hidden, layers, dirs)):
         init = [b.add("Slice", [s, b.ints([l * dirs]), b.ints([(l + 1) * dirs]), b.ints([0])])
                 for s in states]
         outs = b.add(op_type, [x, w, r, bias, "", *init], 1 + len(states), **attrs)
         for kept, state in zip(last, outs[1:]):
             kept.append(state)
-        y = b.add("Transpose", [outs[0]], perm=[0, 2, 1, 3])
-        x = b.add("Reshape", [y, b.ints([0, 0, -1])],
-                  [n.out] if l == layers - 1 else 1)
+        y = b.add("Transpose", [outs[0]], perm=[0, 2, 1, 3])     # T D N H -> T N (D H)
+        x = b.add("Reshape", [y, b.ints([0, 0, -1])], [n.out] if l == layers - 1 else 1)
     if n.attr("state_outputs", False):
         for kept, out in zip(last, n.outputs[1:]):
             b.add("Concat", kept, [out], axis=0)
