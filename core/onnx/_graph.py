@@ -156,10 +156,10 @@ def convert_graph(onnx, sym, params, in_shapes, in_types, opset, dynamic_shapes)
     if len(in_shapes) != len(data):
         raise ParamError(f"mx.onnx.export_model: in_shapes gives {len(in_shapes)} shapes but "
                          f"the model has {len(data)} data inputs {data}")
-    known = {**dict(zip(data, map(tuple, in_shapes))),
-             **{k: v.shape for k, v in params.items() if k in sym.list_inputs()}}
-    known_types = {**dict(zip(data, in_types)),
-                   **{k: v.dtype for k, v in params.items() if k in sym.list_inputs()}}
+    names = set(sym.list_inputs())
+    used = {k: v for k, v in params.items() if k in names}
+    known = {**dict(zip(data, map(tuple, in_shapes))), **{k: v.shape for k, v in used.items()}}
+    known_types = {**dict(zip(data, in_types)), **{k: v.dtype for k, v in used.items()}}
     g = IndexedGraph(sym._outputs)
     shapes, dtypes = _infer_all(g, known, known_types)
     names = _entry_names(nodes, row_ptr)
@@ -182,5 +182,8 @@ def convert_graph(onnx, sym, params, in_shapes, in_types, opset, dynamic_shapes)
         eid = row_ptr[head[0]] + head[1]
         shape = shapes[eid] if dynamic_shapes is None else [None] * len(shapes[eid])
         outputs.append(_value_info(onnx, names[eid], dtypes[eid], shape))
+    # a parameter a converter replaced (BatchNorm's gamma under fix_gamma) is left out
+    read = {name for node in b.nodes for name in node.input} | {o.name for o in outputs}
+    initializers = [t for t in b.initializers if t.name in read]
     return onnx.helper.make_graph(b.nodes, "mxnext_converted_model", inputs, outputs,
-                                  b.initializers)
+                                  initializers)
