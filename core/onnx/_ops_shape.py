@@ -270,3 +270,20 @@ def sequence_mask(b, n):
     keep = b.unsqueeze(keep, list(range(2, 2 + extra))) if extra else keep
     value = b.const(float(n.attr("value", 0.0)), n.in_dtypes[0])
     b.add("Where", [keep, n.x, value], [n.out])
+
+
+@converts("topk")
+def topk(b, n):
+    kind = n.attr("ret_typ", "indices")
+    if kind == "mask":
+        raise n.fail("ret_typ 'mask' does not export")
+    x, axis = n.x, n.attr("axis", -1)
+    if axis is None:
+        x, axis = b.add("Reshape", [x, b.ints([-1])]), 0
+    values, indices = b.add("TopK", [x, b.ints([int(n.attr("k", 1))])], 2, axis=axis,
+                            largest=int(not n.attr("is_ascend", False)))
+    index_out = n.outputs[1] if kind == "both" else n.out
+    if kind in ("value", "both"):
+        b.add("Identity", [values], [n.out])
+    if kind in ("indices", "both"):
+        b.cast(indices, np.dtype(n.attr("dtype", "float32")), index_out)
