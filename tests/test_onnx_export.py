@@ -219,6 +219,63 @@ def test_op(op, tmp_path):
     export_and_compare(tmp_path, sym, {}, {"data": x}, want)
 
 
+def _weights(*shape):
+    return mx.nd.array(np.random.default_rng(3).normal(0, 0.5, shape))
+
+
+I = mx.sym.var("index")
+W = mx.sym.var("weight")
+# name -> (symbol, its other inputs, its parameters); data is (2, 3, 4, 6)
+MORE = {
+    "take_pick": lambda: (mx.sym.Group([mx.sym.take(D, I, axis=1), mx.sym.pick(D, I, axis=1)]),
+                          {"index": np.random.default_rng(5).integers(0, 3, (2, 4, 6))
+                           .astype(np.float32)}, {}),
+    "embedding_one_hot": lambda: (
+        mx.sym.Group([mx.sym.broadcast_add(mx.sym.Embedding(I, W, input_dim=5, output_dim=3),
+                                           mx.sym.sum(D)),
+                      mx.sym.one_hot(I, depth=5)]),
+        {"index": np.array([[0, 4, 2], [1, 1, 3]], np.float32)}, {"weight": _weights(5, 3)}),
+    "gather_nd": lambda: (mx.sym.gather_nd(D, I),
+                          {"index": np.array([[1, 0], [2, 1]], np.float32)}, {}),
+    "sequence": lambda: (
+        mx.sym.Group([mx.sym.SequenceMask(D, I, use_sequence_length=True, axis=1, value=-1),
+                      mx.sym.SequenceLast(D, I, use_sequence_length=True, axis=1),
+                      mx.sym.SequenceLast(D)]),
+        {"index": np.array([3, 1], np.float32)}, {}),
+    "where_cast": lambda: (mx.sym.where(D > 0.5, mx.sym.Cast(I, dtype="float32"), D * 0),
+                           {"index": np.ones((2, 3, 4, 6), np.float32)}, {}),
+    "fully_connected_3d": lambda: (mx.sym.FullyConnected(D, W, num_hidden=2, no_bias=True,
+                                                         flatten=False),
+                                   {}, {"weight": _weights(2, 6)}),
+    "deconvolution": lambda: (mx.sym.Deconvolution(D, W, kernel=(3, 3), stride=(2, 2),
+                                                   pad=(1, 1), adj=(1, 1), num_filter=2),
+                              {}, {"weight": _weights(3, 2, 3, 3)}),
+    "norms": lambda: (mx.sym.Group([mx.sym.LRN(D, nsize=3), mx.sym.L2Normalization(D),
+                                    mx.sym.InstanceNorm(D, W, W * 0.5),
+                                    mx.sym.LayerNorm(D, mx.sym.ones((6,)), mx.sym.zeros((6,)))]),
+                      {}, {"weight": _weights(3)}),
+    "shapes": lambda: (mx.sym.Group([mx.sym.stack(D, D, axis=1), mx.sym.swapaxes(D, 1, 3),
+                                     mx.sym.repeat(D, repeats=2, axis=2),
+                                     mx.sym.reshape_like(D, mx.sym.zeros((6, 4, 6))),
+                                     mx.sym.depth_to_space(mx.sym.tile(D, reps=(1, 4, 1, 1)), 2),
+                                     mx.sym.space_to_depth(D, 2)]), {}, {}),
+    "constants": lambda: (mx.sym.broadcast_add(mx.sym.broadcast_add(D, mx.sym.arange(6)),
+                                               mx.sym.ones((4, 6)) * 2), {}, {}),
+}
+
+
+@pytest.mark.parametrize("op", sorted(MORE))
+def test_op_with_more_inputs(op, tmp_path):
+    sym, feeds, params = MORE[op]()
+    feeds = {"data": np.random.default_rng(4).uniform(0.1, 1, (2, 3, 4, 6)).astype(np.float32),
+             **feeds}
+    args = {**{k: mx.nd.array(v) for k, v in feeds.items()}, **params}
+    want = [o.asnumpy() for o in sym.eval(**{k: v for k, v in args.items()
+                                             if k in sym.list_inputs()})]
+    export_and_compare(tmp_path, sym, params, {k: v for k, v in feeds.items()
+                                               if k in sym.list_inputs()}, want)
+
+
 # -- opsets, dynamic shapes, the interface -----------------------------------------------------
 def small_net():
     net = gluon.nn.HybridSequential()

@@ -287,3 +287,39 @@ def topk(b, n):
         b.add("Identity", [values], [n.out])
     if kind in ("indices", "both"):
         b.cast(indices, np.dtype(n.attr("dtype", "float32")), index_out)
+
+
+@converts("depth_to_space")
+def depth_to_space(b, n):
+    b.add("DepthToSpace", [n.x], [n.out], blocksize=int(n.attr("block_size")), mode="DCR")
+
+
+@converts("space_to_depth")
+def space_to_depth(b, n):
+    b.add("SpaceToDepth", [n.x], [n.out], blocksize=int(n.attr("block_size")))
+
+
+@converts("gather_nd")
+def gather_nd(b, n):     # MXNet indexes along the indices' first axis, ONNX their last
+    rank = len(n.in_shapes[1])
+    index = b.add("Transpose", [b.cast(n.inputs[1], np.int64)],
+                  perm=list(range(1, rank)) + [0])
+    b.add("GatherND", [n.x, index], [n.out])
+
+
+@converts("SequenceLast")
+def sequence_last(b, n):
+    axis = int(n.attr("axis", 0))
+    if not n.attr("use_sequence_length", False):
+        last = n.in_shapes[0][axis] - 1
+        b.add("Gather", [n.x, b.const(last, np.int64)], [n.out], axis=axis)
+        return
+    steps = b.add("Sub", [b.cast(n.inputs[1], np.int64), b.const(1, np.int64)])
+    # one index per batch entry along the time axis, broadcast over the features
+    shape = [1] * len(n.in_shapes[0])
+    shape[1 - axis] = -1
+    index = b.add("Reshape", [steps, b.ints(shape)])
+    target = list(n.in_shapes[0])
+    target[axis] = 1
+    index = b.add("Expand", [index, b.ints(target)])
+    b.squeeze(b.add("GatherElements", [n.x, index], axis=axis), [axis], n.out)
