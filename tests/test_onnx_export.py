@@ -261,6 +261,18 @@ MORE = {
                                      mx.sym.space_to_depth(D, 2)]), {}, {}),
     "constants": lambda: (mx.sym.broadcast_add(mx.sym.broadcast_add(D, mx.sym.arange(6)),
                                                mx.sym.ones((4, 6)) * 2), {}, {}),
+    "reverse_argsort_mod": lambda: (
+        mx.sym.Group([mx.sym.reverse(D, axis=(1, 3)), mx.sym.argsort(D, axis=2),
+                      mx.sym.broadcast_mod(D * 7 - 3, I), mx.sym.SequenceReverse(D),
+                      mx.sym.SequenceReverse(D, mx.sym.var("length"), use_sequence_length=True),
+                      mx.sym.contrib.div_sqrt_dim(D)]),
+        {"index": np.array([[[[0.7]]], [[[-1.3]]]], np.float32),
+         "length": np.array([2, 1, 2], np.float32)}, {}),
+    "self_attention": lambda: (
+        mx.sym.contrib.interleaved_matmul_selfatt_valatt(
+            D, mx.sym.softmax(mx.sym.contrib.interleaved_matmul_selfatt_qk(D, heads=2)),
+            heads=2), {"data": np.random.default_rng(6).normal(size=(3, 2, 12))
+                       .astype(np.float32)}, {}),
 }
 
 
@@ -268,7 +280,7 @@ MORE = {
 def test_op_with_more_inputs(op, tmp_path):
     sym, feeds, params = MORE[op]()
     feeds = {"data": np.random.default_rng(4).uniform(0.1, 1, (2, 3, 4, 6)).astype(np.float32),
-             **feeds}
+             **feeds}     # a case may give its own data
     args = {**{k: mx.nd.array(v) for k, v in feeds.items()}, **params}
     want = [o.asnumpy() for o in sym.eval(**{k: v for k, v in args.items()
                                              if k in sym.list_inputs()})]

@@ -207,3 +207,25 @@ def argmax(b, n):
     else:
         index = b.add(onnx_op, [n.x], axis=axis, keepdims=int(keep))
     b.cast(index, n.out_dtypes[0], n.out)     # MXNet gives the index as a float
+
+
+def _floor_mod(b, a, c, out):
+    """a - floor(a / c) * c: MXNet's mod, whose result takes the divisor's sign."""
+    floor = b.add("Floor", [b.add("Div", [a, c])])
+    b.add("Sub", [a, b.add("Mul", [floor, c])], [out])
+
+
+@converts("broadcast_mod", "_mod")
+def mod(b, n):
+    _floor_mod(b, n.inputs[0], n.inputs[1], n.out)
+
+
+@converts("_mod_scalar", "_rmod_scalar")
+def mod_scalar(b, n):
+    pair = [n.x, _scalar(b, n)] if n.op == "_mod_scalar" else [_scalar(b, n), n.x]
+    _floor_mod(b, *pair, n.out)
+
+
+@converts("_contrib_div_sqrt_dim")
+def div_sqrt_dim(b, n):
+    b.add("Div", [n.x, _const_like(b, n, np.sqrt(n.in_shapes[0][-1]))], [n.out])

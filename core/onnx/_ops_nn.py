@@ -262,3 +262,34 @@ def logistic_output(b, n):
           "BlockGrad", "stop_gradient", "Dropout", "_copy", "identity", "_identity_with_attr_like_rhs")
 def identity(b, n):
     b.add("Identity", [n.x], [n.out])
+
+
+def _heads(b, n, qkv, which):
+    """(batch*heads, seq, head_dim) of the query, key or value part of MXNet's interleaved
+    (seq, batch, heads*3*head_dim) projection."""
+    seq, batch, width = n.in_shapes[0]
+    heads = int(n.attr("heads"))
+    dim = width // heads // 3
+    split = b.add("Reshape", [qkv, b.ints([seq, batch, heads, 3, dim])])
+    part = b.add("Gather", [split, b.const(which, np.int64)], axis=3)
+    moved = b.add("Transpose", [part], perm=[1, 2, 0, 3])
+    return b.add("Reshape", [moved, b.ints([batch * heads, seq, dim])]), dim
+
+
+@converts("_contrib_interleaved_matmul_selfatt_qk")
+def selfatt_qk(b, n):
+    q, dim = _heads(b, n, n.x, 0)
+    k, _ = _heads(b, n, n.x, 1)
+    scaled = b.add("Div", [q, b.const(np.sqrt(dim), n.in_dtypes[0])])
+    b.add("MatMul", [scaled, b.add("Transpose", [k], perm=[0, 2, 1])], [n.out])
+
+
+@converts("_contrib_interleaved_matmul_selfatt_valatt")
+def selfatt_valatt(b, n):
+    seq, batch, width = n.in_shapes[0]
+    heads = int(n.attr("heads"))
+    v, dim = _heads(b, n, n.x, 2)
+    out = b.add("Reshape", [b.add("MatMul", [n.inputs[1], v]), b.ints([batch, heads, seq, dim])])
+    moved = b.add("Transpose", [out], perm=[2, 0, 1, 3])
+    b.add("Reshape", [moved, b.ints([seq, batch, heads * dim])], [n.out])
+

@@ -323,3 +323,31 @@ def sequence_last(b, n):
     target[axis] = 1
     index = b.add("Expand", [index, b.ints(target)])
     b.squeeze(b.add("GatherElements", [n.x, index], axis=axis), [axis], n.out)
+
+
+@converts("reverse", "flip")
+def reverse(b, n):
+    axes = [int(a) for a in np.atleast_1d(n.attr("axis"))]
+    big = np.iinfo(np.int64).max
+    _slice(b, n, [-1] * len(axes), [-big] * len(axes), axes, [-1] * len(axes))
+
+
+@converts("SequenceReverse")
+def sequence_reverse(b, n):
+    axis = int(n.attr("axis", 0))
+    steps, batch = n.in_shapes[0][axis], n.in_shapes[0][1 - axis]
+    lengths = (b.cast(n.inputs[1], np.int64) if n.attr("use_sequence_length", False)
+               else b.const([steps] * batch, np.int64))
+    b.add("ReverseSequence", [n.x, lengths], [n.out], batch_axis=1 - axis, time_axis=axis)
+
+
+@converts("argsort")
+def argsort(b, n):
+    x, axis = n.x, n.attr("axis", -1)
+    size = int(np.prod(n.in_shapes[0])) if axis is None else n.in_shapes[0][axis]
+    if axis is None:
+        x, axis = b.add("Reshape", [x, b.ints([-1])]), 0
+    _, indices = b.add("TopK", [x, b.ints([size])], 2, axis=axis,
+                       largest=int(not n.attr("is_ascend", True)))
+    b.cast(indices, np.dtype(n.attr("dtype", "float32")), n.out)
+
