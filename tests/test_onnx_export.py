@@ -211,12 +211,13 @@ OPS = {
 }
 
 
+@pytest.mark.parametrize("opset", [13, LATEST])
 @pytest.mark.parametrize("op", sorted(OPS))
-def test_op(op, tmp_path):
+def test_op(op, opset, tmp_path):
     sym = OPS[op]()
     x = np.random.default_rng(2).uniform(0.1, 1, (2, 3, 4, 6)).astype(np.float32)
     want = [o.asnumpy() for o in sym.eval(data=mx.nd.array(x))]
-    export_and_compare(tmp_path, sym, {}, {"data": x}, want)
+    export_and_compare(tmp_path, sym, {}, {"data": x}, want, opset_version=opset)
 
 
 def _weights(*shape):
@@ -307,6 +308,16 @@ def test_every_opset_from_13_to_the_latest(opset, tmp_path):
 def test_the_default_opset_is_the_installed_onnx_latest(tmp_path):
     model = export_and_compare(tmp_path, *gluon_case(small_net(), mx.nd.ones((1, 3, 8, 8))))
     assert model.opset_import[0].version == LATEST
+
+
+def test_shape_inference_on_request(tmp_path):
+    sym, params, _, _ = gluon_case(small_net(), mx.nd.ones((1, 3, 8, 8)))
+    plain = mx.onnx.export_model(sym, params, [(1, 3, 8, 8)],
+                                 onnx_file_path=str(tmp_path / "p.onnx"))
+    inferred = mx.onnx.export_model(sym, params, [(1, 3, 8, 8)], run_shape_inference=True,
+                                    onnx_file_path=str(tmp_path / "i.onnx"))
+    assert not onnx.load(plain).graph.value_info
+    assert len(onnx.load(inferred).graph.value_info) > 5
 
 
 def test_dynamic_batch(tmp_path):
