@@ -172,13 +172,14 @@ def activation(b, n):
         b.add("Log", [b.add("Sigmoid", [n.x])], [n.out])
     elif kind == "mish":
         b.add("Mul", [n.x, b.add("Tanh", [b.add("Softplus", [n.x])])], [n.out])
-    else:
+    elif kind in _ACTIVATIONS:
         b.add(_ACTIVATIONS[kind], [n.x], [n.out])
+    else:
+        raise n.fail(f"act_type {kind!r} does not export")
 
 
-def gelu(b, x, out):
+def gelu(b, x, dtype, out):
     """x * (1 + erf(x / sqrt 2)) / 2, MXNet's exact GELU."""
-    dtype = np.float32
     erf = b.add("Erf", [b.add("Div", [x, b.const(np.sqrt(2.0), dtype)])])
     half = b.add("Mul", [x, b.const(0.5, dtype)])
     b.add("Mul", [half, b.add("Add", [erf, b.const(1.0, dtype)])], [out])
@@ -195,7 +196,7 @@ def leaky_relu(b, n):
     elif kind == "selu":
         b.add("Selu", [n.x], [n.out])
     elif kind == "gelu":
-        gelu(b, n.x, n.out)
+        gelu(b, n.x, n.in_dtypes[0], n.out)
     elif kind == "rrelu":      # inference: the mean of the slope's range
         mean = (float(n.attr("lower_bound", 0.125)) + float(n.attr("upper_bound", 0.334))) / 2
         b.add("LeakyRelu", [n.x], [n.out], alpha=mean)

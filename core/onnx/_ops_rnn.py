@@ -30,6 +30,8 @@ class _Params:
 
 
 def _check(n):
+    if n.attr("mode") not in _MODES:
+        raise n.fail(f"mode {n.attr('mode')!r} does not export")
     if n.attr("projection_size", None):
         raise n.fail("projection_size (LSTMP) does not export")
     if n.attr("use_sequence_length", False):

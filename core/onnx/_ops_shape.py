@@ -174,7 +174,9 @@ def repeat(b, n):
 
 @converts("broadcast_to", "broadcast_axis", "broadcast_axes", "broadcast_like")
 def broadcast_to(b, n):
-    b.add("Expand", [n.x, b.ints(list(n.out_shapes[0]))], [n.out])
+    # 1 where the input keeps its size, so that a free batch dimension stays free
+    shape = [1 if i == o else o for i, o in zip(n.in_shapes[0], n.out_shapes[0])]
+    b.add("Expand", [n.x, b.ints(shape)], [n.out])
 
 
 @converts("reshape_like")
@@ -234,8 +236,9 @@ def pad(b, n):
     pads = width[0::2] + width[1::2]
     mode = n.attr("mode", "constant")
     value = b.const(float(n.attr("constant_value", 0.0)), n.in_dtypes[0])
-    b.add("Pad", [n.x, b.ints(pads), value], [n.out],
-          mode={"constant": "constant", "edge": "edge", "reflect": "reflect"}[mode])
+    if mode not in ("constant", "edge", "reflect"):
+        raise n.fail(f"mode {mode!r} does not export")
+    b.add("Pad", [n.x, b.ints(pads), value], [n.out], mode=mode)
 
 
 @converts("UpSampling")
