@@ -43,10 +43,10 @@ class OpNode:
 class Builder:
     """Collects ONNX nodes and initializers for one opset."""
 
-    def __init__(self, onnx, opset: int):
+    def __init__(self, onnx, opset: int, reserved=()):
         self.onnx, self.opset = onnx, opset
         self.nodes, self.initializers = [], []
-        self._taken: set = set()
+        self._taken: set = set(reserved)     # names fresh() must not hand out
 
     def fresh(self, hint: str) -> str:
         name, k = hint, 0
@@ -156,15 +156,13 @@ def convert_graph(onnx, sym, params, in_shapes, in_types, opset, dynamic_shapes)
     if len(in_shapes) != len(data):
         raise ParamError(f"mx.onnx.export_model: in_shapes gives {len(in_shapes)} shapes but "
                          f"the model has {len(data)} data inputs {data}")
-    names = set(sym.list_inputs())
-    used = {k: v for k, v in params.items() if k in names}
+    variables = set(sym.list_inputs())
+    used = {k: v for k, v in params.items() if k in variables}
     known = {**dict(zip(data, map(tuple, in_shapes))), **{k: v.shape for k, v in used.items()}}
     known_types = {**dict(zip(data, in_types)), **{k: v.dtype for k, v in used.items()}}
-    g = IndexedGraph(sym._outputs)
-    shapes, dtypes = _infer_all(g, known, known_types)
+    shapes, dtypes = _infer_all(IndexedGraph(sym._outputs), known, known_types)
     names = _entry_names(nodes, row_ptr)
-    b = Builder(onnx, opset)
-    b._taken.update(names)
+    b = Builder(onnx, opset, reserved=names)
     inputs = []
     for nid, node in enumerate(nodes):
         node["id"] = nid
