@@ -110,7 +110,38 @@ def lenet():
     return mx.sym.SoftmaxOutput(bn, name="softmax"), (2, 1, 28, 28)
 
 
-@pytest.mark.parametrize("build", [mlp, lenet])
+def inception_style():
+    """The blocks of MXNet's example googlenet / inception-bn symbols: LRN, padded pooling,
+    an inception module's concatenated branches, Dropout."""
+    data = mx.sym.var("data")
+    x = mx.sym.Activation(mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=8),
+                          act_type="relu")
+    x = mx.sym.Pooling(mx.sym.LRN(x, nsize=5, alpha=1e-4, beta=0.75), kernel=(3, 3),
+                       stride=(2, 2), pad=(1, 1), pool_type="max")
+    branches = [mx.sym.Convolution(x, kernel=(1, 1), num_filter=4),
+                mx.sym.Convolution(x, kernel=(3, 3), pad=(1, 1), num_filter=4),
+                mx.sym.Pooling(x, kernel=(3, 3), stride=(1, 1), pad=(1, 1), pool_type="avg")]
+    x = mx.sym.Concat(*[mx.sym.identity(b) for b in branches], dim=1)
+    x = mx.sym.Pooling(x, kernel=(8, 8), global_pool=True, pool_type="avg")
+    x = mx.sym.FullyConnected(mx.sym.Dropout(mx.sym.Flatten(x), p=0.5), num_hidden=5)
+    return mx.sym.SoftmaxOutput(x, name="softmax"), (2, 3, 16, 16)
+
+
+def resnet_style():
+    """A pre-activation residual unit as MXNet's example resnet symbol builds it."""
+    data = mx.sym.BatchNorm(mx.sym.var("data"), fix_gamma=True, eps=2e-5)
+    x = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=8, no_bias=True)
+    y = mx.sym.Activation(mx.sym.BatchNorm(x, fix_gamma=False), act_type="relu")
+    y = mx.sym.Convolution(y, kernel=(3, 3), stride=(2, 2), pad=(1, 1), num_filter=8,
+                           no_bias=True)
+    short = mx.sym.Convolution(x, kernel=(1, 1), stride=(2, 2), num_filter=8, no_bias=True)
+    x = mx.sym.Pooling(mx.sym.elemwise_add(y, short), global_pool=True, kernel=(7, 7),
+                       pool_type="avg")
+    x = mx.sym.FullyConnected(mx.sym.Flatten(x), num_hidden=5)
+    return mx.sym.SoftmaxOutput(x, name="softmax"), (2, 3, 16, 16)
+
+
+@pytest.mark.parametrize("build", [mlp, lenet, inception_style, resnet_style])
 def test_symbolic_network_from_checkpoint_files(build, tmp_path):
     sym, shape = build()
     arg_shapes, _, aux_shapes = sym.infer_shape(data=shape)
