@@ -70,7 +70,8 @@ def gluon_case(net, *inputs, call=None):
     names = ["data"] if len(inputs) == 1 else [f"data{i}" for i in range(len(inputs))]
     sym = call(net, *[mx.sym.var(n) for n in names])
     if isinstance(sym, (list, tuple)):
-        sym = mx.sym.Group([s for part in sym for s in (part if isinstance(part, list) else [part])])
+        sym = mx.sym.Group([s for part in sym
+                            for s in (part if isinstance(part, list) else [part])])
     params = {k: v.data() for k, v in net.collect_params().items()}
     return (sym, params, {n: x.asnumpy() for n, x in zip(names, inputs)},
             [o.asnumpy() for o in flat])

@@ -30,7 +30,7 @@ _UNARY = {
     "Acos": "arccos", "Atan": "arctan", "Sinh": "sinh", "Cosh": "cosh", "Tanh": "tanh",
     "Asinh": "arcsinh", "Acosh": "arccosh", "Atanh": "arctanh", "Sigmoid": "sigmoid",
     "Relu": "relu", "Floor": "floor", "Ceil": "ceil", "Sign": "sign", "Erf": "erf",
-    "Softsign": "softsign", "Identity": "_copy",
+    "Softsign": "softsign",
 }
 
 

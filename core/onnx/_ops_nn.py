@@ -260,7 +260,8 @@ def logistic_output(b, n):
 
 
 @converts("LinearRegressionOutput", "MAERegressionOutput", "MakeLoss", "make_loss",
-          "BlockGrad", "stop_gradient", "Dropout", "_copy", "identity", "_identity_with_attr_like_rhs")
+          "BlockGrad", "stop_gradient", "Dropout", "_copy", "identity",
+          "_identity_with_attr_like_rhs")
 def identity(b, n):
     b.add("Identity", [n.x], [n.out])
 

@@ -168,7 +168,8 @@ def repeat(b, n):
         x, shape, axis = b.add("Reshape", [x, b.ints([-1])]), [int(np.prod(shape))], 0
     axis %= len(shape)
     wide = b.unsqueeze(x, [axis + 1])
-    tiled = b.add("Tile", [wide, b.ints([1] * (axis + 1) + [count] + [1] * (len(shape) - axis - 1))])
+    reps = [1] * (axis + 1) + [count] + [1] * (len(shape) - axis - 1)
+    tiled = b.add("Tile", [wide, b.ints(reps)])
     b.add("Reshape", [tiled, b.ints(list(n.out_shapes[0]))], [n.out])
 
 
