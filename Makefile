@@ -15,7 +15,7 @@ $(PY):
 $(STAMP): $(PY) $(PROJECTS)
 	@rm -rf mxnext.egg-info  # left by the core/ layout; `python -m` would read it from the root
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test,examples]" $(foreach p,$(PLUGINS),-e "./$(p)[test]") ./packaging/mxnext
+	$(PY) -m pip install -q -e ".[test,examples,onnx]" $(foreach p,$(PLUGINS),-e "./$(p)[test]") ./packaging/mxnext
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -28,11 +28,11 @@ test: setup
 	MXNEXT_ENGINE_CHECK=1 $(PY) -m pytest -q -n auto --dist worksteal $(TESTS)
 
 # The suite without its slowest files (real training runs, CLI subprocesses that pip-install,
-# MPI jobs, DataLoader worker processes, docs): for a quick check while working.
+# MPI jobs, DataLoader worker processes, docs, ONNX exports): for a quick check while working.
 QUICK_SKIP := tests/test_cli.py tests/test_examples.py tests/test_docs.py \
 	tests/test_async_results.py tests/gluon/test_mxnet_examples.py \
 	tests/gluon/test_data_workers_orphaned.py tests/gluon/test_trainer_dist.py \
-	tests/gluon/test_model_zoo.py tests/test_amp.py tests/test_mxnet_train.py
+	tests/gluon/test_model_zoo.py tests/test_amp.py tests/test_mxnet_train.py tests/test_onnx_export.py
 test-quick: setup
 	$(PY) -m pytest -q -n auto --dist worksteal $(foreach f,$(QUICK_SKIP),--ignore=$(f)) \
 		tests $(foreach p,$(filter-out plugins/kvstore-mpi,$(PLUGINS)),$(p)/tests)

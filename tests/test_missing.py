@@ -50,7 +50,6 @@ def test_a_name_meant_for_a_distribution_names_it(monkeypatch):
 
 
 @pytest.mark.parametrize("expr, statement, says", [
-    ("mx.onnx", "import mxnext.onnx", "mxnet.onnx is provided by mxnext-onnx (planned"),
     ("mx.contrib.onnx", "from mxnext.contrib import onnx",
      "mxnet.contrib.onnx is provided by mxnext-onnx (planned"),
     ("mx.image.ImageIter", "from mxnext.image import ImageIter",

@@ -39,10 +39,11 @@ def __getattr__(name):
     # mx.kvstore (alias mx.kv) when a program first shares values between devices
     # mx.optimizer (alias mx.opt) and mx.lr_scheduler when a program first trains
     # mx.io and mx.recordio when a program first reads data; mx.module (alias mx.mod)
-    # and mx.callback when a program first trains with Module.fit; mx.gluon when first used
+    # and mx.callback when a program first trains with Module.fit; mx.gluon when first used;
+    # mx.onnx when a program first exports
     if name in ("test_utils", "rnn", "gluon", "initializer", "init", "kvstore", "kv", "metric",
                 "optimizer", "opt", "lr_scheduler", "io", "recordio", "profiler",
-                "module", "mod", "callback", "image", "img"):
+                "module", "mod", "callback", "image", "img", "onnx"):
         import importlib
         alias = {"init": "initializer", "kv": "kvstore", "opt": "optimizer", "mod": "module",
                  "img": "image"}

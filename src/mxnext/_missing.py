@@ -26,8 +26,7 @@ NAMES = {
     "mxnext.image": {None: "ImageIter ImageDetIter"},
     "mxnext.gluon.contrib": {None: "estimator"},
 }
-# distributions meant to provide whole modules (``mx.onnx`` is also ``mx.contrib.onnx``)
-NAMES["mxnext"]["mxnext-onnx"] = "onnx"
+# distributions meant to provide whole modules
 NAMES["mxnext.contrib"] = {"mxnext-onnx": "onnx"}
 
 # what mxnext has instead of a name it does not provide

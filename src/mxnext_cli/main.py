@@ -15,7 +15,7 @@ import warnings
 
 import click
 
-from . import devices, info, install, kvstores, ops, plugins_cmd, run_cmd, scaffold
+from . import devices, info, install, kvstores, onnx_cmd, ops, plugins_cmd, run_cmd, scaffold
 
 __all__ = ["main"]
 
@@ -100,3 +100,4 @@ main.add_command(install.install)
 main.add_command(install.uninstall)
 main.add_command(info.info)
 main.add_command(run_cmd.run)
+main.add_command(onnx_cmd.onnx)
