@@ -32,6 +32,7 @@ def _stem(path: str) -> str:
 
 
 def _alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host still runs."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -41,7 +41,7 @@ from concurrent.futures import TimeoutError as _FutureTimeout
 
 import numpy as np
 
-from ..._atomic_write import AtomicFile
+from ..._atomic_write import AtomicFile, _alive
 from ..._runtime.base import MXNetError
 from ...ndarray import NDArray, from_numpy
 
@@ -457,16 +457,6 @@ class ProcessPool:
 
     def close(self):
         self._finalizer()
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:         # another user's process
-        return True
-    return True
 
 
 def _remove_orphans():
