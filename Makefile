@@ -14,7 +14,7 @@ $(PY):
 
 $(STAMP): $(PY) $(PROJECTS)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test,examples]" $(foreach p,$(PLUGINS),-e "./$(p)[test]")
+	$(PY) -m pip install -q -e ".[test,examples,onnx]" $(foreach p,$(PLUGINS),-e "./$(p)[test]")
 	@touch $(STAMP)
 
 setup: $(STAMP)

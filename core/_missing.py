@@ -29,9 +29,8 @@ NAMES = {
     "mxnext.image": {None: "ImageIter ImageDetIter"},
     "mxnext.gluon.contrib": {None: "estimator"},
 }
-# distributions meant to provide whole modules (``mx.onnx`` is also ``mx.contrib.onnx``)
+# distributions meant to provide whole modules
 NAMES["mxnext"]["mxnext-onnx"] = "onnx"
-NAMES["mxnext.contrib"] = {"mxnext-onnx": "onnx"}
 
 # what mxnext has instead of a name it does not provide
 INSTEAD = {
