@@ -115,6 +115,8 @@ class GraphImporter:
                                  f"input {name!r} is produced by no node, initializer or "
                                  f"graph input")
             value = self.consts[name]
+            if value.ndim == 0:      # mxnext arrays have at least one dimension
+                value = self.consts[name] = value.reshape(1)
             self.syms[name] = sym.var(name, shape=value.shape, dtype=value.dtype)
         return self.syms[name]
 

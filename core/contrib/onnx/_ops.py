@@ -117,15 +117,29 @@ def _mod(g, node):
 
 
 def _clip(g, node):
-    x, a = g.inp(node, 0), g.attrs(node)
-    info = np.finfo if np.issubdtype(g.dtype(node, 0), np.floating) else np.iinfo
+    """Clip: bounds as attributes before opset 11, as optional inputs (constant or not) after."""
+    x, a, dtype = g.inp(node, 0), g.attrs(node), g.dtype(node, 0)
+    info = np.finfo(dtype) if np.issubdtype(dtype, np.floating) else np.iinfo(dtype)
     if g.opset < 11:
-        lo, hi = a.get("min", info(g.dtype(node, 0)).min), a.get("max", info(g.dtype(node, 0)).max)
-    else:
-        lo, hi = g.const(node, 1), g.const(node, 2)
-        lo = info(g.dtype(node, 0)).min if lo is None else lo.item()
-        hi = info(g.dtype(node, 0)).max if hi is None else hi.item()
-    return S.clip(x, a_min=lo, a_max=hi, name=g.name(node))
+        return S.clip(x, a_min=a.get("min", info.min), a_max=a.get("max", info.max),
+                      name=g.name(node))
+    bounds = []
+    for i, default in ((1, info.min), (2, info.max)):
+        if not g.has(node, i):
+            bounds.append(default)
+        elif node.input[i] in g.consts:
+            bounds.append(g.const(node, i).item())
+        else:
+            bounds.append(g.inp(node, i))
+    lo, hi = bounds
+    if not isinstance(lo, S.Symbol) and not isinstance(hi, S.Symbol):
+        return S.clip(x, a_min=lo, a_max=hi, name=g.name(node))
+    if isinstance(lo, S.Symbol):
+        x = S.broadcast_maximum(x, lo)
+    elif lo != info.min:
+        x = S.maximum(x, lo)
+    out = S.broadcast_minimum(x, hi) if isinstance(hi, S.Symbol) else S.minimum(x, hi)
+    return S.identity(out, name=g.name(node))
 
 
 def _cast(g, node):

@@ -113,8 +113,11 @@ def _pool(pool_type, g, node):
     conv = "full" if a.get("ceil_mode", 0) else "valid"
     x, nd = g.inp(node, 0), len(kernel)
     kw = dict(kernel=kernel, stride=stride, pooling_convention=conv)
-    if pool_type == "lp":
-        kw["p_value"] = a.get("p", 2)
+    if pool_type == "lp":       # (sum |x|^p)^(1/p), any p
+        p = float(a.get("p", 2))
+        total = S.Pooling(_explicit_pad(S.abs(x) ** p, begin, end), pool_type="sum",
+                          pad=(0,) * nd, **kw)
+        return S.identity(total ** (1.0 / p), name=g.name(node))
     if begin == end:
         include = bool(a.get("count_include_pad", 0))
         return S.Pooling(x, pool_type=pool_type, pad=begin, count_include_pad=include,
@@ -131,10 +134,14 @@ def _pool(pool_type, g, node):
 
 
 def _global_pool(pool_type, g, node):
-    kw = {"p_value": g.attrs(node).get("p", 2)} if pool_type == "lp" else {}
-    rank = g.rank(node, 0)
-    return S.Pooling(g.inp(node, 0), kernel=(1,) * (rank - 2), global_pool=True,
-                     pool_type=pool_type, name=g.name(node), **kw)
+    rank, x = g.rank(node, 0), g.inp(node, 0)
+    if pool_type == "lp":
+        p = float(g.attrs(node).get("p", 2))
+        total = S.Pooling(S.abs(x) ** p, kernel=(1,) * (rank - 2), global_pool=True,
+                          pool_type="sum")
+        return S.identity(total ** (1.0 / p), name=g.name(node))
+    return S.Pooling(x, kernel=(1,) * (rank - 2), global_pool=True, pool_type=pool_type,
+                     name=g.name(node))
 
 
 def _batch_norm(g, node):
@@ -286,8 +293,14 @@ def _depth_to_space(g, node):
 
 
 def _space_to_depth(g, node):
-    return S.space_to_depth(g.inp(node, 0), block_size=g.attrs(node)["blocksize"],
-                            name=g.name(node))
+    a = g.attrs(node)
+    bs = a["blocksize"]
+    if a.get("mode", "DCR") == "DCR":
+        return S.space_to_depth(g.inp(node, 0), block_size=bs, name=g.name(node))
+    b, c, h, w = _need_shape(g, node, 0)
+    x = S.reshape(g.inp(node, 0), shape=(b, c, h // bs, bs, w // bs, bs))
+    x = S.transpose(x, axes=(0, 1, 3, 5, 2, 4))
+    return S.reshape(x, shape=(b, c * bs * bs, h // bs, w // bs), name=g.name(node))
 
 
 def _lp_norm(g, node):
@@ -297,7 +310,7 @@ def _lp_norm(g, node):
         norm = S.sum(S.abs(x), axis=axis, keepdims=True)
     else:
         norm = S.sqrt(S.sum(S.square(x), axis=axis, keepdims=True))
-    return S.broadcast_div(x, norm, name=g.name(node))
+    return S.broadcast_div(x, norm + (norm == 0), name=g.name(node))     # 0 / 1 where x is 0
 
 
 def _topk(g, node):

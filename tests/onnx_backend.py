@@ -1,0 +1,80 @@
+"""An ONNX backend (``onnx.backend.base.Backend``) written on ``mx.contrib.onnx``'s public
+functions, for ONNX's own test runner, and the choice of tests it runs.
+
+``prepare`` keeps the model; ``run`` imports it with ``import_model`` once the inputs are
+known: a graph input that an op reads as a shape, axes or bound (``CONST_INPUTS``) is
+made an initializer first, as an exporter writes it. Used by tests/test_onnx_backend.py and
+tools/onnx_backend_report.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from onnx.backend.base import Backend, BackendRep
+
+import mxnext as mx
+from mxnext.contrib.onnx import import_model
+from mxnext.contrib.onnx._ops import CONST_INPUTS, MXNET_1_9_OPS
+
+
+class MXNextRep(BackendRep):
+    """A prepared model: imported and run by ``run``."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def run(self, inputs, **kwargs):
+        graph = self.model.graph
+        inits = {t.name for t in graph.initializer}
+        names = [i.name for i in graph.input if i.name not in inits]
+        # mxnext arrays have at least one dimension: a scalar is fed as shape (1,)
+        feeds = dict(zip(names, (np.asarray(x).reshape(np.shape(x) or (1,)) for x in inputs)))
+        model = onnx.ModelProto()
+        model.CopyFrom(self.model)
+        for name in _needed_values(graph) & set(feeds):
+            model.graph.initializer.append(numpy_helper.from_array(feeds.pop(name), name))
+        sym, arg_params, aux_params = import_model(model)
+        arrays = {n: mx.nd.array(v, dtype=v.dtype) for n, v in feeds.items()}
+        args = {n: arrays[n] if n in arrays else arg_params[n] for n in sym.list_arguments()}
+        aux = {n: arrays[n] if n in arrays else aux_params[n]
+               for n in sym.list_auxiliary_states()}
+        outs = sym.bind(mx.cpu(), args, grad_req="null", aux_states=aux).forward()
+        return [o.asnumpy() for o in outs]
+
+
+def _needed_values(graph):
+    """The tensors whose values the importer reads: the inputs at ``CONST_INPUTS`` positions
+    and everything they are computed from (a ``Shape`` reads only its input's shape)."""
+    needed = {node.input[k] for node in graph.node
+              for k in CONST_INPUTS.get(node.op_type, ()) if k < len(node.input)}
+    for node in reversed(graph.node):
+        if node.op_type != "Shape" and needed & set(node.output):
+            needed.update(node.input)
+    return needed
+
+
+class MXNextBackend(Backend):
+    """ONNX models run by mxnext through ``mx.contrib.onnx.import_model``."""
+
+    @classmethod
+    def prepare(cls, model, device="CPU", **kwargs):
+        super().prepare(model, device, **kwargs)
+        return MXNextRep(model)
+
+    @classmethod
+    def supports_device(cls, device):
+        return device == "CPU"
+
+
+def mapped_node_tests():
+    """Names of ONNX's node tests (built by the onnx package) whose every op is one that MXNet
+    1.9's importer maps."""
+    from onnx.backend.test.loader import load_model_tests
+    return sorted(t.name for t in load_model_tests(kind="node")
+                  if {n.op_type for n in t.model.graph.node} <= MXNET_1_9_OPS)
+
+
+# Mapped node tests mxnext does not pass, and why (ONNX Runtime's misses are its own).
+KNOWN_FAILURES: dict[str, str] = {}
