@@ -41,7 +41,11 @@ class MXNextRep(BackendRep):
         aux = {n: arrays[n] if n in arrays else aux_params[n]
                for n in sym.list_auxiliary_states()}
         outs = sym.bind(mx.cpu(), args, grad_req="null", aux_states=aux).forward()
-        return [o.asnumpy() for o in outs]
+        ranks = [len(o.type.tensor_type.shape.dim) if o.type.tensor_type.HasField("shape")
+                 else None for o in graph.output]
+        # a scalar output comes back as shape (1,): give it the shape () the model declares
+        return [o.asnumpy().reshape(()) if r == 0 and o.size == 1 else o.asnumpy()
+                for o, r in zip(outs, ranks)]
 
 
 def _needed_values(graph):

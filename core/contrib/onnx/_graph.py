@@ -243,8 +243,17 @@ class GraphImporter:
         except Exception:  # noqa: BLE001  (not computable now: keep the nodes in the graph)
             self._store(node, result)
             return True
-        self._store(node, [v.asnumpy() for v in values])
+        self._store(node, [self._as_declared(name, v.asnumpy())
+                           for name, v in zip(node.output, values)])
         return True
+
+    def _as_declared(self, name, value):
+        """``value`` in the shape ONNX's shape inference gave ``name`` (a scalar computed as
+        shape (1,) becomes 0-d again)."""
+        shape = self.shapes.get(name)
+        if shape is not None and value.shape != shape and value.size == int(np.prod(shape)):
+            return value.reshape(shape)
+        return value
 
     @staticmethod
     def _var_names(s):

@@ -307,8 +307,13 @@ def _pad(g, node):
         width[2 * ax], width[2 * ax + 1] = pads[k], pads[k + len(axes)]
     if mode not in ("constant", "reflect", "edge"):
         raise unsupported(node, "mode", mode, "modes: constant, reflect, edge")
-    return S.pad(g.inp(node, 0), mode=mode, pad_width=tuple(width), constant_value=value,
-                 name=g.name(node))
+    x, dtype = g.inp(node, 0), g.dtype(node, 0)
+    if np.issubdtype(dtype, np.floating):
+        return S.pad(x, mode=mode, pad_width=tuple(width), constant_value=value,
+                     name=g.name(node))
+    out = S.pad(S.cast(x, dtype="float64"), mode=mode, pad_width=tuple(width),
+                constant_value=value)           # Pad computes in floats; exact for ints
+    return S.cast(out, dtype=dtype.name, name=g.name(node))
 
 
 def _shape(g, node):

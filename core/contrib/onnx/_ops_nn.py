@@ -118,6 +118,11 @@ def _pool(pool_type, g, node):
         total = S.Pooling(_explicit_pad(S.abs(x) ** p, begin, end), pool_type="sum",
                           pad=(0,) * nd, **kw)
         return S.identity(total ** (1.0 / p), name=g.name(node))
+    if pool_type == "max" and not np.issubdtype(g.dtype(node, 0), np.floating):
+        x = S.cast(x, dtype="float64")         # Pooling computes in floats; exact for ints
+        out = S.Pooling(_explicit_pad(x, begin, end, float("-inf")), pool_type="max",
+                        pad=(0,) * nd, **kw)
+        return S.cast(out, dtype=g.dtype(node, 0).name, name=g.name(node))
     if begin == end:
         include = bool(a.get("count_include_pad", 0))
         return S.Pooling(x, pool_type=pool_type, pad=begin, count_include_pad=include,
