@@ -80,5 +80,30 @@ def mapped_node_tests():
                   if {n.op_type for n in t.model.graph.node} <= MXNET_1_9_OPS)
 
 
-# Mapped node tests mxnext does not pass, and why (ONNX Runtime's misses are its own).
-KNOWN_FAILURES: dict[str, str] = {}
+_NARROW = "(?:u?int16|uint32|uint64)"
+# Tests of the kinds run in CI that mxnext does not pass (regex on the test name), and why.
+KNOWN_FAILURES: dict[str, str] = {
+    rf"^test_(?:add|sub|mul|div|max|min|equal|greater|less|greater_equal|less_equal)_{_NARROW}"
+    rf"(?:_expanded)?_cpu$|^test_pow_types_float32_uint(?:32|64)_cpu$|^test_top_k_uint64_cpu$":
+        "int16, uint16, uint32 and uint64 are not dtypes mxnext (as MXNet 1.9) stores",
+    r"^test_equal_string": "string tensors",
+    r"^test_cast(?:like)?_.*(?:FLOAT8|FLOAT4|INT4|INT2|UINT4|UINT2|BFLOAT16|E8M0)":
+        "float8, float4, int4, int2 and bfloat16 are not dtypes mxnext stores",
+    r"_empty_set|^test_split_zero_size|^test_shape_start_greater_than_end|"
+    r"^test_reshape_allowzero|^test_rotary_embedding(?:_3d_input|_interleaved|_no_position_ids"
+    r"|_no_position_ids_interleaved)?_expanded_cpu$":
+        "zero-size tensors: mxnext shapes have no 0 dims (0 means unknown, as in MXNet 1.x)",
+    r"^test_(?:max|average|lp)pool_.*dilations|^test_MaxPool[12]d_stride_padding_dilation":
+        "dilated pooling windows: Pooling has no dilate parameter",
+    r"^test_maxpool_with_argmax": "MaxPool's Indices output",
+    r"^test_averagepool_2d_ceil_last_window_starts_on_pad|"
+    r"^test_maxpool_2d_ceil_output_size_reduce_by_one":
+        "ceil_mode's rule that drops a last window starting in the padding",
+    r"_training_mode_cpu$|^test_training_dropout(?:_default)?(?:_mask)?_cpu$|^test_bernoulli":
+        "training-mode BatchNormalization and Dropout, and random draws compared by value",
+    r"^test_identity_opt|^test_identity_sequence": "optional and sequence values",
+    r"^test_wrap_pad": "Pad mode 'wrap'",
+    r"^test_squeezenet_cpu$":
+        "the light model's logits are ~7e9 and equal in exact arithmetic: the float32 "
+        "rounding of the convolutions decides the softmax",
+}

@@ -62,8 +62,6 @@ def test_contrib_amp_imports_and_refuses_on_use():
 
 @pytest.mark.parametrize("expr, statement, says", [
     ("mx.onnx", "import mxnext.onnx", "mxnet.onnx is provided by mxnext-onnx (planned"),
-    ("mx.contrib.onnx", "from mxnext.contrib import onnx",
-     "mxnet.contrib.onnx is provided by mxnext-onnx (planned"),
     ("mx.image.ImageIter", "from mxnext.image import ImageIter",
      "mxnet.image.ImageIter is an MXNet 1.x name that mxnext does not provide; "
      "mx.io.ImageRecordIter reads .rec image files"),

@@ -90,6 +90,7 @@ def main(argv=None):
     import onnx
     import onnxruntime
     import onnxruntime.backend
+    onnxruntime.set_default_logger_severity(3)      # errors only: failures are counted below
     ob = load_backend_module()
     names = test_names(ob.mapped_node_tests())
     ours, why = run(ob.MXNextBackend, names)

@@ -148,6 +148,10 @@ def _cast(g, node):
     return S.cast(g.inp(node, 0), dtype=dtype.name, name=g.name(node))
 
 
+def _cast_like(g, node):
+    return S.cast(g.inp(node, 0), dtype=g.dtype(node, 1).name, name=g.name(node))
+
+
 def _where_op(g, node):
     shapes = [g.shape(node, i) for i in range(3)]
     if None in shapes:
@@ -376,7 +380,7 @@ CONVERTERS = {
         "Sum": "sum", "Mean": "mean", "Max": "max", "Min": "min", "Prod": "prod",
         "LogSum": "logsum", "LogSumExp": "logsumexp", "SumSquare": "sumsquare", "L1": "l1",
         "L2": "l2"}.items()},
-    "Pow": _pow, "Mod": _mod, "Clip": _clip, "Cast": _cast, "Where": _where_op,
+    "Pow": _pow, "Mod": _mod, "Clip": _clip, "Cast": _cast, "CastLike": _cast_like, "Where": _where_op,
     "ArgMax": functools.partial(_arg, "argmax"), "ArgMin": functools.partial(_arg, "argmin"),
     "Reshape": _reshape, "Flatten": _flatten, "Transpose": _transpose, "Squeeze": _squeeze,
     "Unsqueeze": _unsqueeze, "Concat": _concat, "Split": _split, "Slice": _slice, "Pad": _pad,

@@ -192,8 +192,20 @@ def _selu(g, node):
 
 
 def _prelu(g, node):
+    """PRelu; a 1-D slope of one value per channel (as PyTorch writes it) applies per channel."""
     x, slope = g.inp(node, 0), g.inp(node, 1)
+    xs, ss = g.shape(node, 0), g.shape(node, 1)
+    if xs and ss and len(ss) == 1 and len(xs) > 2 and ss[0] == xs[1] != xs[-1]:
+        slope = S.reshape(slope, shape=(ss[0],) + (1,) * (len(xs) - 2))
     return S.broadcast_add(S.relu(x), S.broadcast_mul(slope, x - S.relu(x)), name=g.name(node))
+
+
+def _shrink(g, node):
+    a = g.attrs(node)
+    lambd, bias, x = a.get("lambd", 0.5), a.get("bias", 0.0), g.inp(node, 0)
+    return S.identity(S.where(x < -lambd, x + bias, S.where(x > lambd, x - bias,
+                                                            S.zeros_like(x))),
+                      name=g.name(node))
 
 
 def _hard_sigmoid(g, node):
@@ -396,7 +408,7 @@ NN_CONVERTERS = {
     "InstanceNormalization": _instance_norm, "LRN": _lrn, "Dropout": _dropout,
     "LeakyRelu": functools.partial(_leaky, "leaky", 0.01),
     "Elu": functools.partial(_leaky, "elu", 1.0), "Selu": _selu, "PRelu": _prelu,
-    "HardSigmoid": _hard_sigmoid, "Softplus": _softplus,
+    "HardSigmoid": _hard_sigmoid, "Shrink": _shrink, "Softplus": _softplus,
     "Softmax": functools.partial(_softmax, "softmax"),
     "LogSoftmax": functools.partial(_softmax, "log_softmax"),
     "Hardmax": functools.partial(_softmax, "hardmax"),
