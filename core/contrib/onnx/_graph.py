@@ -14,27 +14,14 @@ import numpy as np
 from ... import ndarray as nd
 from ... import symbol as sym
 from ..._runtime.base import MXNetError
+from ._ops import CONVERTERS
+from ._proto import np_dtype, onnx_module
 
-__all__ = ["GraphImporter", "graph_metadata", "onnx_module"]
+__all__ = ["GraphImporter", "graph_metadata"]
 
 # ops whose outputs differ per call: never evaluated at import time
 _NOT_FOLDED = frozenset({"RandomUniform", "RandomNormal", "RandomUniformLike",
                          "RandomNormalLike", "Multinomial", "Dropout"})
-
-
-def onnx_module():
-    """The ``onnx`` package, or an ImportError saying how to install it."""
-    try:
-        import onnx
-    except ImportError as err:
-        raise ImportError("mx.contrib.onnx needs the onnx package: pip install "
-                          "'mxnext[onnx]' (or pip install onnx)") from err
-    return onnx
-
-
-def np_dtype(elem_type: int):
-    """The numpy dtype of an ONNX ``TensorProto`` element type."""
-    return np.dtype(onnx_module().helper.tensor_dtype_to_np_dtype(elem_type))
 
 
 def _static_shape(value_info):
@@ -175,7 +162,6 @@ class GraphImporter:
 
     # -- the walk -------------------------------------------------------------------------
     def convert(self):
-        from ._ops import CONVERTERS
         params = set(self.consts)
         for vi in self.graph.input:
             if vi.name not in params:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ._graph import GraphImporter, graph_metadata, onnx_module
+import importlib
+
+from ._graph import GraphImporter, graph_metadata
+from ._proto import onnx_module
 
 __all__ = ["get_model_metadata", "import_model", "import_to_gluon"]
 
@@ -28,8 +31,10 @@ def get_model_metadata(model_file) -> dict:
 def import_to_gluon(model_file, ctx=None):
     """The ONNX model as a ``gluon.SymbolBlock`` with its parameters loaded on ``ctx`` (a
     Context or a list of them; the current one when None)."""
-    from ...gluon import SymbolBlock
     from ... import symbol
+    # mx.gluon is loaded on first use, by name, as mxnext's __init__ loads it: gluon imports
+    # contrib (gluon.contrib.data.text), so contrib does not import gluon's modules
+    SymbolBlock = importlib.import_module("mxnext.gluon").SymbolBlock
     model = _load(model_file)
     sym, arg_params, aux_params = GraphImporter(model).convert()
     names = [name for name, _, _ in graph_metadata(model.graph)["input_tensor_data"]]

@@ -13,6 +13,7 @@ import numpy as np
 
 from ... import symbol as S
 from ..._runtime.base import MXNetError, ParamError
+from ._proto import np_dtype
 from ._ops_nn import NN_CONVERTERS
 
 __all__ = ["CONVERTERS", "CONST_INPUTS", "MXNET_1_9_OPS"]
@@ -143,7 +144,6 @@ def _clip(g, node):
 
 
 def _cast(g, node):
-    from ._graph import np_dtype
     dtype = np_dtype(g.attrs(node)["to"])
     return S.cast(g.inp(node, 0), dtype=dtype.name, name=g.name(node))
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ... import symbol as S
 from ..._runtime.base import MXNetError, ParamError
+from ._proto import np_dtype
 
 __all__ = ["NN_CONVERTERS"]
 
@@ -340,7 +341,6 @@ def _topk(g, node):
 
 def _random(kind, g, node):
     a = g.attrs(node)
-    from ._graph import np_dtype
     if node.op_type.endswith("Like"):
         shape = _need_shape(g, node, 0)
         dtype = np_dtype(a["dtype"]) if "dtype" in a else g.dtype(node, 0)
@@ -354,7 +354,6 @@ def _random(kind, g, node):
 
 
 def _multinomial(g, node):
-    from ._graph import np_dtype
     a = g.attrs(node)
     probs = S.softmax(g.inp(node, 0), axis=-1)
     return S.sample_multinomial(probs, shape=a.get("sample_size", 1),
