@@ -96,9 +96,6 @@ KNOWN_FAILURES: dict[str, str] = {
     r"^test_(?:max|average|lp)pool_.*dilations|^test_MaxPool[12]d_stride_padding_dilation":
         "dilated pooling windows: Pooling has no dilate parameter",
     r"^test_maxpool_with_argmax": "MaxPool's Indices output",
-    r"^test_averagepool_2d_ceil_last_window_starts_on_pad|"
-    r"^test_maxpool_2d_ceil_output_size_reduce_by_one":
-        "ceil_mode's rule that drops a last window starting in the padding",
     r"_training_mode_cpu$|^test_training_dropout(?:_default)?(?:_mask)?_cpu$|^test_bernoulli":
         "training-mode BatchNormalization and Dropout, and random draws compared by value",
     r"^test_identity_opt|^test_identity_sequence": "optional and sequence values",

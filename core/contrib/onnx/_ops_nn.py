@@ -111,32 +111,56 @@ def _pool(pool_type, g, node):
         raise ParamError(f"{_where(node)}: the Indices output is not converted")
     kernel = tuple(a["kernel_shape"])
     stride, _, begin, end = _window(g, node, kernel)
-    conv = "full" if a.get("ceil_mode", 0) else "valid"
-    x, nd = g.inp(node, 0), len(kernel)
-    kw = dict(kernel=kernel, stride=stride, pooling_convention=conv)
+    kw = dict(kernel=kernel, stride=stride,
+              pooling_convention="full" if a.get("ceil_mode", 0) else "valid")
+    keep = _ceil_windows(g, node, kernel, stride, begin, end) if a.get("ceil_mode", 0) else None
+    if not keep:
+        return _pool_body(pool_type, g, node, begin, end, kw, g.name(node))
+    out = _pool_body(pool_type, g, node, begin, end, kw, g.name(node, "_full"))
+    for axis, size in keep.items():
+        out = S.slice_axis(out, axis=axis, begin=0, end=size)
+    return S.identity(out, name=g.name(node))
+
+
+def _ceil_windows(g, node, kernel, stride, begin, end):
+    """{axis: output size} where ceil_mode's last window would start in the end padding
+    (ONNX drops it; the 'full' convention keeps it)."""
+    shape = g.shape(node, 0)
+    if shape is None:
+        return None
+    keep = {}
+    for i, n in enumerate(shape[2:]):
+        out = -(-(n + begin[i] + end[i] - kernel[i]) // stride[i]) + 1
+        if (out - 1) * stride[i] >= n + begin[i]:
+            keep[2 + i] = out - 1
+    return keep
+
+
+def _pool_body(pool_type, g, node, begin, end, kw, name):
+    a, x, nd = g.attrs(node), g.inp(node, 0), len(begin)
     if pool_type == "lp":       # (sum |x|^p)^(1/p), any p
         p = float(a.get("p", 2))
         total = S.Pooling(_explicit_pad(S.abs(x) ** p, begin, end), pool_type="sum",
                           pad=(0,) * nd, **kw)
-        return S.identity(total ** (1.0 / p), name=g.name(node))
+        return S.identity(total ** (1.0 / p), name=name)
     if pool_type == "max" and not np.issubdtype(g.dtype(node, 0), np.floating):
         x = S.cast(x, dtype="float64")         # Pooling computes in floats; exact for ints
         out = S.Pooling(_explicit_pad(x, begin, end, float("-inf")), pool_type="max",
                         pad=(0,) * nd, **kw)
-        return S.cast(out, dtype=g.dtype(node, 0).name, name=g.name(node))
+        return S.cast(out, dtype=g.dtype(node, 0).name, name=name)
     if begin == end:
         include = bool(a.get("count_include_pad", 0))
         return S.Pooling(x, pool_type=pool_type, pad=begin, count_include_pad=include,
-                         name=g.name(node), **kw)
+                         name=name, **kw)
     if pool_type == "max":
         return S.Pooling(_explicit_pad(x, begin, end, float("-inf")), pool_type="max",
-                         pad=(0,) * nd, name=g.name(node), **kw)
+                         pad=(0,) * nd, name=name, **kw)
     total = S.Pooling(_explicit_pad(x, begin, end), pool_type="sum", pad=(0,) * nd, **kw)
     if a.get("count_include_pad", 0):
-        return S.identity(total / float(np.prod(kernel)), name=g.name(node))
+        return S.identity(total / float(np.prod(kw["kernel"])), name=name)
     count = S.Pooling(_explicit_pad(S.ones_like(x), begin, end), pool_type="sum",
                       pad=(0,) * nd, **kw)
-    return S.broadcast_div(total, count, name=g.name(node))
+    return S.broadcast_div(total, count, name=name)
 
 
 def _global_pool(pool_type, g, node):
