@@ -95,12 +95,15 @@ class GraphImporter:
 
     def inp(self, node, i):
         """Input ``i`` as a Symbol (a known value becomes a variable with its value)."""
-        name = node.input[i]
+        return self.tensor(node.input[i], f"ONNX node {node.name or node.output[0]!r} "
+                                          f"({node.op_type})")
+
+    def tensor(self, name, where):
+        """A graph tensor as a Symbol, by name (``where`` names the reader in errors)."""
         if name not in self.syms:
             if name not in self.consts:
-                raise MXNetError(f"ONNX node {node.name or node.output[0]!r} ({node.op_type}): "
-                                 f"input {name!r} is produced by no node, initializer or "
-                                 f"graph input")
+                raise MXNetError(f"{where}: tensor {name!r} is produced by no node, "
+                                 f"initializer or graph input")
             value = self.consts[name]
             if value.ndim == 0:      # mxnext arrays have at least one dimension
                 value = self.consts[name] = value.reshape(1)
@@ -181,19 +184,13 @@ class GraphImporter:
                                  f"converted ops: {', '.join(sorted(CONVERTERS))}")
             if not self._fold(node, convert):
                 self._store(node, convert(self, node))
-        outputs = [self.inp_by_name(o.name) for o in self.graph.output]
+        outputs = [self.tensor(o.name, "graph output") for o in self.graph.output]
         out = outputs[0] if len(outputs) == 1 else sym.Group(outputs)
         arg_params = {n: nd.array(self.consts[n], dtype=self.consts[n].dtype)
                       for n in out.list_arguments() if n in self.consts}
         aux_params = {n: nd.array(self.consts[n], dtype=self.consts[n].dtype)
                       for n in out.list_auxiliary_states() if n in self.consts}
         return out, arg_params, aux_params
-
-    def inp_by_name(self, name):
-        """A graph tensor as a Symbol, by name."""
-        holder = type("_Ref", (), {"input": [name], "name": name, "op_type": "output",
-                                   "output": [name]})
-        return self.inp(holder, 0)
 
     def _store(self, node, result):
         """Record a converter's result: Symbols, or numpy arrays for values it computed."""
