@@ -93,8 +93,6 @@ KNOWN_FAILURES: dict[str, str] = {
     r"^test_reshape_allowzero|^test_rotary_embedding(?:_3d_input|_interleaved|_no_position_ids"
     r"|_no_position_ids_interleaved)?_expanded_cpu$":
         "zero-size tensors: mxnext shapes have no 0 dims (0 means unknown, as in MXNet 1.x)",
-    r"^test_(?:max|average|lp)pool_.*dilations|^test_MaxPool[12]d_stride_padding_dilation":
-        "dilated pooling windows: Pooling has no dilate parameter",
     r"^test_maxpool_with_argmax": "MaxPool's Indices output",
     r"_training_mode_cpu$|^test_training_dropout(?:_default)?(?:_mask)?_cpu$|^test_bernoulli":
         "training-mode BatchNormalization and Dropout, and random draws compared by value",

@@ -104,13 +104,12 @@ def _deconv(g, node):
 
 def _pool(pool_type, g, node):
     a = g.attrs(node)
-    if any(d != 1 for d in a.get("dilations", ())):
-        raise ParamError(f"{_where(node)}: dilations={a['dilations']} are not converted; "
-                         f"pooling windows are dense")
     if len(node.output) > 1 and node.output[1]:
         raise ParamError(f"{_where(node)}: the Indices output is not converted")
     kernel = tuple(a["kernel_shape"])
-    stride, _, begin, end = _window(g, node, kernel)
+    stride, dilate, begin, end = _window(g, node, kernel)
+    if any(d != 1 for d in dilate):
+        return _dilated_pool(pool_type, g, node, kernel, stride, dilate, begin, end)
     kw = dict(kernel=kernel, stride=stride,
               pooling_convention="full" if a.get("ceil_mode", 0) else "valid")
     keep = _ceil_windows(g, node, kernel, stride, begin, end) if a.get("ceil_mode", 0) else None
@@ -120,6 +119,49 @@ def _pool(pool_type, g, node):
     for axis, size in keep.items():
         out = S.slice_axis(out, axis=axis, begin=0, end=size)
     return S.identity(out, name=g.name(node))
+
+
+def _dilated_pool(pool_type, g, node, kernel, stride, dilate, begin, end):
+    """Pooling with dilated windows (Pooling has no dilate): the window's k offsets are
+    strided slices of the padded input, combined by max or sum."""
+    a, shape = g.attrs(node), _need_shape(g, node, 0)[2:]
+    ceil, nd = a.get("ceil_mode", 0), len(kernel)
+    outs, extra = [], []
+    for i, n in enumerate(shape):
+        span, full = (kernel[i] - 1) * dilate[i] + 1, n + begin[i] + end[i]
+        out = (-(-(full - span) // stride[i]) if ceil else (full - span) // stride[i]) + 1
+        if ceil and (out - 1) * stride[i] >= n + begin[i]:
+            out -= 1
+        outs.append(out)
+        extra.append(max(0, (out - 1) * stride[i] + span - full))
+    end_all = [e + x for e, x in zip(end, extra)]
+    fill = float("-inf") if pool_type == "max" else 0.0
+    x = g.inp(node, 0)
+    if pool_type == "lp":
+        x = S.abs(x) ** float(a.get("p", 2))
+
+    def windows(data):
+        parts = []
+        for offset in np.ndindex(*kernel):
+            first = [o * d for o, d in zip(offset, dilate)]
+            parts.append(S.slice(data, begin=(None, None, *first),
+                                 end=(None, None, *[f + (o - 1) * s + 1 for f, o, s in
+                                                    zip(first, outs, stride)]),
+                                 step=(None, None, *stride)))
+        return parts
+    parts = windows(_explicit_pad(x, begin, end_all, fill))
+    if pool_type == "max":
+        return S.identity(functools.reduce(S.broadcast_maximum, parts), name=g.name(node))
+    total = S.add_n(*parts)
+    if pool_type == "lp":
+        return S.identity(total ** (1.0 / float(a.get("p", 2))), name=g.name(node))
+    ones = S.ones_like(x)
+    if a.get("count_include_pad", 0):
+        ones = _explicit_pad(ones, begin, end, 1.0)
+        counted = _explicit_pad(ones, (0,) * nd, extra)
+    else:
+        counted = _explicit_pad(ones, begin, end_all)
+    return S.broadcast_div(total, S.add_n(*windows(counted)), name=g.name(node))
 
 
 def _ceil_windows(g, node, kernel, stride, begin, end):
