@@ -185,3 +185,18 @@ def test_an_unconverted_attribute_value_is_named():
 
 def test_mx_contrib_onnx_is_the_importer():
     assert mx.contrib.onnx.import_model is import_model
+
+
+def test_without_onnx_the_importer_says_what_to_install():
+    """A fresh interpreter where ``import onnx`` fails (sys.modules blocks it)."""
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['onnx'] = None\n"
+            "import mxnext as mx\n"
+            "try:\n"
+            "    mx.contrib.onnx.import_model('model.onnx')\n"
+            "except ImportError as err:\n"
+            "    print(err)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert "mx.contrib.onnx needs the onnx package: pip install 'mxnext[onnx]'" in out.stdout
