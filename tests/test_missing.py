@@ -50,8 +50,6 @@ def test_a_name_meant_for_a_distribution_names_it(monkeypatch):
 
 
 @pytest.mark.parametrize("expr, statement, says", [
-    ("mx.contrib.onnx", "from mxnext.contrib import onnx",
-     "mxnet.contrib.onnx is provided by mxnext-onnx (planned"),
     ("mx.image.ImageIter", "from mxnext.image import ImageIter",
      "mxnet.image.ImageIter is an MXNet 1.x name that mxnext does not provide; "
      "mx.io.ImageRecordIter reads .rec image files"),
@@ -59,7 +57,7 @@ def test_a_name_meant_for_a_distribution_names_it(monkeypatch):
      "mxnet.gluon.contrib.estimator is an MXNet 1.x name that mxnext does not provide; "
      "write the loop with autograd.record()"),
 ])
-def test_onnx_imageiter_and_estimator_name_what_provides_them(expr, statement, says):
+def test_imageiter_and_estimator_name_what_provides_them(expr, statement, says):
     with pytest.raises(_missing.NotProvided, match="has no attribute") as err:
         eval(expr)
     assert says in str(err.value)

@@ -27,7 +27,6 @@ NAMES = {
     "mxnext.gluon.contrib": {None: "estimator"},
 }
 # distributions meant to provide whole modules
-NAMES["mxnext.contrib"] = {"mxnext-onnx": "onnx"}
 
 # what mxnext has instead of a name it does not provide
 INSTEAD = {

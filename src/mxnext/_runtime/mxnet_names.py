@@ -12,7 +12,7 @@ __all__ = ["hint", "suggest"]
 
 # Distributions named below that are not released yet: they are named as planned and
 # never offered to ``mxnext install``. Drop one from here when it is released.
-PLANNED = frozenset({"mxnext-onnx"})
+PLANNED: frozenset = frozenset()
 
 # MXNet 1.9 operators (names and aliases) that mxnext-ops-tensor does not define.
 OPS = {
