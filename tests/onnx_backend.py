@@ -87,8 +87,10 @@ KNOWN_FAILURES: dict[str, str] = {
     rf"(?:_expanded)?_cpu$|^test_pow_types_float32_uint(?:32|64)_cpu$|^test_top_k_uint64_cpu$":
         "int16, uint16, uint32 and uint64 are not dtypes mxnext (as MXNet 1.9) stores",
     r"^test_equal_string": "string tensors",
-    r"^test_cast(?:like)?_.*(?:FLOAT8|FLOAT4|INT4|INT2|UINT4|UINT2|BFLOAT16|E8M0)":
-        "float8, float4, int4, int2 and bfloat16 are not dtypes mxnext stores",
+    r"^test_cast(?:like)?_.*(?:FLOAT8|FLOAT4|INT4|INT2|UINT4|UINT2|E8M0)|"
+    r"^test_cast(?:like)?_(?:FLOAT_to_BFLOAT16|BFLOAT16_to_FLOAT16)":
+        "float8, float4, int4 and int2 are not dtypes mxnext stores; bfloat16 is read, not "
+        "written",
     r"_empty_set|^test_split_zero_size|^test_shape_start_greater_than_end|"
     r"^test_reshape_allowzero|^test_rotary_embedding(?:_3d_input|_interleaved|_no_position_ids"
     r"|_no_position_ids_interleaved)?_expanded_cpu$":

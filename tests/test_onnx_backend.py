@@ -23,7 +23,8 @@ _spec.loader.exec_module(onnx_backend)
 
 # the quick ones of the bundled light real models (VGG-19, ResNet-50 ... take seconds each:
 # the report runs them all)
-QUICK_REAL = {"test_inception_v1", "test_shufflenet", "test_squeezenet"}
+# (not squeezenet: its light model's outcome depends on the convolutions' float32 rounding)
+QUICK_REAL = {"test_inception_v1", "test_shufflenet"}
 
 
 def _backend_test():
