@@ -168,9 +168,10 @@ def test_grad_req_add_accumulates_and_null_has_no_gradient():
     for _ in range(2):
         ex.forward(is_train=True)
         ex.backward()
+    # float32 tolerance: without the bias's gradient ops-onednn runs another primitive
     np.testing.assert_allclose(ex.grad_dict["fc1_weight"].asnumpy(), 2 * once["fc1_weight"],
-                               rtol=1e-6)
-    np.testing.assert_allclose(ex.grad_dict["fc2_weight"].asnumpy(), once["fc2_weight"])
+                               rtol=1e-5)
+    np.testing.assert_allclose(ex.grad_dict["fc2_weight"].asnumpy(), once["fc2_weight"], rtol=1e-5)
     assert {n for n, g in ex.grad_dict.items() if g is not None} == {"fc1_weight",
                                                                       "fc2_weight"}
     assert ex.grad_arrays[0] is None            # data: no gradient

@@ -62,9 +62,10 @@ def test_save_load_and_pickle_keep_the_predictions(tmp_path, caplog):
     assert f'Saved checkpoint to "{tmp_path / "ff"}-0010.params"' in caplog.messages
     loaded = mx.model.FeedForward.load(str(tmp_path / "ff"), 10)
     assert loaded.begin_epoch == 10
-    np.testing.assert_allclose(loaded.predict(x), model.predict(x), rtol=1e-6)
+    # float32 tolerance: a kernel provider (ops-onednn) may split a product differently
+    np.testing.assert_allclose(loaded.predict(x), model.predict(x), rtol=1e-5)
     clone = pickle.loads(pickle.dumps(model))
-    np.testing.assert_allclose(clone.predict(x), model.predict(x), rtol=1e-6)
+    np.testing.assert_allclose(clone.predict(x), model.predict(x), rtol=1e-5)
 
 
 def test_create_on_two_contexts_with_a_kvstore_trains_like_one():

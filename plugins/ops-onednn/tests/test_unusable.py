@@ -15,7 +15,7 @@ _SCRIPT = """
 import json, warnings
 import numpy as np
 import mxnext as mx
-from mxnext import plugins, registry
+from mxnext import ops as registry, plugins
 warnings.simplefilter("always")
 rng = np.random.default_rng(3)
 x = mx.nd.array(rng.standard_normal((2, 3, 8, 8)).astype("f4"))
