@@ -15,7 +15,7 @@ $(PY):
 $(STAMP): $(PY) $(PROJECTS)
 	@rm -rf mxnext.egg-info  # left by the core/ layout; `python -m` would read it from the root
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test,examples,onnx]" $(foreach p,$(PLUGINS),-e "./$(p)[test]") ./packaging/mxnext
+	$(PY) -m pip install -q -e ".[test,examples,onnx,ecosystem]" $(foreach p,$(PLUGINS),-e "./$(p)[test]") ./packaging/mxnext
 	@touch $(STAMP)
 
 setup: $(STAMP)
