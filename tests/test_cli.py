@@ -248,9 +248,9 @@ def test_info_prints_the_thread_policy_and_the_limits_it_applied():
     assert text.returncode == 0, text.stderr
     cores = len(os.sched_getaffinity(0))
     line = re.search(r"^threads:\s+(.*)$", text.stdout, re.M).group(1)
-    assert line.startswith(f"{cores} cores: 1 engine workers x 1 kernel threads x {cores} BLAS; "
-                           f"OpenMP {cores} (set by MXNEXT_CPU_WORKER_NTHREADS, "
-                           f"MXNEXT_KERNEL_THREADS); loaded: ")
+    assert line.startswith(f"{cores} cores shared by the kernels of 1 engine workers: each up "
+                           f"to 1 kernel threads x {cores} BLAS or {cores} OpenMP threads (set "
+                           f"by MXNEXT_CPU_WORKER_NTHREADS, MXNEXT_KERNEL_THREADS); loaded: ")
     assert f"(blas) x{cores}" in line         # numpy's BLAS runs with the policy's count
     d = json.loads(run("info", "--json", env=env).stdout)["threads"]
     assert d["summary"] == decide(cores, {}).describe()

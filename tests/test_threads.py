@@ -47,31 +47,49 @@ def _counts(policy):
 
 
 @pytest.mark.parametrize("cores, env, expected", [
-    # nothing set: two workers, each worker's share to kernel threads (at most 4), BLAS the rest
+    # nothing set: two workers; one kernel may take every core: kernel threads (at most 4)
+    # of BLAS threads, or as many OpenMP threads
     (1, {}, (2, 1, 1, 1)),
-    (2, {}, (2, 1, 1, 1)),
-    (4, {}, (2, 2, 1, 2)),
-    (16, {}, (2, 4, 2, 8)),
-    # workers set: each gets its share
+    (2, {}, (2, 2, 1, 2)),
+    (4, {}, (2, 4, 1, 4)),
+    (16, {}, (2, 4, 4, 16)),
+    # workers set: the kernels still share every core
     (8, {"MXNEXT_CPU_WORKER_NTHREADS": "1"}, (1, 4, 2, 8)),
-    (16, {"MXNET_CPU_WORKER_NTHREADS": "4"}, (4, 4, 1, 4)),
-    (2, {"MXNEXT_CPU_WORKER_NTHREADS": "3"}, (3, 1, 1, 1)),
+    (16, {"MXNET_CPU_WORKER_NTHREADS": "4"}, (4, 4, 4, 16)),
+    (2, {"MXNEXT_CPU_WORKER_NTHREADS": "3"}, (3, 2, 1, 2)),
     # MXNEXT_ spelling wins over MXNET_
     (8, {"MXNEXT_CPU_WORKER_NTHREADS": "1", "MXNET_CPU_WORKER_NTHREADS": "8"}, (1, 4, 2, 8)),
     # kernel threads set: BLAS gets what they leave
-    (4, {"MXNEXT_KERNEL_THREADS": "1"}, (2, 1, 2, 2)),
-    (16, {"MXNEXT_KERNEL_THREADS": "2"}, (2, 2, 4, 8)),
+    (4, {"MXNEXT_KERNEL_THREADS": "1"}, (2, 1, 4, 4)),
+    (16, {"MXNEXT_KERNEL_THREADS": "2"}, (2, 2, 8, 16)),
     # the user's BLAS and OpenMP variables win; kernel threads take what BLAS leaves
-    (2, {"OPENBLAS_NUM_THREADS": "2"}, (2, 1, 2, 1)),
-    (8, {"OMP_NUM_THREADS": "3"}, (2, 1, 3, 3)),
+    (2, {"OPENBLAS_NUM_THREADS": "2"}, (2, 1, 2, 2)),
+    (8, {"OMP_NUM_THREADS": "3"}, (2, 2, 3, 3)),
     (8, {"MKL_NUM_THREADS": "1", "MXNET_OMP_MAX_THREADS": "2"}, (2, 4, 1, 2)),
 ])
 def test_policy_arithmetic(cores, env, expected):
     policy = decide(cores, env)
     assert _counts(policy) == expected
-    if not env:      # the policy alone never asks for more threads than cores (but 2 workers)
-        assert policy.workers * policy.kernel * policy.blas <= max(cores, 2)
-        assert policy.workers * policy.openmp <= max(cores, 2)
+    if not env:      # one kernel alone never asks for more threads than cores
+        assert policy.kernel * policy.blas <= cores
+        assert policy.openmp <= cores
+
+
+def test_kernels_share_the_cores(monkeypatch):
+    """A kernel takes the cores no other holds (at least one, at most its limit); they are
+    free again when it ends, also when it raised."""
+    from mxnext._runtime import threads
+    monkeypatch.setattr(threads, "thread_policy", lambda: decide(4, {}))
+    with threads.cpu_share(8) as a:
+        assert a == 4
+        with threads.cpu_share(2) as b:
+            assert b == 1
+    with threads.cpu_share(3) as a, threads.cpu_share(8) as b:
+        assert (a, b) == (3, 1)
+    with pytest.raises(ZeroDivisionError), threads.cpu_share(2):
+        1 / 0
+    with threads.cpu_share(8) as a:
+        assert a == 4
 
 
 def test_policy_names_the_variables_that_set_it():
@@ -98,7 +116,7 @@ def test_a_process_runs_with_the_limits_its_policy_chose(cores):
     got = _probe(cores)
     policy = got["policy"]
     assert policy["cores"] == cores
-    assert (policy["workers"], policy["kernel"], policy["blas"]) == (2, 1, 1)
+    assert (policy["workers"], policy["kernel"], policy["blas"]) == (2, cores, 1)
     assert got["limits"]["blas"] == policy["blas"]
 
 

@@ -4,7 +4,8 @@ MXNet reports how its C library was built; mxnext reports what it can do here: t
 instruction sets numpy's kernels use, numpy's BLAS, and whether a plugin provides a GPU
 device. Features MXNet names that mxnext has no counterpart for (oneDNN, TensorRT, ...)
 are reported as disabled. ``thread_policy()`` says how many threads the engine's workers,
-kernel threads, BLAS and OpenMP each get here (``mxnext._runtime.threads``).
+kernel threads, BLAS and OpenMP each get here, and a kernel takes its share of the cores
+with ``cpu_share`` (``mxnext._runtime.threads``).
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import collections
 
 import numpy as np
 
-from ._runtime.threads import ThreadPolicy, apply_thread_policy, thread_policy
+from ._runtime.threads import ThreadPolicy, apply_thread_policy, cpu_share, thread_policy
 
 __all__ = ["Feature", "Features", "feature_list", "ThreadPolicy", "thread_policy",
-           "apply_thread_policy"]
+           "apply_thread_policy", "cpu_share"]
 
 # MXNet 1.9's feature names, in its order
 _NAMES = ("CUDA", "CUDNN", "NCCL", "CUDA_RTC", "TENSORRT", "CPU_SSE", "CPU_SSE2", "CPU_SSE3",

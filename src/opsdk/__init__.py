@@ -25,7 +25,7 @@ from mxnext.hookspecs import hookimpl
 from mxnext.opctx import OpContext, OpReqType, assign
 from mxnext.params import DType, Field, Param
 from mxnext.resource import ResourceRequest
-from mxnext.runtime import ThreadPolicy, apply_thread_policy, thread_policy
+from mxnext.runtime import ThreadPolicy, apply_thread_policy, cpu_share, thread_policy
 from mxnext._runtime.registrars import DeviceRegistrar, KVStoreRegistrar, OpRegistrar
 
 from ._builder import OpBuilder, extend_op, outranked, register_op
@@ -49,7 +49,7 @@ __all__ = [
     # parameters and runtime
     "Param", "Field", "DType", "OpReqType", "OpContext", "ResourceRequest", "assign",
     # how many threads a kernel may use (kernel threads, BLAS, OpenMP)
-    "thread_policy", "apply_thread_policy", "ThreadPolicy",
+    "thread_policy", "apply_thread_policy", "ThreadPolicy", "cpu_share",
     # shape, type and gradient rules
     "ElemwiseShape", "ElemwiseType", "FloatOnly", "FLOAT_DTYPES", "AMP_FLOAT_DTYPES", "ElemwiseGradUseIn",
     "ElemwiseGradUseOut",

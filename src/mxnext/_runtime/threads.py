@@ -7,18 +7,21 @@ defaults they multiply (2 workers x 2 kernel threads x 2 BLAS threads on 2 cores
 BLAS's spinning threads then fight the kernel threads for the cores. The policy:
 
 - ``cores``: the CPUs this process may run on (its affinity mask);
-- ``workers``: 2, so that independent ops always overlap (the engine's promise; on one
-  core this is the one place the product exceeds the cores);
-- each worker's share is ``cores // workers``; ``kernel`` threads take it (at most 4: ops-nn
-  cuts a product into at most 4 row blocks) and ``blas`` the rest (``share // kernel``: 1
-  up to 8 cores). Kernel threads rather than BLAS
-  threads get the share because idle Python threads sleep where OpenBLAS's spin: on a busy
-  machine that made the MLP step 5-10x slower (see docs/engine.md);
-- ``openmp``: the share (an OpenMP kernel is not cut into kernel threads).
+- ``workers``: 2, so that independent ops always overlap (the engine's promise);
+- the cores are **shared** by the kernels running now (``cpu_share``): a kernel that starts
+  threads of its own takes the cores no other such kernel holds (at least its own), so a
+  chain of dependent products (an MLP's forward) gets every core while two independent
+  ones split them. ``kernel`` is the most kernel threads one kernel takes (at most 4:
+  ops-nn cuts a product into at most 4 row blocks), ``blas`` the BLAS threads inside each
+  (``cores // kernel``: 1 up to 4 cores) and ``openmp`` the most OpenMP threads one kernel
+  takes (the cores). Kernel threads rather than BLAS threads get the cores because idle
+  Python threads sleep where OpenBLAS's spin: on a busy machine that made the MLP step
+  5-10x slower (see docs/engine.md).
 
-So ``workers * kernel * blas`` and ``workers * openmp`` never exceed ``cores``. Each user
-setting wins over the policy and the others adapt to it (kernel threads and BLAS split the
-share whichever of them is set): ``MXNEXT_CPU_WORKER_NTHREADS``
+So kernels never hold more than ``cores`` between them, but for the one core each running
+kernel keeps (a second worker's kernel starting while the first holds every core). Each
+user setting wins over the policy and the others adapt to it (kernel threads and BLAS split
+the cores whichever of them is set): ``MXNEXT_CPU_WORKER_NTHREADS``
 (``MXNET_CPU_WORKER_NTHREADS``), ``MXNEXT_KERNEL_THREADS``, ``OPENBLAS_NUM_THREADS`` /
 ``MKL_NUM_THREADS`` / ``OMP_NUM_THREADS`` for BLAS, ``OMP_NUM_THREADS`` or MXNet's
 ``MXNET_OMP_MAX_THREADS`` for OpenMP. ``apply_thread_policy`` sets the BLAS and OpenMP
@@ -29,10 +32,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 
 from .base import ParamError
 
-__all__ = ["ThreadPolicy", "decide", "thread_policy", "apply_thread_policy"]
+__all__ = ["ThreadPolicy", "decide", "thread_policy", "apply_thread_policy", "cpu_share"]
 
 WORKERS = ("MXNEXT_CPU_WORKER_NTHREADS", "MXNET_CPU_WORKER_NTHREADS")
 KERNEL = ("MXNEXT_KERNEL_THREADS",)
@@ -56,8 +60,9 @@ class ThreadPolicy:
     def describe(self) -> str:
         """One line: the cores, the counts, and the user variables that set any of them."""
         users = sorted({v for v in self.set_by.values() if v})
-        return (f"{self.cores} cores: {self.workers} engine workers x {self.kernel} kernel "
-                f"threads x {self.blas} BLAS; OpenMP {self.openmp} "
+        return (f"{self.cores} cores shared by the kernels of {self.workers} engine workers: "
+                f"each up to {self.kernel} kernel threads x {self.blas} BLAS or {self.openmp} "
+                f"OpenMP threads "
                 + (f"(set by {', '.join(users)})" if users else "(policy defaults)"))
 
 
@@ -81,14 +86,12 @@ def decide(cores: int, env) -> ThreadPolicy:
     """The policy for ``cores`` CPUs under the variables of ``env`` (a mapping)."""
     cores = max(1, cores)
     workers, w_by = _user(env, WORKERS)
-    workers = workers or 2
-    share = max(1, cores // workers)
     kernel, k_by = _user(env, KERNEL)
     blas, b_by = _user(env, BLAS)
-    kernel = kernel or min(KERNEL_MAX, max(1, share // (blas or 1)))
-    blas = blas or max(1, share // kernel)
+    kernel = kernel or min(KERNEL_MAX, max(1, cores // (blas or 1)))
+    blas = blas or max(1, cores // kernel)
     openmp, o_by = _user(env, OPENMP)
-    return ThreadPolicy(cores, workers, kernel, blas, openmp or share,
+    return ThreadPolicy(cores, workers or 2, kernel, blas, openmp or cores,
                         {"workers": w_by, "kernel": k_by, "blas": b_by, "openmp": o_by})
 
 
@@ -123,3 +126,40 @@ def apply_thread_policy() -> ThreadPolicy:
         from threadpoolctl import threadpool_limits
         threadpool_limits(limits=limits)
     return policy
+
+
+_held = 0                       # cores the kernels inside ``cpu_share`` hold now
+_held_lock = threading.Lock()
+
+
+class cpu_share:
+    """``with cpu_share(limit) as n:`` a kernel about to run threads of its own (kernel
+    threads, an OpenMP library) takes ``n`` cores: those no other kernel in a ``cpu_share``
+    holds, at most ``limit``, at least 1 (the thread it runs on); they are free again at the
+    end of the block. The count decides only how many threads, never what is computed."""
+
+    __slots__ = ("limit", "n")
+
+    def __init__(self, limit: int):
+        self.limit = limit
+
+    def __enter__(self) -> int:
+        global _held
+        with _held_lock:
+            self.n = n = max(1, min(self.limit, thread_policy().cores - _held))
+            _held += n
+        return n
+
+    def __exit__(self, *exc) -> None:
+        global _held
+        with _held_lock:
+            _held -= self.n
+
+
+def _reset_share() -> None:
+    """A forked child runs none of its parent's kernels (and may not inherit the lock free)."""
+    global _held, _held_lock
+    _held, _held_lock = 0, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_reset_share)

@@ -1,11 +1,10 @@
 """Kernel threads: a kernel splits a large BLAS product into parts that run at once.
 
 A chain of dependent products (an MLP's forward, a layer's two gradient products) runs on
-one engine worker; ``parallel`` runs its parts on the kernel threads the runtime's thread
-policy grants (``opsdk.thread_policy().kernel``: by default each worker's share of the
-cores, each part calling BLAS with one thread; ``MXNEXT_KERNEL_THREADS`` overrides it; ``1``
-runs the parts one after another). numpy releases the GIL in BLAS, so the parts really
-overlap. A part never writes what another reads, and how a product is cut depends on its
+one engine worker; ``parallel`` runs its parts on as many kernel threads as the cores it
+takes with ``opsdk.cpu_share`` allow (the cores no other kernel holds now, at most the
+policy's ``kernel`` threads of ``blas`` BLAS threads each; ``MXNEXT_KERNEL_THREADS=1`` runs
+the parts one after another). numpy releases the GIL in BLAS, so the parts really overlap. A part never writes what another reads, and how a product is cut depends on its
 shape alone (``row_parts``), so results do not depend on the thread count.
 """
 
@@ -15,9 +14,9 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from opsdk import thread_policy
+from opsdk import cpu_share, thread_policy
 
-__all__ = ["parallel", "row_parts", "threads"]
+__all__ = ["parallel", "row_parts"]
 
 # multiply-adds below which a product runs whole: a hand-off costs ~50 µs of GIL traffic
 _MIN_PART = 1 << 22
@@ -26,10 +25,6 @@ _MAX_PARTS = 4
 _pool = None
 _pool_lock = threading.Lock()
 _pool_pid = None
-
-
-def threads() -> int:
-    return thread_policy().kernel
 
 
 def _executor(n):
@@ -45,7 +40,17 @@ def parallel(*parts) -> None:
     """Call every function of ``parts``, each thread taking the next one not yet taken (this
     one included, so a busy core slows no part down); return when all are done (the first
     error is raised)."""
-    n = min(threads(), len(parts))
+    policy = thread_policy()
+    if policy.kernel == 1 or len(parts) == 1:
+        for fn in parts:
+            fn()
+        return
+    with cpu_share(min(policy.kernel, len(parts)) * policy.blas) as cores:
+        _run(parts, max(1, cores // policy.blas), policy.kernel)
+
+
+def _run(parts, n, size):
+    """``parts`` on ``n`` threads: this one and ``n - 1`` of the pool (``size`` threads)."""
     if n == 1:
         for fn in parts:
             fn()
@@ -60,7 +65,7 @@ def parallel(*parts) -> None:
             if fn is None:
                 return
             fn()
-    pool = _executor(threads())
+    pool = _executor(size)
     futures = []
     for _ in range(n - 1):
         try:

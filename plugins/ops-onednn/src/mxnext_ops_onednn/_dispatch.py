@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-from opsdk import assign, outranked
+from opsdk import assign, cpu_share, outranked, thread_policy
 
 from . import _dnnl
 
@@ -18,14 +18,19 @@ calls: Counter = Counter()
 
 def kernel(op: str, body):
     """``FCompute<cpu>`` for ``op``: ``body(lib, ctx, inputs, req, outputs, params)`` returns
-    True when it computed the call, False to hand it to the outranked kernel."""
+    True when it computed the call, False to hand it to the outranked kernel. It runs on the
+    OpenMP threads of the cores ``opsdk.cpu_share`` gives it (those no other kernel holds)."""
     below = []
 
     def compute(ctx, inputs, req, outputs, params):
         lib = _dnnl.lib() if _host(inputs, outputs) else None
-        if lib is not None and body(lib, ctx, inputs, req, outputs, params):
-            calls[op, "onednn"] += 1
-            return
+        if lib is not None:
+            with cpu_share(thread_policy().openmp) as n:
+                lib.use_threads(n)
+                done = body(lib, ctx, inputs, req, outputs, params)
+            if done:
+                calls[op, "onednn"] += 1
+                return
         if not below:
             below.append(outranked(op, KEY))
         calls[op, "fallback"] += 1

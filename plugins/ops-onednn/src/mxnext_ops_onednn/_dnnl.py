@@ -137,11 +137,25 @@ class _Library:
         self._local = threading.local()
         isa = self.dnnl_get_effective_cpu_isa()     # the channel block of its fast layouts:
         self.block = 16 if isa & ISA_AVX512_CORE == ISA_AVX512_CORE else 8
+        try:                                        # libdnnl's OpenMP runtime, loaded with it
+            self._omp_set = ctypes.CDLL("libgomp.so.1").omp_set_num_threads
+        except (OSError, AttributeError):           # pragma: no cover - another runtime
+            self._omp_set = None
 
     def check(self, name: str, *args) -> None:
         status = getattr(self, name)(*args)
         if status:
             raise DnnlError(name, status)
+
+    def use_threads(self, n: int) -> int:
+        """Run this thread's next primitives on ``n`` OpenMP threads; the count they will use
+        (a primitive keeps the count it was created under, so plans are cached per count)."""
+        if self._omp_set is None:
+            return 0
+        if getattr(_omp, "threads", 0) != n:
+            self._omp_set(n)
+            _omp.threads = n
+        return n
 
     def stream(self) -> ctypes.c_void_p:
         """This thread's stream on the CPU engine (a stream is not shared across threads)."""
@@ -155,6 +169,12 @@ class _Library:
 
 _state: dict = {}
 _lock = threading.Lock()
+_omp = threading.local()
+
+
+def threads() -> int:
+    """The OpenMP thread count ``use_threads`` last set on this thread (0: none yet)."""
+    return getattr(_omp, "threads", 0)
 
 
 def lib() -> _Library | None:

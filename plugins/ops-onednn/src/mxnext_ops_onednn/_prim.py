@@ -159,8 +159,10 @@ _cache_lock = threading.Lock()
 
 
 def cached(key, build):
-    """The plan for ``key``, ``build()`` at its first use (None: not implemented, remembered
-    as well); the least recently used of more than ``_CACHE_MAX`` plans is dropped."""
+    """The plan for ``key`` on this thread's OpenMP thread count (a primitive runs on the
+    count it was created under), ``build()`` at its first use (None: not implemented,
+    remembered as well); the least recently used of more than ``_CACHE_MAX`` is dropped."""
+    key = (key, d.threads())
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
