@@ -150,3 +150,25 @@ def test_module_predict_and_kvstore_pulls_read_late():
         pred, pulled = run(engine)
         _assert_same([pred], [want])
         _assert_same(pulled, [np.full(5, k + 1.0) for k in range(4)])
+
+
+def test_an_arena_shared_by_reshape_after_reshape_keeps_a_bounded_guard_list():
+    # each Executor.reshape into the same arena adds its groups' vars; those of executors
+    # gone whose work ran are dropped, and results stay right throughout
+    sym = _mlp()
+    rng = np.random.RandomState(2)
+    params = {n: mx.nd.array(rng.uniform(-0.5, 0.5, s)) for n, s in
+              zip(sym.list_arguments(), sym.infer_shape(data=(8, 20))[0]) if n != "data"}
+    big = sym.bind(mx.cpu(), dict(params, data=mx.nd.zeros((8, 20))))
+    arena = big._instance.arena
+    sizes = []
+    for k in range(40):
+        batch = 1 + k % 8
+        x = mx.nd.array(rng.standard_normal((batch, 20)))
+        ex = big.reshape(data=(batch, 20))
+        out = ex.forward(data=x)[0].asnumpy()
+        ref = sym.bind(mx.cpu(), dict(params, data=x)).forward()[0].asnumpy()
+        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+        sizes.append(len(arena.guards))
+    del ex
+    assert max(sizes) <= 3, sizes

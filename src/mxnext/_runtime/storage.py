@@ -22,6 +22,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+import weakref
 
 from . import device as _device
 from . import engine as _engine
@@ -44,7 +45,8 @@ class Handle:
     """A block of device memory: ``raw`` buffer, requested ``nbytes``, pooled ``capacity``;
     ``var``, the engine var guarding it, when an NDArray uses it (its chunk); ``base``, for
     memory borrowed from another handle (an executor's arena), that handle; ``guards``, more
-    vars whose pushed functions use the memory (an arena's groups: its users add them)."""
+    vars whose pushed functions use the memory (an arena's groups: its users add them with
+    ``guard``)."""
 
     __slots__ = ("raw", "nbytes", "capacity", "ctx", "pool", "var", "base", "guards",
                  "__weakref__")
@@ -57,12 +59,22 @@ class Handle:
         self.pool = pool          # None once freed, or for borrowed memory
         self.var = var
         self.base = base          # borrowed memory: the handle owning it, kept alive
-        self.guards = ()
+        self.guards = []          # (weakref to a user, its vars)
+
+    def guard(self, user, vars) -> None:
+        """Functions pushed on ``vars`` (by ``user``, an object that pushes on them while it
+        lives) use this memory: it returns to the pool only after them. The vars of users
+        gone whose functions all ran are dropped, so a handle shared by user after user
+        (``Executor.reshape`` in a loop) keeps a bounded list."""
+        self.guards = [g for g in self.guards
+                       if g[0]() is not None or not all(v.idle() for v in g[1])]
+        self.guards.append((weakref.ref(user), tuple(vars)))
 
     def __del__(self):
         pool = self.pool
         if pool is not None and _exiting == []:   # (at teardown the global may be None)
-            raw, cap, var, guards = self.raw, self.capacity, self.var, self.guards
+            raw, cap, var = self.raw, self.capacity, self.var
+            guards = tuple(v for _, vs in self.guards for v in vs)
             if guards:            # after every function pushed on any of them
                 if var is not None:
                     guards = (var, *guards)

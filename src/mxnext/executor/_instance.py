@@ -50,7 +50,7 @@ class Instance:
         else:
             self.arena = _storage.alloc(plan.total, ctx)     # may be 0 bytes: zero-size outputs
         # the arena returns to the pool only after the functions pushed on its groups ran
-        self.arena.guards += tuple(self._group_vars)
+        self.arena.guard(self, self._group_vars)
         self.arrays = dict(arrays)
         self.grad_arrays = dict(grad_arrays)
         self.head_arrays = [None if eid is None else

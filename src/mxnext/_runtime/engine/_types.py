@@ -64,6 +64,11 @@ class Var:
         self.name = name
         self.dev = None           # a stream device's work still on it (``_runtime.streams``)
 
+    def idle(self) -> bool:
+        """Nothing pushed on it is waiting, running, or still on a device's stream (stable
+        once nothing can push on it any more)."""
+        return not (self.readers or self.writer or self.queue or self.dev is not None)
+
     def __repr__(self):
         return f"<Var {self.name or hex(id(self))}>"
 
