@@ -251,18 +251,26 @@ def _blockable(w, g, mom, out) -> bool:
 def _sgd_mom_block(w, g, mom, out, a, b, lr, wd, p):
     """One block of ``_sgd_mom_blocks``, with ``a`` and ``b`` its temporaries."""
     if mom is None:
-        np.multiply(w, lr * wd, out=b)
-        np.subtract(0, b, out=a)
+        if wd == 0:         # 0 - lr*g' added to w is w - lr*g', bit for bit: three passes
+            _step(g, b, lr, p)
+            np.subtract(w, b, out=out)
+            return
+        np.multiply(w, -(lr * wd), out=a)       # exactly 0 - w*(lr*wd)
     else:
         np.multiply(mom, p.momentum, out=a)
         np.multiply(w, lr * wd, out=b)
         np.subtract(a, b, out=a)
+    _step(g, b, lr, p)
+    np.subtract(a, b, out=a if mom is None else mom)
+    np.add(w, a if mom is None else mom, out=out)
+
+
+def _step(g, b, lr, p):
+    """``b = lr * clip(rescale_grad * g)``, in place in ``b``."""
     np.multiply(g, p.rescale_grad, out=b)
     if p.clip_gradient >= 0:
         np.clip(b, -p.clip_gradient, p.clip_gradient, out=b)
     np.multiply(b, lr, out=b)
-    np.subtract(a, b, out=a if mom is None else mom)
-    np.add(w, a if mom is None else mom, out=out)
 
 
 def _nag_mom(xp, p, w, g, mom):
