@@ -1,44 +1,21 @@
-"""MXNet's name -> class registries (``mx.init.register``, ``mx.metric.register``, their
-``alias`` decorators, and what their ``create`` makes of a string): one table per kind,
-names lower-cased, a re-registration warns."""
+"""MXNet's name -> class registries of ``mx.init`` and ``mx.metric``: their ``register``
+and ``alias`` are ``mx.registry``'s, and ``from_string`` is what their ``create`` makes of
+a string."""
 
 from __future__ import annotations
 
 import json
-import warnings
 
 from ._runtime.base import ParamError, did_you_mean
-
-# base class -> its table, shared with MXNet's helper ``mx.registry``
-TABLES: dict[type, dict] = {}
+from .registry import TABLES, get_alias_func, get_register_func
 
 
 def class_registry(kind: str, base: type, table: dict, api: str):
     """``(register, alias, from_string)`` filling and reading ``table`` with subclasses of
-    ``base``; ``api`` is the user-facing module (``mx.init``) named in errors."""
+    ``base`` (``register`` and ``alias`` are ``mx.registry``'s for ``base``); ``api`` is the
+    user-facing module (``mx.init``) named in errors."""
     TABLES[base] = table
-    def register(klass, name=None):
-        """Make ``klass`` available to ``create`` under ``name`` (default: its class name),
-        lower-cased. Re-registering a name warns and replaces it."""
-        if not (isinstance(klass, type) and issubclass(klass, base)):
-            raise ParamError(f"{kind}.register: expected a subclass of {base.__name__}, got "
-                             f"{klass!r}")
-        key = (name or klass.__name__).lower()
-        old = table.get(key)
-        if old is not None and old is not klass:
-            warnings.warn(f"{kind} {klass.__module__}.{klass.__name__} registered as {key!r} "
-                          f"replaces {old.__module__}.{old.__name__}", UserWarning,
-                          stacklevel=2)
-        table[key] = klass
-        return klass
-
-    def alias(*names):
-        """Class decorator: register the class under each of ``names`` as well."""
-        def decorate(klass):
-            for name in names:
-                register(klass, name)
-            return klass
-        return decorate
+    register, alias = get_register_func(base, kind), get_alias_func(base, kind)
 
     def from_string(spec, args, kwargs, create, from_dict):
         """``create``'s result for a string: JSON ``[name, {kwargs}]`` (back to ``create``)

@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import warnings
 
-from ._class_registry import TABLES
 from ._runtime.base import ParamError
 
 __all__ = ["get_registry", "get_register_func", "get_alias_func", "get_create_func"]
+
+# base class -> its name -> class table
+TABLES: dict[type, dict] = {}
 
 
 def get_registry(base_class: type) -> dict:
@@ -24,17 +26,16 @@ def get_registry(base_class: type) -> dict:
 
 
 def get_register_func(base_class: type, nickname: str):
-    """``register(klass, name=None)`` for subclasses of ``base_class`` (``name`` defaults
-    to the lower-cased class name); re-registering a name warns and replaces it.
-    ``nickname`` names the kind in messages."""
+    """``register(klass, name=None)`` for subclasses of ``base_class`` under ``name``
+    (default: the class name), lower-cased as MXNet does; re-registering a name warns and
+    replaces it. ``nickname`` names the kind in messages."""
     table = TABLES.setdefault(base_class, {})
 
     def register(klass, name=None):
         if not (isinstance(klass, type) and issubclass(klass, base_class)):
             raise ParamError(f"{nickname}.register: can only register a subclass of "
                              f"{base_class.__name__}, got {klass!r}")
-        if name is None:
-            name = klass.__name__.lower()
+        name = (name or klass.__name__).lower()
         old = table.get(name)
         if old is not None:
             warnings.warn(f"New {nickname} {klass.__module__}.{klass.__name__} registered "
