@@ -19,8 +19,6 @@ _FORWARD = {"relu": d.ELTWISE_RELU_DST, "sigmoid": d.ELTWISE_LOGISTIC_DST,
 _BACKWARD = {k: v for k, v in _FORWARD.items() if k != "softrelu"}
 # alpha of each algorithm: softrelu is log(1 + exp(alpha x)) / alpha in oneDNN 3
 _ALPHA = {"softrelu": 1.0}
-MIN_SIZE = 0
-"""Smaller arrays go to ops-nn (see the plugin's docs for the measurements)."""
 
 
 def _forward_pd(lib, alg, alpha, size, attr=None):
@@ -74,7 +72,7 @@ def forward(lib, ctx, inputs, req, outputs, p):
     if not req[0]:
         return True
     x, y = inputs[0], outputs[0]
-    if p.act_type not in _FORWARD or x.size < max(MIN_SIZE, 1) or not plain_f32(x):
+    if p.act_type not in _FORWARD or not plain_f32(x):
         return False
     pl = plan(lib, "forward", p.act_type, x.size)
     if pl is None:
@@ -89,7 +87,7 @@ def backward(lib, ctx, inputs, req, outputs, p):
     if not req[0]:
         return True
     og, y = inputs
-    if p.act_type not in _BACKWARD or og.size < max(MIN_SIZE, 1) or not plain_f32(og, y):
+    if p.act_type not in _BACKWARD or not plain_f32(og, y):
         return False
     pl = plan(lib, "backward", p.act_type, og.size)
     if pl is None:
