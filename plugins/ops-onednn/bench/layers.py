@@ -34,8 +34,18 @@ CASES = {
     "relu (32,256,2,2)": ("Activation", [(32, 256, 2, 2)], {"act_type": "relu"}, True),
     "relu (32,512,1,1)": ("Activation", [(32, 512, 1, 1)], {"act_type": "relu"}, True),
     "sigmoid (32,64,32,32)": ("Activation", [(32, 64, 32, 32)], {"act_type": "sigmoid"}, True),
+    "sigmoid (32,128,16,16)": ("Activation", [(32, 128, 16, 16)], {"act_type": "sigmoid"},
+                               True),
+    "sigmoid (32,64,16,16)": ("Activation", [(32, 64, 16, 16)], {"act_type": "sigmoid"}, True),
+    "sigmoid (32,64,8,8)": ("Activation", [(32, 64, 8, 8)], {"act_type": "sigmoid"}, True),
+    "sigmoid (64,500)": ("Activation", [(64, 500)], {"act_type": "sigmoid"}, True),
+    "sigmoid (32,512,1,1)": ("Activation", [(32, 512, 1, 1)], {"act_type": "sigmoid"}, True),
     "softrelu (32,64,32,32)": ("Activation", [(32, 64, 32, 32)], {"act_type": "softrelu"},
                                True),
+    "softrelu (32,64,8,8)": ("Activation", [(32, 64, 8, 8)], {"act_type": "softrelu"}, True),
+    "softrelu (64,500)": ("Activation", [(64, 500)], {"act_type": "softrelu"}, True),
+    "softrelu (32,512,1,1)": ("Activation", [(32, 512, 1, 1)], {"act_type": "softrelu"},
+                              True),
     **{f"bn {'train' if t else 'infer'} (32,{c},{s},{s})":
        ("BatchNorm", [(32, c, s, s), (c,), (c,), (c,), (c,)], {"fix_gamma": False}, t)
        for c, s in ((64, 32), (128, 16), (256, 8), (512, 4), (64, 16), (64, 8), (128, 4),

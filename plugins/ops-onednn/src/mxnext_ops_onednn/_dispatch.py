@@ -15,7 +15,7 @@ KEY = "FCompute<cpu>"
 calls: Counter = Counter()
 """(op, "onednn" | "fallback") -> how many calls went that way in this process."""
 wins: dict = {}
-"""op -> ``rule(inputs, params)``: True where oneDNN was measured faster than the outranked
+"""op -> ``rule(ctx, inputs, params)``: True where oneDNN was measured faster than the outranked
 kernel; calls outside it go there without trying oneDNN. Read at every call, so a rule may be
 replaced (the tests drop them to check the oneDNN code at small shapes)."""
 
@@ -31,7 +31,7 @@ def kernel(op: str, body, rule=None):
     def compute(ctx, inputs, req, outputs, params):
         lib = _dnnl.lib() if _host(inputs, outputs) else None
         rule = wins.get(op)
-        if lib is not None and (rule is None or rule(inputs, params)) and \
+        if lib is not None and (rule is None or rule(ctx, inputs, params)) and \
                 body(lib, ctx, inputs, req, outputs, params):
             calls[op, "onednn"] += 1
             return

@@ -19,6 +19,10 @@ _FORWARD = {"relu": d.ELTWISE_RELU_DST, "sigmoid": d.ELTWISE_LOGISTIC_DST,
 _BACKWARD = {k: v for k, v in _FORWARD.items() if k != "softrelu"}
 # alpha of each algorithm: softrelu is log(1 + exp(alpha x)) / alpha in oneDNN 3
 _ALPHA = {"softrelu": 1.0}
+# where oneDNN was measured faster (bench/layers.py; the plugin's README): act_type -> the
+# least size; relu and tanh never (numpy's loops are as fast and need no thread hand-off)
+FORWARD_WINS = {"sigmoid": 1 << 19, "softrelu": 1 << 16}
+BACKWARD_WINS = {"sigmoid": 1 << 21}
 
 
 def _forward_pd(lib, alg, alpha, size, attr=None):
@@ -99,6 +103,11 @@ def backward(lib, ctx, inputs, req, outputs, p):
     return True
 
 
-extend_op("Activation").set_attr(KEY, kernel("Activation", forward), PLEVEL)
-extend_op("_backward_Activation").set_attr(KEY, kernel("_backward_Activation", backward),
-                                           PLEVEL)
+def _rule(least: dict):
+    return lambda ctx, inputs, p: inputs[0].size >= least.get(p.act_type, float("inf"))
+
+
+extend_op("Activation").set_attr(KEY, kernel("Activation", forward, _rule(FORWARD_WINS)),
+                                 PLEVEL)
+extend_op("_backward_Activation").set_attr(
+    KEY, kernel("_backward_Activation", backward, _rule(BACKWARD_WINS)), PLEVEL)

@@ -18,6 +18,10 @@ from ._dispatch import KEY, finish, kernel, target
 from .convolution import covers, geometry, plan
 
 PLEVEL = 20
+FORWARD_WINS = 8
+"""The least ``num_filter`` where oneDNN's forward was measured faster (bench/layers.py:
+with 3 output channels its data-gradient convolution was twice ops-nn's time); the gradients
+were faster at every shape measured."""
 
 
 def pad_of(p, sizes) -> tuple:
@@ -77,6 +81,8 @@ def backward(lib, ctx, inputs, req, outputs, p):
     return True
 
 
-extend_op("Deconvolution").set_attr(KEY, kernel("Deconvolution", forward), PLEVEL)
+extend_op("Deconvolution").set_attr(
+    KEY, kernel("Deconvolution", forward, lambda ctx, inputs, p: p.num_filter >= FORWARD_WINS),
+    PLEVEL)
 extend_op("_backward_Deconvolution").set_attr(KEY, kernel("_backward_Deconvolution", backward),
                                               PLEVEL)

@@ -16,6 +16,10 @@ from ._dispatch import KEY, finish, kernel, plain_f32, target
 from ._prim import Desc, Plan, attr_user_scratchpad, cached, create_pd
 
 PLEVEL = 20
+FORWARD_WINS = 1 << 16
+"""The least data size where oneDNN's forward was measured faster (bench/layers.py). Its
+gradient never was: on AVX2 oneDNN runs its reference LRN gradient (and reruns the forward),
+several times slower than ops-nn's, so that rule sends every call to ops-nn."""
 
 
 def covers(x, *arrays) -> bool:
@@ -109,5 +113,7 @@ def backward(lib, ctx, inputs, req, outputs, p):
     return True
 
 
-extend_op("LRN").set_attr(KEY, kernel("LRN", forward), PLEVEL)
-extend_op("_backward_LRN").set_attr(KEY, kernel("_backward_LRN", backward), PLEVEL)
+extend_op("LRN").set_attr(
+    KEY, kernel("LRN", forward, lambda ctx, inputs, p: inputs[0].size >= FORWARD_WINS), PLEVEL)
+extend_op("_backward_LRN").set_attr(
+    KEY, kernel("_backward_LRN", backward, lambda ctx, inputs, p: False), PLEVEL)
