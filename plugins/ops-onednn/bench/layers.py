@@ -111,8 +111,15 @@ def _median_ms(fn, repeats, calls):
     return out
 
 
+def _rule_says(kind, ctx, inputs, p) -> str:
+    """'dnnl' or 'nn': which kernel the plugin's rule picks for this call."""
+    from mxnext_ops_onednn._dispatch import wins
+    rule = wins.get(kind)
+    return "dnnl" if rule is None or rule(ctx, inputs, p) else "nn"
+
+
 def measure(name, lib, repeats, calls):
-    """{direction: (oneDNN ms, ops-nn ms)} for one case."""
+    """{direction: (oneDNN ms, ops-nn ms, the rule's pick)} for one case."""
     from opsdk.testing import make_context, op_def, parse
     op, shapes, params, is_train = CASES[name]
     rng = np.random.default_rng(0)
@@ -133,7 +140,7 @@ def measure(name, lib, repeats, calls):
         try:
             run_mine()
         except NotImplementedError:
-            result["bwd"] = (float("nan"), float("nan"))     # oneDNN does not cover it
+            result["bwd"] = (float("nan"), float("nan"), "nn")     # oneDNN does not cover it
             continue
         if kind == op:
             fwd_outs = outs
@@ -142,7 +149,8 @@ def measure(name, lib, repeats, calls):
             times["onednn"] += _median_ms(run_mine, 1, calls)
             times["ops-nn"] += _median_ms(run_theirs, 1, calls)
         result["bwd" if kind != op else "fwd"] = (statistics.median(times["onednn"]),
-                                                  statistics.median(times["ops-nn"]))
+                                                  statistics.median(times["ops-nn"]),
+                                                  _rule_says(kind, ctx, inputs, p))
     return result
 
 
@@ -156,15 +164,16 @@ def main(argv=None):
     from mxnext_ops_onednn import _dnnl
     lib = _dnnl.lib()
     print(f"median of {args.repeats} x mean of {args.calls} calls, milliseconds; "
-          f"ratio = oneDNN / ops-nn (below 1: oneDNN faster)")
-    print(f"{'case':<32}{'dnnl fwd':>9}{'nn fwd':>9}{'ratio':>7}{'dnnl bwd':>10}{'nn bwd':>9}"
-          f"{'ratio':>7}")
+          f"ratio = oneDNN / ops-nn (below 1: oneDNN faster); rule = the kernel the plugin's "
+          f"rule picks")
+    print(f"{'case':<32}{'dnnl fwd':>9}{'nn fwd':>9}{'ratio':>7}{'rule':>6}{'dnnl bwd':>10}"
+          f"{'nn bwd':>9}{'ratio':>7}{'rule':>6}")
     for name in CASES:
         if args.only not in name:
             continue
         r = measure(name, lib, args.repeats, args.calls)
-        cells = "".join(f"{a:>{w}.3f}{b:>9.3f}{a / b:>7.2f}"
-                        for (a, b), w in ((r["fwd"], 9), (r["bwd"], 10)))
+        cells = "".join(f"{a:>{w}.3f}{b:>9.3f}{a / b:>7.2f}{pick:>6}"
+                        for (a, b, pick), w in ((r["fwd"], 9), (r["bwd"], 10)))
         print(f"{name:<32}{cells}", flush=True)
 
 
