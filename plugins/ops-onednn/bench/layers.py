@@ -81,6 +81,7 @@ def _caller(fn, opdef, p, ctx, inputs):
     _, shapes, _, types = infer(opdef, p, [a.shape for a in inputs], [a.dtype for a in inputs])
     outputs = [np.zeros(s, t) for s, t in zip(shapes, types)]
     req = [1] * len(outputs)
+    # BatchNorm's gradient updates its inputs 5 and 6 (the moving statistics): fresh copies
     return lambda: fn(ctx, [a.copy() if i >= 5 else a for i, a in enumerate(inputs)], req,
                       outputs, p), outputs
 
