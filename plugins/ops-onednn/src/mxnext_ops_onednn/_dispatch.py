@@ -14,17 +14,25 @@ from . import _dnnl
 KEY = "FCompute<cpu>"
 calls: Counter = Counter()
 """(op, "onednn" | "fallback") -> how many calls went that way in this process."""
+wins: dict = {}
+"""op -> ``rule(ctx, inputs, params)``: True where oneDNN was measured faster than the outranked
+kernel; calls outside it go there without trying oneDNN. Read at every call, so a rule may be
+replaced (the tests drop them to check the oneDNN code at small shapes)."""
 
 
-def kernel(op: str, body):
+def kernel(op: str, body, rule=None):
     """``FCompute<cpu>`` for ``op``: ``body(lib, ctx, inputs, req, outputs, params)`` returns
-    True when it computed the call, False to hand it to the outranked kernel. It runs on the
-    OpenMP threads of the cores ``opsdk.cpu_share`` gives it (those no other kernel holds)."""
+    True when it computed the call, False to hand it to the outranked kernel; ``rule``, when
+    given, becomes ``wins[op]``. It runs on the OpenMP threads of the cores
+    ``opsdk.cpu_share`` gives it (those no other kernel holds)."""
     below = []
+    if rule is not None:
+        wins[op] = rule
 
     def compute(ctx, inputs, req, outputs, params):
         lib = _dnnl.lib() if _host(inputs, outputs) else None
-        if lib is not None:
+        rule = wins.get(op)
+        if lib is not None and (rule is None or rule(ctx, inputs, params)):
             with cpu_share(thread_policy().openmp) as n:
                 lib.use_threads(n)
                 done = body(lib, ctx, inputs, req, outputs, params)

@@ -22,12 +22,19 @@ TAG_ANY, TAG_A = 1, 2             # plain row-major tags: TAG_A + ndims - 1 (ab,
 # channels blocked by 8 or 16 (aBc8b, aBcd8b, aBcde8b / aBc16b, ...), by ndims
 TAG_BLOCKED = {8: {3: 69, 4: 102, 5: 142}, 16: {3: 56, 4: 78, 5: 121}}
 ISA_AVX512_CORE = 0x27            # dnnl_cpu_isa_t bits: avx512_core and up include them
-FORWARD_TRAINING, FORWARD_INFERENCE, BACKWARD_DATA, BACKWARD_WEIGHTS = 64, 96, 160, 192
+FORWARD_TRAINING, FORWARD_INFERENCE, BACKWARD, BACKWARD_DATA, BACKWARD_WEIGHTS = \
+    64, 96, 128, 160, 192
 CONVOLUTION_DIRECT = 1
 POOLING_MAX, POOLING_AVG_INCLUDE_PADDING, POOLING_AVG_EXCLUDE_PADDING = 511, 767, 1023
+ELTWISE_SOFT_RELU = 0x27
+ELTWISE_RELU_DST, ELTWISE_TANH_DST, ELTWISE_LOGISTIC_DST = 0x100, 0x101, 0x104  # use_dst_for_bwd
+LRN_ACROSS_CHANNELS = 0xaff
+BN_GLOBAL_STATS, BN_SCALE, BN_SHIFT = 1, 2, 4     # dnnl_normalization_flags_t
 ARG_SRC, ARG_DST, ARG_WEIGHTS, ARG_BIAS = 1, 17, 33, 41
 ARG_DIFF_SRC, ARG_DIFF_DST, ARG_DIFF_WEIGHTS, ARG_DIFF_BIAS = 129, 145, 161, 169
 ARG_WORKSPACE, ARG_SCRATCHPAD = 64, 80
+ARG_MEAN, ARG_VARIANCE, ARG_SCALE, ARG_SHIFT, ARG_DIFF_SCALE, ARG_DIFF_SHIFT = \
+    49, 50, 51, 52, 255, 256
 QUERY_MD = {ARG_SRC: 129, ARG_DIFF_SRC: 130, ARG_WEIGHTS: 131, ARG_DIFF_WEIGHTS: 132,
             ARG_DST: 133, ARG_DIFF_DST: 134, ARG_WORKSPACE: 135, ARG_SCRATCHPAD: 136}
 QUERY_EXEC_ARG_MD = 255
@@ -39,7 +46,7 @@ _STATUS = {1: "out of memory", 2: "invalid arguments", 3: "unimplemented",
            4: "last implementation reached", 5: "runtime error", 6: "not required"}
 
 Dims = ctypes.c_int64 * MAX_NDIMS
-_P, _I, _SZ = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
+_P, _I, _SZ, _F = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_float
 
 # name -> (restype, argtypes); restype c_int is a dnnl_status_t, checked on every call
 _PROTOS = {
@@ -78,6 +85,18 @@ _PROTOS = {
         (_I, [ctypes.POINTER(_P), _P, _I, _I, _P, _P, Dims, Dims, Dims, Dims, Dims, _P]),
     "dnnl_pooling_backward_primitive_desc_create":
         (_I, [ctypes.POINTER(_P), _P, _I, _P, _P, Dims, Dims, Dims, Dims, Dims, _P, _P]),
+    "dnnl_eltwise_forward_primitive_desc_create":
+        (_I, [ctypes.POINTER(_P), _P, _I, _I, _P, _P, _F, _F, _P]),
+    "dnnl_eltwise_backward_primitive_desc_create":
+        (_I, [ctypes.POINTER(_P), _P, _I, _P, _P, _P, _F, _F, _P, _P]),
+    "dnnl_lrn_forward_primitive_desc_create":
+        (_I, [ctypes.POINTER(_P), _P, _I, _I, _P, _P, ctypes.c_int64, _F, _F, _F, _P]),
+    "dnnl_lrn_backward_primitive_desc_create":
+        (_I, [ctypes.POINTER(_P), _P, _I, _P, _P, _P, ctypes.c_int64, _F, _F, _F, _P, _P]),
+    "dnnl_batch_normalization_forward_primitive_desc_create":
+        (_I, [ctypes.POINTER(_P), _P, _I, _P, _P, _F, ctypes.c_uint, _P]),
+    "dnnl_batch_normalization_backward_primitive_desc_create":
+        (_I, [ctypes.POINTER(_P), _P, _I, _P, _P, _P, _F, ctypes.c_uint, _P, _P]),
 }
 
 

@@ -3,6 +3,8 @@ forward, data gradient and weight gradient on oneDNN, outranking ops-nn's kernel
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from opsdk import extend_op
 
 from . import _dnnl as d
@@ -13,14 +15,23 @@ PLEVEL = 20
 _LAYOUTS = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 
 
-def geometry(p):
-    """(stride, dilate - 1, pad) per spatial axis, MXNet's defaults filled in (oneDNN counts
-    dilation from 0)."""
+class Geometry(NamedTuple):
+    """What a convolution primitive is made of besides its shapes: per spatial axis the
+    stride, the dilation counted from 0 (oneDNN's) and the padding of both ends; and the
+    groups."""
+    stride: tuple
+    dilate: tuple
+    pad: tuple
+    groups: int
+
+
+def geometry(p, pad=None) -> Geometry:
+    """``p``'s geometry, MXNet's defaults filled in; ``pad`` replaces ``p.pad`` (a
+    Deconvolution's comes from its target_shape)."""
     n = len(p.kernel)
-    stride = p.stride or (1,) * n
     dilate = p.dilate or (1,) * n
-    pad = p.pad or (0,) * n
-    return stride, tuple(x - 1 for x in dilate), pad
+    return Geometry(tuple(p.stride or (1,) * n), tuple(x - 1 for x in dilate),
+                    tuple(pad if pad is not None else p.pad or (0,) * n), p.num_group)
 
 
 def covers(p, *arrays) -> bool:
@@ -40,14 +51,16 @@ def _descs(lib, x_shape, w_shape, y_shape, groups, any: bool):
             Desc(lib, y_shape, any))
 
 
-def _forward_pd(lib, p, x_shape, w_shape, y_shape, bias: bool, attr=None):
-    stride, dil, pad = geometry(p)
-    x, w, y = _descs(lib, x_shape, w_shape, y_shape, p.num_group, any=True)
+def _geo_dims(g: Geometry):
+    return dims_of(g.stride), dims_of(g.dilate), dims_of(g.pad), dims_of(g.pad)
+
+
+def _forward_pd(lib, g, x_shape, w_shape, y_shape, bias: bool, attr=None):
+    x, w, y = _descs(lib, x_shape, w_shape, y_shape, g.groups, any=True)
     b = Desc(lib, (w_shape[0],), any=True) if bias else None
     return create_pd(lib, "dnnl_convolution_forward_primitive_desc_create", lib.engine,
                      d.FORWARD_TRAINING, d.CONVOLUTION_DIRECT, x.md, w.md,
-                     b.md if b else None, y.md, dims_of(stride), dims_of(dil), dims_of(pad),
-                     dims_of(pad), attr)
+                     b.md if b else None, y.md, *_geo_dims(g), attr)
 
 
 def _plain(lib, x_shape, w_shape, y_shape, groups, names, bias: bool):
@@ -58,19 +71,19 @@ def _plain(lib, x_shape, w_shape, y_shape, groups, names, bias: bool):
     return out
 
 
-def _build(lib, kind, p, x_shape, w_shape, y_shape, bias):
+def _build(lib, kind, g, x_shape, w_shape, y_shape, bias):
     attr = attr_user_scratchpad(lib)
     try:
         if kind == "forward":
-            pd = _forward_pd(lib, p, x_shape, w_shape, y_shape, bias, attr)
+            pd = _forward_pd(lib, g, x_shape, w_shape, y_shape, bias, attr)
             names = (d.ARG_SRC, d.ARG_WEIGHTS, d.ARG_DST, d.ARG_BIAS)
             outputs = {d.ARG_DST}
         else:
-            hint = _forward_pd(lib, p, x_shape, w_shape, y_shape, bias)
+            hint = _forward_pd(lib, g, x_shape, w_shape, y_shape, bias)
             if hint is None:
                 return None
             try:
-                pd = _backward_pd(lib, kind, p, x_shape, w_shape, y_shape, bias, attr, hint)
+                pd = _backward_pd(lib, kind, g, x_shape, w_shape, y_shape, bias, attr, hint)
             finally:
                 lib.dnnl_primitive_desc_destroy(hint)
             if kind == "data":
@@ -80,16 +93,15 @@ def _build(lib, kind, p, x_shape, w_shape, y_shape, bias):
                 outputs = {d.ARG_DIFF_WEIGHTS, d.ARG_DIFF_BIAS}
         if pd is None:
             return None
-        return Plan(lib, pd, _plain(lib, x_shape, w_shape, y_shape, p.num_group, names, bias),
+        return Plan(lib, pd, _plain(lib, x_shape, w_shape, y_shape, g.groups, names, bias),
                     outputs)
     finally:
         lib.dnnl_primitive_attr_destroy(attr)
 
 
-def _backward_pd(lib, kind, p, x_shape, w_shape, y_shape, bias, attr, hint):
-    stride, dil, pad = geometry(p)
-    x, w, y = _descs(lib, x_shape, w_shape, y_shape, p.num_group, any=True)
-    geo = (dims_of(stride), dims_of(dil), dims_of(pad), dims_of(pad))
+def _backward_pd(lib, kind, g, x_shape, w_shape, y_shape, bias, attr, hint):
+    x, w, y = _descs(lib, x_shape, w_shape, y_shape, g.groups, any=True)
+    geo = _geo_dims(g)
     if kind == "data":
         return create_pd(lib, "dnnl_convolution_backward_data_primitive_desc_create",
                          lib.engine, d.CONVOLUTION_DIRECT, x.md, w.md, y.md, *geo, hint, attr)
@@ -99,11 +111,11 @@ def _backward_pd(lib, kind, p, x_shape, w_shape, y_shape, bias, attr, hint):
                      *geo, hint, attr)
 
 
-def plan(lib, kind, p, x_shape, w_shape, y_shape, bias: bool):
-    """The cached plan of ``kind`` (forward, data, weight) for these shapes and parameters."""
-    key = ("Convolution", kind, x_shape, w_shape, y_shape, bias, p.kernel, geometry(p),
-           p.num_group)
-    return cached(key, lambda: _build(lib, kind, p, x_shape, w_shape, y_shape, bias))
+def plan(lib, kind, g: Geometry, x_shape, w_shape, y_shape, bias: bool):
+    """The cached plan of ``kind`` (forward, data, weight) for these shapes and geometry
+    (the weight's shape holds the kernel)."""
+    key = ("Convolution", kind, x_shape, w_shape, y_shape, bias, g)
+    return cached(key, lambda: _build(lib, kind, g, x_shape, w_shape, y_shape, bias))
 
 
 def forward(lib, ctx, inputs, req, outputs, p):
@@ -114,7 +126,7 @@ def forward(lib, ctx, inputs, req, outputs, p):
     if not covers(p, *inputs):
         return False
     y = outputs[0]
-    pl = plan(lib, "forward", p, x.shape, w.shape, y.shape, bias)
+    pl = plan(lib, "forward", geometry(p), x.shape, w.shape, y.shape, bias)
     if pl is None:
         return False
     res = target(y, req[0], inputs)
@@ -133,8 +145,9 @@ def backward(lib, ctx, inputs, req, outputs, p):
         return False
     want_data = bool(req[0])
     want_weight = bool(req[1]) or (bias and bool(req[2]))
-    data_plan = plan(lib, "data", p, x.shape, w.shape, og.shape, False) if want_data else None
-    weight_plan = plan(lib, "weight", p, x.shape, w.shape, og.shape, bias) \
+    g = geometry(p)
+    data_plan = plan(lib, "data", g, x.shape, w.shape, og.shape, False) if want_data else None
+    weight_plan = plan(lib, "weight", g, x.shape, w.shape, og.shape, bias) \
         if want_weight else None
     if (want_data and data_plan is None) or (want_weight and weight_plan is None):
         return False

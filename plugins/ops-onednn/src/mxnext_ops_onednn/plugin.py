@@ -9,9 +9,12 @@ from opsdk import PluginError, hookimpl, register_op_modules
 
 from . import _dnnl
 
-_MODULES = ("convolution", "pooling", "fully_connected")
+_MODULES = ("convolution", "pooling", "fully_connected", "activation", "batch_norm", "lrn",
+            "deconvolution")
 COVERED = ["Convolution", "_backward_Convolution", "Pooling", "_backward_Pooling",
-           "FullyConnected", "_backward_FullyConnected"]
+           "FullyConnected", "_backward_FullyConnected", "Activation", "_backward_Activation",
+           "BatchNorm", "_backward_BatchNorm", "LRN", "_backward_LRN", "Deconvolution",
+           "_backward_Deconvolution"]
 """The ops whose ``FCompute<cpu>`` this plugin outranks."""
 
 

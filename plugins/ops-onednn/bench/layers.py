@@ -1,0 +1,182 @@
+"""Per-call kernel time, oneDNN (this plugin's kernel body) vs ops-nn (the kernel it
+outranks), side by side, at the layer shapes of bench/executor.py's LeNet (batch 64) and
+ResNet-18 (3x32x32, batch 32), bench/gluon.py's resnet18_v1 (3x32x32, batch 32), and a few
+LRN and Deconvolution shapes (none of those networks has one).
+
+Run from the repo root::
+
+    .venv/bin/python plugins/ops-onednn/bench/layers.py [--repeats 15] [--calls 5] [--only bn]
+
+Each figure is the median over ``--repeats`` of the mean of ``--calls`` back-to-back calls,
+the two kernels taking turns, so a shared machine's load falls on both alike. The oneDNN body
+is called directly, past the plugin's shape rules (``wins``): the table is what those rules
+are drawn from. Printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+# name: (op, forward input shapes, params, is_train)
+CASES = {
+    "lenet tanh (64,20,24,24)": ("Activation", [(64, 20, 24, 24)], {"act_type": "tanh"}, True),
+    "lenet tanh (64,50,8,8)": ("Activation", [(64, 50, 8, 8)], {"act_type": "tanh"}, True),
+    "lenet tanh (64,500)": ("Activation", [(64, 500)], {"act_type": "tanh"}, True),
+    "relu (32,64,32,32)": ("Activation", [(32, 64, 32, 32)], {"act_type": "relu"}, True),
+    "relu (32,128,16,16)": ("Activation", [(32, 128, 16, 16)], {"act_type": "relu"}, True),
+    "relu (32,256,8,8)": ("Activation", [(32, 256, 8, 8)], {"act_type": "relu"}, True),
+    "relu (32,512,4,4)": ("Activation", [(32, 512, 4, 4)], {"act_type": "relu"}, True),
+    "relu (32,64,8,8)": ("Activation", [(32, 64, 8, 8)], {"act_type": "relu"}, True),
+    "relu (32,256,2,2)": ("Activation", [(32, 256, 2, 2)], {"act_type": "relu"}, True),
+    "relu (32,512,1,1)": ("Activation", [(32, 512, 1, 1)], {"act_type": "relu"}, True),
+    "sigmoid (32,64,32,32)": ("Activation", [(32, 64, 32, 32)], {"act_type": "sigmoid"}, True),
+    "sigmoid (32,128,16,16)": ("Activation", [(32, 128, 16, 16)], {"act_type": "sigmoid"},
+                               True),
+    "sigmoid (32,64,16,16)": ("Activation", [(32, 64, 16, 16)], {"act_type": "sigmoid"}, True),
+    "sigmoid (32,64,8,8)": ("Activation", [(32, 64, 8, 8)], {"act_type": "sigmoid"}, True),
+    "sigmoid (64,500)": ("Activation", [(64, 500)], {"act_type": "sigmoid"}, True),
+    "sigmoid (32,512,1,1)": ("Activation", [(32, 512, 1, 1)], {"act_type": "sigmoid"}, True),
+    "softrelu (32,64,32,32)": ("Activation", [(32, 64, 32, 32)], {"act_type": "softrelu"},
+                               True),
+    "softrelu (32,64,8,8)": ("Activation", [(32, 64, 8, 8)], {"act_type": "softrelu"}, True),
+    "softrelu (64,500)": ("Activation", [(64, 500)], {"act_type": "softrelu"}, True),
+    "softrelu (32,512,1,1)": ("Activation", [(32, 512, 1, 1)], {"act_type": "softrelu"},
+                              True),
+    **{f"bn {'train' if t else 'infer'} (32,{c},{s},{s})":
+       ("BatchNorm", [(32, c, s, s), (c,), (c,), (c,), (c,)], {"fix_gamma": False}, t)
+       for c, s in ((64, 32), (128, 16), (256, 8), (512, 4), (64, 16), (64, 8), (128, 4),
+                    (256, 2), (512, 1)) for t in (True, False)},
+    "lrn n5 (8,96,27,27)": ("LRN", [(8, 96, 27, 27)], {"nsize": 5}, True),
+    "lrn n5 (32,64,16,16)": ("LRN", [(32, 64, 16, 16)], {"nsize": 5}, True),
+    "lrn n3 (4,16,8,8)": ("LRN", [(4, 16, 8, 8)], {"nsize": 3}, True),
+    "deconv 4x4/2 128->64 8x8 b32": ("Deconvolution", [(32, 128, 8, 8), (128, 64, 4, 4)],
+                                     {"kernel": (4, 4), "stride": (2, 2), "pad": (1, 1),
+                                      "num_filter": 64}, True),
+    "deconv 4x4/2 64->3 16x16 b32": ("Deconvolution", [(32, 64, 16, 16), (64, 3, 4, 4)],
+                                     {"kernel": (4, 4), "stride": (2, 2), "pad": (1, 1),
+                                      "num_filter": 3}, True),
+    "deconv 3x3 g4 32->32 16x16 b8": ("Deconvolution", [(8, 32, 16, 16), (32, 8, 3, 3)],
+                                      {"kernel": (3, 3), "pad": (1, 1), "num_filter": 32,
+                                       "num_group": 4}, True),
+}
+
+
+def backward_inputs(op, ins, outs, og):
+    """The inputs of ``_backward_<op>`` as its FGradient wires them."""
+    if op == "Activation":
+        return [og, outs[0]]
+    if op == "BatchNorm":
+        return [og, outs[1], outs[2], ins[0], ins[1], ins[3], ins[4]]
+    if op == "LRN":
+        return [og, ins[0], outs[1]]
+    return [og, ins[0], ins[1]]                         # Deconvolution
+
+
+def _caller(fn, opdef, p, ctx, inputs):
+    from opsdk.testing import infer
+    _, shapes, _, types = infer(opdef, p, [a.shape for a in inputs], [a.dtype for a in inputs])
+    outputs = [np.zeros(s, t) for s, t in zip(shapes, types)]
+    req = [1] * len(outputs)
+    # BatchNorm's gradient updates its inputs 5 and 6 (the moving statistics): fresh copies
+    return lambda: fn(ctx, [a.copy() if i >= 5 else a for i, a in enumerate(inputs)], req,
+                      outputs, p), outputs
+
+
+def _kernels(op, lib):
+    """(oneDNN body as a compute function, ops-nn's compute function) of ``op``."""
+    from importlib import import_module
+    from opsdk import outranked
+    base = op.removeprefix("_backward_")
+    module = import_module("mxnext_ops_onednn." + {"Activation": "activation",
+                                                   "BatchNorm": "batch_norm", "LRN": "lrn",
+                                                   "Deconvolution": "deconvolution"}[base])
+    body = module.backward if op.startswith("_backward_") else module.forward
+
+    def onednn(ctx, inputs, req, outputs, p):
+        if not body(lib, ctx, inputs, req, outputs, p):
+            raise NotImplementedError(op)
+    return onednn, outranked(op, "FCompute<cpu>")
+
+
+def _median_ms(fn, repeats, calls):
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        out.append((time.perf_counter() - t0) / calls * 1e3)
+    return out
+
+
+def _rule_says(kind, ctx, inputs, p) -> str:
+    """'dnnl' or 'nn': which kernel the plugin's rule picks for this call."""
+    from mxnext_ops_onednn._dispatch import wins
+    rule = wins.get(kind)
+    return "dnnl" if rule is None or rule(ctx, inputs, p) else "nn"
+
+
+def measure(name, lib, repeats, calls):
+    """{direction: (oneDNN ms, ops-nn ms, the rule's pick)} for one case."""
+    from opsdk.testing import make_context, op_def, parse
+    op, shapes, params, is_train = CASES[name]
+    rng = np.random.default_rng(0)
+    ins = [rng.uniform(-1, 1, s).astype(np.float32) for s in shapes]
+    if op == "BatchNorm":
+        ins[4] = np.abs(ins[4]) + 0.5
+    result, fwd_outs = {}, None
+    for kind in (op, f"_backward_{op}"):
+        opdef = op_def(kind)
+        p = parse(opdef, params)
+        ctx = make_context(opdef, p, is_train)
+        inputs = ins if kind == op else \
+            backward_inputs(op, ins, fwd_outs, rng.uniform(-1, 1, fwd_outs[0].shape)
+                            .astype(np.float32))
+        mine, theirs = _kernels(kind, lib)
+        run_mine, outs = _caller(mine, opdef, p, ctx, inputs)
+        run_theirs, _ = _caller(theirs, opdef, p, ctx, inputs)
+        try:
+            run_mine()
+        except NotImplementedError:
+            result["bwd"] = (float("nan"), float("nan"), "nn")     # oneDNN does not cover it
+            continue
+        if kind == op:
+            fwd_outs = outs
+        times = {"onednn": [], "ops-nn": []}
+        for _ in range(repeats):
+            times["onednn"] += _median_ms(run_mine, 1, calls)
+            times["ops-nn"] += _median_ms(run_theirs, 1, calls)
+        result["bwd" if kind != op else "fwd"] = (statistics.median(times["onednn"]),
+                                                  statistics.median(times["ops-nn"]),
+                                                  _rule_says(kind, ctx, inputs, p))
+    return result
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--calls", type=int, default=5)
+    ap.add_argument("--only", default="", help="run the cases whose name contains this")
+    args = ap.parse_args(argv)
+    import mxnext  # noqa: F401  (loads the plugins)
+    from mxnext_ops_onednn import _dnnl
+    lib = _dnnl.lib()
+    print(f"median of {args.repeats} x mean of {args.calls} calls, milliseconds; "
+          f"ratio = oneDNN / ops-nn (below 1: oneDNN faster); rule = the kernel the plugin's "
+          f"rule picks")
+    print(f"{'case':<32}{'dnnl fwd':>9}{'nn fwd':>9}{'ratio':>7}{'rule':>6}{'dnnl bwd':>10}"
+          f"{'nn bwd':>9}{'ratio':>7}{'rule':>6}")
+    for name in CASES:
+        if args.only not in name:
+            continue
+        r = measure(name, lib, args.repeats, args.calls)
+        cells = "".join(f"{a:>{w}.3f}{b:>9.3f}{a / b:>7.2f}{pick:>6}"
+                        for (a, b, pick), w in ((r["fwd"], 9), (r["bwd"], 10)))
+        print(f"{name:<32}{cells}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

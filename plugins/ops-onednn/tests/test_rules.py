@@ -1,0 +1,57 @@
+"""The measured rules (``_dispatch.wins``) send each call the way the bench found faster:
+oneDNN inside them, ops-nn outside, with the same results either way."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+rng = np.random.default_rng(7)
+
+
+def _f(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("act, shape, path", [
+    ("relu", (32, 64, 32, 32), "fallback"), ("tanh", (64, 500), "fallback"),
+    ("sigmoid", (64, 500), "fallback"), ("sigmoid", (8, 64, 32, 32), "onednn"),
+    ("softrelu", (64, 500), "fallback"), ("softrelu", (2, 64, 32, 32), "onednn")])
+def test_activation_forward(act, shape, path, compare):
+    compare("Activation", [_f(*shape)], {"act_type": act}, path=path)
+
+
+def test_activation_gradient(compare):
+    p = {"act_type": "sigmoid"}
+    y = compare("Activation", [_f(1 << 19)], p)[0]
+    compare("_backward_Activation", [_f(1 << 19), y], p, path="fallback")
+    y = compare("Activation", [_f(1 << 21)], p)[0]
+    compare("_backward_Activation", [_f(1 << 21), y], p)
+
+
+@pytest.mark.parametrize("shape, is_train, path", [
+    ((32, 256, 2, 2), True, "onednn"), ((32, 256, 2, 2), False, "fallback"),
+    ((32, 64, 8, 8), True, "fallback"), ((32, 512, 1, 1), True, "fallback")])
+def test_batch_norm(shape, is_train, path, compare):
+    c = shape[1]
+    ins = [_f(*shape), _f(c), _f(c), _f(c), np.abs(_f(c)) + 0.5]
+    p = {"fix_gamma": False}
+    out = compare("BatchNorm", ins, p, is_train=is_train, path=path)
+    compare("_backward_BatchNorm", [_f(*shape), out[1], out[2], ins[0], ins[1], ins[3], ins[4]],
+            p, is_train=is_train, mutated=[5, 6], path=path)
+
+
+def test_lrn_forward_by_size_gradient_never(compare):
+    p = {"nsize": 5}
+    compare("LRN", [_f(2, 4, 8, 8)], p, path="fallback")
+    x = _f(1, 16, 64, 64)
+    out = compare("LRN", [x], p)
+    compare("_backward_LRN", [_f(*x.shape), x, out[1]], p, path="fallback")
+
+
+@pytest.mark.parametrize("f, path", [(3, "fallback"), (8, "onednn")])
+def test_deconvolution_forward_by_num_filter_gradients_always(f, path, compare):
+    p = {"kernel": (4, 4), "stride": (2, 2), "pad": (1, 1), "num_filter": f}
+    x, w = _f(2, 4, 5, 5), _f(4, f, 4, 4)
+    y = compare("Deconvolution", [x, w], p, path=path)[0]
+    compare("_backward_Deconvolution", [_f(*y.shape), x, w], p)
