@@ -50,14 +50,11 @@ def test_a_name_meant_for_a_distribution_names_it(monkeypatch):
 
 
 @pytest.mark.parametrize("expr, statement, says", [
-    ("mx.image.ImageIter", "from mxnext.image import ImageIter",
-     "mxnet.image.ImageIter is an MXNet 1.x name that mxnext does not provide; "
-     "mx.io.ImageRecordIter reads .rec image files"),
     ("mx.gluon.contrib.estimator", "from mxnext.gluon.contrib.estimator import Estimator",
      "mxnet.gluon.contrib.estimator is an MXNet 1.x name that mxnext does not provide; "
      "write the loop with autograd.record()"),
 ])
-def test_imageiter_and_estimator_name_what_provides_them(expr, statement, says):
+def test_a_missing_name_says_what_to_use_instead(expr, statement, says):
     with pytest.raises(_missing.NotProvided, match="has no attribute") as err:
         eval(expr)
     assert says in str(err.value)

@@ -23,15 +23,12 @@ NAMES = {
                            LibSVMIter"""},
     "mxnext.ndarray": {None: "sparse"},
     "mxnext.symbol": {None: "sparse"},
-    "mxnext.image": {None: "ImageIter ImageDetIter"},
     "mxnext.gluon.contrib": {None: "estimator"},
 }
 # distributions meant to provide whole modules
 
 # what mxnext has instead of a name it does not provide
 INSTEAD = {
-    "mxnext.image.ImageIter": "mx.io.ImageRecordIter reads .rec image files and "
-                              "gluon.data.vision.ImageFolderDataset image folders",
     "mxnext.gluon.contrib.estimator": "write the loop with autograd.record() and "
                                       "Trainer.step(), or train a symbol with mx.mod.Module.fit",
 }
