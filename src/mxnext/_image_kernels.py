@@ -145,13 +145,14 @@ def rotate(x, degrees, zoom_in=False, zoom_out=False):
 
 
 # OpenCV's border types by number: numpy's pad modes
-_BORDERS = {0: "constant", 1: "symmetric", 2: "reflect", 3: "edge", 4: "wrap"}
+_BORDERS = {0: "constant", 1: "edge", 2: "symmetric", 3: "wrap", 4: "reflect"}
 
 
 def make_border(x, top, bot, left, right, kind=0, values=()):
     """``x`` (H, W, C) padded as OpenCV's ``copyMakeBorder``: constant ``values`` per
-    channel, 0 for channels past them (0), mirrored with (1) or without (2) the edge pixel, edge copies (3), wrapped
-    around (4). OpenCV's flag 16 (BORDER_ISOLATED) is ignored, as on a whole image."""
+    channel, 0 for channels past them (0), edge copies (1), mirrored with (2) or without
+    (4) the edge pixel, wrapped around (3). OpenCV's flag 16 (BORDER_ISOLATED) is ignored,
+    as on a whole image."""
     kind &= ~16
     if kind not in _BORDERS:
         raise MXNetError(f"copyMakeBorder: type: expected one of {sorted(_BORDERS)} "

@@ -74,7 +74,8 @@ def copyMakeBorder(src, top, bot, left, right, type=0, value=0.0, values=(),  # 
                    out=None):
     """``src`` with a border of ``top``, ``bot``, ``left``, ``right`` pixels (OpenCV's
     ``copyMakeBorder``): ``type`` 0 constant (``values`` per channel, else ``value`` in the
-    first three), 1 reflect, 2 reflect-101, 3 replicate, 4 wrap."""
+    first three), OpenCV's 1 replicate, 2 reflect, 3 wrap, 4 reflect-101 (MXNet's
+    docstring numbers them otherwise; OpenCV's numbers are what it does)."""
     fill = tuple(values) if len(values) else (value,) * 3
     img = _image.make_border(src.asnumpy(), int(top), int(bot), int(left), int(right),
                              int(type), fill)
