@@ -64,8 +64,9 @@ def resize(x, width, height, interp=1):
     if (h, w) == (height, width):
         return x.copy()
     if interp == 0:
-        rows = np.minimum((np.arange(height) * (h / height)).astype(np.intp), h - 1)
-        cols = np.minimum((np.arange(width) * (w / width)).astype(np.intp), w - 1)
+        # OpenCV's source index: floor(i * (1 / (out / in))), the double rounding included
+        rows = np.minimum((np.arange(height) * (1.0 / (height / h))).astype(np.intp), h - 1)
+        cols = np.minimum((np.arange(width) * (1.0 / (width / w))).astype(np.intp), w - 1)
         return x[..., rows, :, :][..., cols, :]
     y0, y1, wy = _grid(h, height)
     x0, x1, wx = _grid(w, width)
