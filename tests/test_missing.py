@@ -11,7 +11,7 @@ from mxnext.base import MXNetError
 
 @pytest.mark.parametrize("expr, mxnet_name", [
     ("mx.rtc", "mxnet.rtc"), ("mx.monitor", "mxnet.monitor"),
-    ("mx.io.ImageDetRecordIter", "mxnet.io.ImageDetRecordIter"),
+    ("mx.io.ImageRecordUInt8Iter", "mxnet.io.ImageRecordUInt8Iter"),
     ("mx.sym.sparse", "mxnet.symbol.sparse"),
 ])
 def test_reading_a_missing_mxnet_name_says_mxnext_does_not_provide_it(expr, mxnet_name):

@@ -1,5 +1,5 @@
 """MXNet 1.x modules and names that mxnext does not provide (``mx.monitor``,
-``mx.io.ImageDetRecordIter``, ``mx.sym.sparse`` ...) say so, naming the distribution meant to
+``mx.io.ImageRecordUInt8Iter``, ``mx.sym.sparse`` ...) say so, naming the distribution meant to
 provide one where there is one, instead of a bare AttributeError.
 
 Reading such a name raises ``NotProvided``, an AttributeError (``hasattr`` stays False);
@@ -19,7 +19,7 @@ NAMES = {
                         notebook rtc torch th log library tvmop symbol_doc error
                         is_np_array np_array use_np_array"""},
     "mxnext.io": {None: """ImageRecordUInt8Iter ImageRecordInt8Iter
-                           ImageDetRecordIter ImageRecordIter_v1 ImageRecordUInt8Iter_v1"""},
+                           ImageRecordIter_v1 ImageRecordUInt8Iter_v1"""},
     "mxnext.symbol": {None: "sparse"},
     "mxnext.gluon.contrib": {None: "estimator"},
 }
