@@ -46,12 +46,11 @@ class CSRNDArray(BaseSparseNDArray):
     stype = "csr"
 
     def __init__(self, data, indices, indptr, shape, ctx=None):
-        data, indices, indptr = (np.asarray(a) for a in (data, indices, indptr))
+        data = np.asarray(data)
+        indices, indptr = np.asarray(indices, np.int64), np.asarray(indptr, np.int64)
         super().__init__(shape, data.dtype, ctx if ctx is not None else current_context())
-        _check_csr(data, indices.astype(np.int64), indptr.astype(np.int64), self._shape)
-        self._data = data
-        self._indices = indices.astype(np.int64)
-        self._indptr = indptr.astype(np.int64)
+        _check_csr(data, indices, indptr, self._shape)
+        self._data, self._indices, self._indptr = data, indices, indptr
 
     data = property(lambda self: array(self._data, ctx=self._ctx, dtype=self._dtype))
     indices = property(lambda self: array(self._indices, ctx=self._ctx, dtype=np.int64))
@@ -96,7 +95,8 @@ class CSRNDArray(BaseSparseNDArray):
     def __getitem__(self, key):
         """Rows ``key`` (an int or a step-1 slice) as a CSRNDArray."""
         if isinstance(key, (int, np.integer)):
-            key = slice(int(key), int(key) + 1) if key >= 0 else slice(int(key), int(key) + 1 or None)
+            row = int(key) + self._shape[0] if key < 0 else int(key)
+            key = slice(row, row + 1)
         if not isinstance(key, slice) or key.step not in (None, 1):
             raise MXNetError(f"CSRNDArray: only row slices with step 1 index a CSRNDArray, "
                              f"got {key!r}")
