@@ -184,3 +184,17 @@ def test_color_normalize_and_errors_name_what_is_wrong():
         mx.image.ImageIter(2, SHAPE, imglist=[[0, "x.png"]], last_batch_handle="keep")
     with pytest.raises(ValueError, match="need its index"):
         mx.image.ImageIter(2, SHAPE, path_imgrec=str(HERE / "images.rec"), shuffle=True)
+
+
+def test_a_broken_image_is_named_and_hard_reset_drops_the_rolled_over_batch(tmp_path):
+    (tmp_path / "bad.png").write_bytes(b"not an image")
+    it = mx.image.ImageIter(1, SHAPE, imglist=[[0, "bad.png"]], path_root=str(tmp_path))
+    with pytest.raises(RuntimeError, match="Broken image filename: bad.png"):
+        it.next()
+    imglist = [[i, f"images/img{i}.png"] for i in range(5)]
+    it = mx.image.ImageIter(2, SHAPE, imglist=imglist, path_root=str(HERE),
+                            last_batch_handle="roll_over")
+    assert len(list(it)) == 2                 # the fifth image waits for the next epoch
+    it.hard_reset()
+    first = it.next()
+    assert first.pad == 0 and first.label[0].asnumpy().tolist() == [0.0, 1.0]

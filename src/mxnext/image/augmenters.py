@@ -53,8 +53,8 @@ class Augmenter:
         raise NotImplementedError(f"{type(self).__name__} must define __call__")
 
 
-class SequentialAug(Augmenter):
-    """``ts`` applied one after another."""
+class _Composite(Augmenter):
+    """Augmenters ``ts`` applied one after another; ``dumps()`` lists theirs."""
 
     def __init__(self, ts):
         super().__init__()
@@ -69,7 +69,11 @@ class SequentialAug(Augmenter):
         return src
 
 
-class RandomOrderAug(SequentialAug):
+class SequentialAug(_Composite):
+    """``ts`` applied one after another."""
+
+
+class RandomOrderAug(_Composite):
     """``ts`` applied in a new random order each call."""
 
     def __call__(self, src):
