@@ -83,6 +83,29 @@ def test_shuffle_and_every_random_augmenter_repeat_mxnet_under_the_same_seeds():
     _compare(it, "random", 2, atol=1e-4)
 
 
+def test_resizing_crops_repeat_mxnet_within_opencv_s_integer_rounding():
+    # uint8 images: OpenCV sums in fixed point, here in float and rounded (off by 1 at most
+    # per resize; the short-edge resize and the crop's resize make two)
+    _seed(9)
+    it = mx.image.ImageIter(3, SHAPE, path_imgrec=str(HERE / "images.rec"),
+                            path_imgidx=str(HERE / "images.idx"), shuffle=True, resize=12,
+                            rand_crop=True, rand_resize=True, inter_method=10)
+    _compare(it, "resized", 2, atol=2.0)
+
+
+@pytest.mark.parametrize("interp", [0, 1, 2, 3, 4])
+def test_imresize_modes_match_opencv(interp):
+    for size in ((20, 15), (4, 5), (6, 12)):
+        for kind in ("u8", "f32"):
+            image = EXPECTED["aug_" + ("u8" if kind == "u8" else "src")]
+            out = mx.image.imresize(mx.nd.array(image, dtype=image.dtype), *size, interp=interp)
+            want = EXPECTED[f"resize_{interp}_{size[0]}x{size[1]}_{kind}"]
+            assert out.dtype == want.dtype and out.shape == want.shape
+            np.testing.assert_allclose(out.asnumpy().astype(np.float64), want, rtol=0,
+                                       atol=1.0 if kind == "u8" else 0.02,
+                                       err_msg=f"interp {interp} {size} {kind}")
+
+
 @pytest.mark.parametrize("name, make, source", [
     ("brightness", lambda: mx.image.BrightnessJitterAug(0.5), "aug_src"),
     ("contrast", lambda: mx.image.ContrastJitterAug(0.5), "aug_src"),

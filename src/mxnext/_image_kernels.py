@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _image_resample as _resample
 from ._runtime.base import MXNetError
 
 __all__ = ["decode", "resize", "crop", "adjust", "rotate", "make_border"]
@@ -57,12 +58,29 @@ def _grid(n_in, n_out):
     return lo, hi, (pos - lo).astype(np.float32)
 
 
+def _separable(x, wy, wx):
+    """``x`` (..., H, W, C) times ``wy`` (h, H) along H and ``wx`` (w, W) along W."""
+    f = _float(x)
+    lead, (h_in, w_in, c) = f.shape[:-3], f.shape[-3:]
+    rows = np.matmul(wy.astype(f.dtype), f.reshape(lead + (h_in, w_in * c)))
+    out = np.matmul(wx.astype(f.dtype), rows.reshape(lead + (wy.shape[0], w_in, c)))
+    return _like(out, x)
+
+
 def resize(x, width, height, interp=1):
-    """``x`` resized to ``height`` x ``width``: nearest neighbour (``interp`` 0) or
-    bilinear (1; the other OpenCV modes are taken as bilinear)."""
+    """``x`` resized to ``height`` x ``width`` as OpenCV's ``resize``: nearest neighbour
+    (``interp`` 0), bilinear (1, also any other value), bicubic (2), area (3), Lanczos (4).
+    Integer images are computed in float and rounded (OpenCV's fixed-point sums may differ
+    by one)."""
     h, w = x.shape[-3], x.shape[-2]
     if (h, w) == (height, width):
         return x.copy()
+    if interp in (2, 4):
+        weights = _resample.cubic if interp == 2 else _resample.lanczos4
+        return _separable(x, weights(h, height), weights(w, width))
+    if interp == 3:
+        shrink = height <= h and width <= w
+        return _separable(x, _resample.area(h, height, shrink), _resample.area(w, width, shrink))
     if interp == 0:
         # OpenCV's source index: floor(i * (1 / (out / in))), the double rounding included
         rows = np.minimum((np.arange(height) * (1.0 / (height / h))).astype(np.intp), h - 1)
