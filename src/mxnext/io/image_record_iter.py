@@ -85,7 +85,7 @@ class ImageRecordIter(DataIter):
             ph, pw = pixels.shape[0], pixels.shape[1]
             short = self._resize
             size = (short, short * ph // pw) if ph > pw else (short * pw // ph, short)
-            pixels = kernels.resize(pixels, *size, 2)
+            pixels = kernels.resize(pixels, *size, 1)     # MXNet's inter_method: bilinear
         ph, pw = pixels.shape[0], pixels.shape[1]
         if ph < h or pw < w:
             pixels = kernels.resize(pixels, max(w, pw), max(h, ph), 1)
