@@ -1,5 +1,5 @@
 """MXNet 1.x modules and names that mxnext does not provide (``mx.monitor``,
-``mx.io.LibSVMIter``, ``mx.nd.sparse`` ...) say so, naming the distribution meant to
+``mx.io.ImageRecordUInt8Iter``, ``mx.sym.sparse`` ...) say so, naming the distribution meant to
 provide one where there is one, instead of a bare AttributeError.
 
 Reading such a name raises ``NotProvided``, an AttributeError (``hasattr`` stays False);
@@ -19,19 +19,14 @@ NAMES = {
                         notebook rtc torch th log library tvmop symbol_doc error
                         is_np_array np_array use_np_array"""},
     "mxnext.io": {None: """ImageRecordUInt8Iter ImageRecordInt8Iter
-                           ImageDetRecordIter ImageRecordIter_v1 ImageRecordUInt8Iter_v1
-                           LibSVMIter"""},
-    "mxnext.ndarray": {None: "sparse"},
+                           ImageRecordIter_v1 ImageRecordUInt8Iter_v1"""},
     "mxnext.symbol": {None: "sparse"},
-    "mxnext.image": {None: "ImageIter ImageDetIter"},
     "mxnext.gluon.contrib": {None: "estimator"},
 }
 # distributions meant to provide whole modules
 
 # what mxnext has instead of a name it does not provide
 INSTEAD = {
-    "mxnext.image.ImageIter": "mx.io.ImageRecordIter reads .rec image files and "
-                              "gluon.data.vision.ImageFolderDataset image folders",
     "mxnext.gluon.contrib.estimator": "write the loop with autograd.record() and "
                                       "Trainer.step(), or train a symbol with mx.mod.Module.fit",
 }

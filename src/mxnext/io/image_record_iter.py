@@ -1,14 +1,16 @@
 """``ImageRecordIter``: batches of the images in an image RecordIO file (``im2rec``'s
 output: each record an ``IRHeader`` with the label, then an encoded image), decoded,
-resized, cropped and mirrored as MXNet's C++ iterator does, in Python. Decoding is
-``mx.image.imdecode`` (Pillow)."""
+resized, cropped and mirrored as MXNet's C++ iterator does, in Python. Decoding and
+resizing are ``mx.image``'s numpy kernels (decoding with Pillow)."""
 
 from __future__ import annotations
 
+import io
 import random
 
 import numpy as np
 
+from .. import _image_kernels as kernels
 from .. import ndarray as nd
 from .._runtime.base import MXNetError
 from .batch import DataBatch, DataDesc, DataIter
@@ -76,20 +78,23 @@ class ImageRecordIter(DataIter):
         self._cursor = 0
 
     def _image(self, payload):
-        from ..image import image as img
         c, h, w = self._shape
-        pixels = img.imdecode(payload, flag=0 if c == 1 else 1)
+        pixels = kernels.decode(io.BytesIO(payload), 0 if c == 1 else 1, True,
+                                "ImageRecordIter")
         if self._resize > 0:
-            pixels = img.resize_short(pixels, self._resize)
+            ph, pw = pixels.shape[0], pixels.shape[1]
+            short = self._resize
+            size = (short, short * ph // pw) if ph > pw else (short * pw // ph, short)
+            pixels = kernels.resize(pixels, *size, 1)     # MXNet's inter_method: bilinear
         ph, pw = pixels.shape[0], pixels.shape[1]
         if ph < h or pw < w:
-            pixels = img.imresize(pixels, max(w, pw), max(h, ph))
+            pixels = kernels.resize(pixels, max(w, pw), max(h, ph), 1)
             ph, pw = pixels.shape[0], pixels.shape[1]
         if self._rand_crop:
             x0, y0 = self._rng.randint(0, pw - w), self._rng.randint(0, ph - h)
         else:
             x0, y0 = (pw - w) // 2, (ph - h) // 2
-        out = pixels.asnumpy()[y0:y0 + h, x0:x0 + w]
+        out = pixels[y0:y0 + h, x0:x0 + w]
         if self._rand_mirror and self._rng.random() < 0.5:
             out = out[:, ::-1]
         return (out.transpose(2, 0, 1).astype(np.float32) - self._mean) * self._scale

@@ -12,7 +12,7 @@ import sys as _sys
 
 from .. import _missing
 from .._runtime import registry as _registry
-from . import _imperative, _internal, contrib, image, linalg, ndarray, op, random
+from . import _imperative, _internal, contrib, image, linalg, ndarray, op, random, sparse
 from ._imperative import invoke
 from .ndarray import *  # noqa: F401,F403  (MXNet's mx.nd is its ndarray module's names)
 from .ndarray import __all__ as _ndarray_all
