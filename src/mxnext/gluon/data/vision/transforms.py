@@ -18,7 +18,7 @@ from .... import ndarray as nd
 from ...._runtime.base import MXNetError
 from ...block import Block, HybridBlock
 from ...nn import HybridSequential, Sequential
-from ....image import _kernels as _image
+from .... import _image_kernels as _image
 
 __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Rotate", "RandomRotation",
            "RandomResizedCrop", "CropResize", "CenterCrop", "Resize", "RandomFlipLeftRight",
