@@ -60,12 +60,15 @@ class GraphImporter:
         self.consts: dict[str, np.ndarray] = {}
         self.syms: dict[str, sym.Symbol] = {}
         self.shapes: dict[str, tuple] = {}
+        self.ranks: dict[str, int] = {}     # also where a dimension is symbolic (a free batch)
         self.dtypes: dict[str, np.dtype] = {}
         self._names: set[str] = set()
         for vi in [*self.graph.input, *self.graph.value_info, *self.graph.output]:
             shape = _static_shape(vi)
             if shape is not None:
                 self.shapes[vi.name] = shape
+            if vi.type.tensor_type.HasField("shape"):
+                self.ranks[vi.name] = len(vi.type.tensor_type.shape.dim)
             if vi.type.tensor_type.elem_type:
                 self.dtypes[vi.name] = np_dtype(vi.type.tensor_type.elem_type)
         for init in self.graph.initializer:
@@ -140,6 +143,8 @@ class GraphImporter:
     def rank(self, node, i):
         """Input ``i``'s number of dimensions; an MXNetError when it is not known."""
         shape = self.shape(node, i)
+        if shape is None and node.input[i] in self.ranks:
+            return self.ranks[node.input[i]]
         if shape is None:
             raise MXNetError(f"ONNX node {node.name or node.output[0]!r} ({node.op_type}): the "
                              f"rank of input {node.input[i]!r} must be known at import time "
