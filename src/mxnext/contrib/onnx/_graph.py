@@ -113,6 +113,12 @@ class GraphImporter:
             self.syms[name] = sym.var(name, shape=value.shape, dtype=value.dtype)
         return self.syms[name]
 
+    def constant(self, node, suffix, value):
+        """A value a converter computed (an index grid ...) as a variable holding it."""
+        name = self.name(node, suffix)
+        self.consts[name] = value
+        return self.tensor(name, f"ONNX node {node.name or node.output[0]!r}")
+
     def const(self, node, i, default=None):
         """Input ``i``'s value as a numpy array (``default`` when the input is not given);
         an MXNetError when it is computed at run time."""
