@@ -95,12 +95,7 @@ KNOWN_FAILURES: dict[str, str] = {
     r"^test_reshape_allowzero|^test_rotary_embedding(?:_3d_input|_interleaved|_no_position_ids"
     r"|_no_position_ids_interleaved)?_expanded_cpu$":
         "zero-size tensors: mxnext shapes have no 0 dims (0 means unknown, as in MXNet 1.x)",
-    r"^test_maxpool_with_argmax": "MaxPool's Indices output",
-    r"_training_mode_cpu$|^test_training_dropout(?:_default)?(?:_mask)?_cpu$|^test_bernoulli":
-        "training-mode BatchNormalization and Dropout, and random draws compared by value",
+    r"^test_training_dropout(?:_default)?(?:_mask)?_cpu$|^test_bernoulli":
+        "training-mode Dropout and random draws compared by value",
     r"^test_identity_opt|^test_identity_sequence": "optional and sequence values",
-    r"^test_wrap_pad": "Pad mode 'wrap'",
-    r"^test_squeezenet_cpu$":
-        "the light model's logits are ~7e9 and equal in exact arithmetic: the float32 "
-        "rounding of the convolutions decides the softmax",
 }

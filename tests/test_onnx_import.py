@@ -177,9 +177,10 @@ def test_a_shape_computed_at_run_time_names_the_input():
 def test_an_unconverted_attribute_value_is_named():
     model = _model([helper.make_node("Pad", ["x", "pads"], ["y"], name="p", mode="wrap")],
                    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])],
-                   [numpy_helper.from_array(np.array([0, 1, 0, 1], np.int64), "pads")])
-    with pytest.raises(ParamError, match=r"'p' \(Pad\): mode='wrap' is not converted"):
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 1])],
+                   [numpy_helper.from_array(np.array([0, -1, 0, -1], np.int64), "pads")])
+    with pytest.raises(ParamError, match=r"'p' \(Pad\): pads=\[0, 0, -1, -1\] is not "
+                                         r"converted; non-negative pads with mode 'wrap'"):
         import_model(model)
 
 

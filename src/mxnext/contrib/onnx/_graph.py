@@ -33,6 +33,34 @@ def _static_shape(value_info):
     return None if None in dims else tuple(dims)
 
 
+# initializers at least this large stand in by their type for shape inference: no shape
+# depends on their values (shapes, axes and bounds are small), and serialising them is
+# most of what inference costs on a large model
+_TYPE_ONLY_SIZE = 1024
+
+
+def _inferred_graph(model):
+    """The graph with ONNX's inferred ``value_info`` (the model's own graph where inference
+    fails: shapes are a help, not a need), computed on a copy whose large initializers are
+    replaced by typed graph inputs."""
+    onnx = onnx_module()
+    graph, helper = model.graph, onnx.helper
+    small = [t for t in graph.initializer if np.prod(t.dims) < _TYPE_ONLY_SIZE]
+    known = {i.name for i in graph.input}
+    typed = [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+             for t in graph.initializer
+             if np.prod(t.dims) >= _TYPE_ONLY_SIZE and t.name not in known]
+    light = helper.make_model(
+        helper.make_graph(graph.node, graph.name, [*graph.input, *typed], graph.output, small,
+                          value_info=graph.value_info),
+        opset_imports=model.opset_import, ir_version=model.ir_version,
+        functions=model.functions)
+    try:
+        return onnx.shape_inference.infer_shapes(light).graph
+    except Exception:  # noqa: BLE001
+        return graph
+
+
 def graph_metadata(graph) -> dict:
     """MXNet 1.9's metadata: ``input_tensor_data`` [(name, shape, elem_type)] for the inputs
     that are not initializers, ``output_tensor_data`` [(name, shape)]."""
@@ -52,20 +80,20 @@ class GraphImporter:
         onnx = onnx_module()
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
                           1)
-        try:
-            model = onnx.shape_inference.infer_shapes(model)
-        except Exception:  # noqa: BLE001  (shapes are a help, not a need: go on without them)
-            pass
         self.graph = model.graph
+        inferred = _inferred_graph(model)
         self.consts: dict[str, np.ndarray] = {}
         self.syms: dict[str, sym.Symbol] = {}
         self.shapes: dict[str, tuple] = {}
+        self.ranks: dict[str, int] = {}     # also where a dimension is symbolic (a free batch)
         self.dtypes: dict[str, np.dtype] = {}
         self._names: set[str] = set()
-        for vi in [*self.graph.input, *self.graph.value_info, *self.graph.output]:
+        for vi in [*self.graph.input, *inferred.value_info, *inferred.output]:
             shape = _static_shape(vi)
             if shape is not None:
                 self.shapes[vi.name] = shape
+            if vi.type.tensor_type.HasField("shape"):
+                self.ranks[vi.name] = len(vi.type.tensor_type.shape.dim)
             if vi.type.tensor_type.elem_type:
                 self.dtypes[vi.name] = np_dtype(vi.type.tensor_type.elem_type)
         for init in self.graph.initializer:
@@ -110,6 +138,12 @@ class GraphImporter:
             self.syms[name] = sym.var(name, shape=value.shape, dtype=value.dtype)
         return self.syms[name]
 
+    def constant(self, node, suffix, value):
+        """A value a converter computed (an index grid ...) as a variable holding it."""
+        name = self.name(node, suffix)
+        self.consts[name] = value
+        return self.tensor(name, f"ONNX node {node.name or node.output[0]!r}")
+
     def const(self, node, i, default=None):
         """Input ``i``'s value as a numpy array (``default`` when the input is not given);
         an MXNetError when it is computed at run time."""
@@ -140,6 +174,8 @@ class GraphImporter:
     def rank(self, node, i):
         """Input ``i``'s number of dimensions; an MXNetError when it is not known."""
         shape = self.shape(node, i)
+        if shape is None and node.input[i] in self.ranks:
+            return self.ranks[node.input[i]]
         if shape is None:
             raise MXNetError(f"ONNX node {node.name or node.output[0]!r} ({node.op_type}): the "
                              f"rank of input {node.input[i]!r} must be known at import time "

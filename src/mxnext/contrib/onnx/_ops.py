@@ -309,8 +309,10 @@ def _pad(g, node):
     width = [0] * (2 * rank)
     for k, ax in enumerate(axes):
         width[2 * ax], width[2 * ax + 1] = pads[k], pads[k + len(axes)]
+    if mode == "wrap":
+        return _wrap_pad(g, node, width)
     if mode not in ("constant", "reflect", "edge"):
-        raise unsupported(node, "mode", mode, "modes: constant, reflect, edge")
+        raise unsupported(node, "mode", mode, "modes: constant, reflect, edge, wrap")
     x, dtype = g.inp(node, 0), g.dtype(node, 0)
     if np.issubdtype(dtype, np.floating):
         return S.pad(x, mode=mode, pad_width=tuple(width), constant_value=value,
@@ -318,6 +320,20 @@ def _pad(g, node):
     out = S.pad(S.cast(x, dtype="float64"), mode=mode, pad_width=tuple(width),
                 constant_value=value)           # Pad computes in floats; exact for ints
     return S.cast(out, dtype=dtype.name, name=g.name(node))
+
+
+def _wrap_pad(g, node, width):
+    """Pad mode 'wrap': each axis extended before by its last entries and after by its
+    first ones (a concat of slices; pads up to the axis' length)."""
+    x = g.inp(node, 0)
+    for axis, (before, after) in enumerate(zip(width[::2], width[1::2])):
+        if before < 0 or after < 0:
+            raise unsupported(node, "pads", width, "non-negative pads with mode 'wrap'")
+        parts = [S.slice_axis(x, axis=axis, begin=-before, end=None)] if before else []
+        parts += [x] + ([S.slice_axis(x, axis=axis, begin=0, end=after)] if after else [])
+        if len(parts) > 1:
+            x = S.concat(*parts, dim=axis)
+    return S.identity(x, name=g.name(node))
 
 
 def _shape(g, node):

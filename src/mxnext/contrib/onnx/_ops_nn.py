@@ -104,10 +104,10 @@ def _deconv(g, node):
 
 def _pool(pool_type, g, node):
     a = g.attrs(node)
-    if len(node.output) > 1 and node.output[1]:
-        raise ParamError(f"{_where(node)}: the Indices output is not converted")
     kernel = tuple(a["kernel_shape"])
     stride, dilate, begin, end = _window(g, node, kernel)
+    if len(node.output) > 1 and node.output[1]:
+        return _argmax_pool(g, node, kernel, stride, dilate, begin, end)
     if any(d != 1 for d in dilate):
         return _dilated_pool(pool_type, g, node, kernel, stride, dilate, begin, end)
     kw = dict(kernel=kernel, stride=stride,
@@ -121,11 +121,11 @@ def _pool(pool_type, g, node):
     return S.identity(out, name=g.name(node))
 
 
-def _dilated_pool(pool_type, g, node, kernel, stride, dilate, begin, end):
-    """Pooling with dilated windows (Pooling has no dilate): the window's k offsets are
-    strided slices of the padded input, combined by max or sum."""
-    a, shape = g.attrs(node), _need_shape(g, node, 0)[2:]
-    ceil, nd = a.get("ceil_mode", 0), len(kernel)
+def _window_slices(g, node, kernel, stride, dilate, begin, end):
+    """Pooling as strided slices, one per window offset (for what Pooling lacks: dilation,
+    MaxPool's Indices). Returns ``windows(padded) -> [slice per offset]``, the end padding
+    that makes every window whole, and the extra part of it beyond ``end``."""
+    shape, ceil = _need_shape(g, node, 0)[2:], g.attrs(node).get("ceil_mode", 0)
     outs, extra = [], []
     for i, n in enumerate(shape):
         span, full = (kernel[i] - 1) * dilate[i] + 1, n + begin[i] + end[i]
@@ -134,11 +134,6 @@ def _dilated_pool(pool_type, g, node, kernel, stride, dilate, begin, end):
             out -= 1
         outs.append(out)
         extra.append(max(0, (out - 1) * stride[i] + span - full))
-    end_all = [e + x for e, x in zip(end, extra)]
-    fill = float("-inf") if pool_type == "max" else 0.0
-    x = g.inp(node, 0)
-    if pool_type == "lp":
-        x = S.abs(x) ** float(a.get("p", 2))
 
     def windows(data):
         parts = []
@@ -149,6 +144,18 @@ def _dilated_pool(pool_type, g, node, kernel, stride, dilate, begin, end):
                                                     zip(first, outs, stride)]),
                                  step=(None, None, *stride)))
         return parts
+    return windows, [e + x for e, x in zip(end, extra)], extra
+
+
+def _dilated_pool(pool_type, g, node, kernel, stride, dilate, begin, end):
+    """Pooling with dilated windows (Pooling has no dilate): the window's k offsets are
+    strided slices of the padded input, combined by max or sum."""
+    a, nd = g.attrs(node), len(kernel)
+    windows, end_all, extra = _window_slices(g, node, kernel, stride, dilate, begin, end)
+    fill = float("-inf") if pool_type == "max" else 0.0
+    x = g.inp(node, 0)
+    if pool_type == "lp":
+        x = S.abs(x) ** float(a.get("p", 2))
     parts = windows(_explicit_pad(x, begin, end_all, fill))
     if pool_type == "max":
         return S.identity(functools.reduce(S.broadcast_maximum, parts), name=g.name(node))
@@ -162,6 +169,29 @@ def _dilated_pool(pool_type, g, node, kernel, stride, dilate, begin, end):
     else:
         counted = _explicit_pad(ones, begin, end_all)
     return S.broadcast_div(total, S.add_n(*windows(counted)), name=g.name(node))
+
+
+def _argmax_pool(g, node, kernel, stride, dilate, begin, end):
+    """MaxPool with its Indices output: each window's first maximum and its index into the
+    flattened input (row-major, or column-major over the spatial axes with storage_order=1),
+    from an index grid sliced as the data is."""
+    shape = _need_shape(g, node, 0)
+    windows, end_all, _ = _window_slices(g, node, kernel, stride, dilate, begin, end)
+    spatial = shape[2:]
+    order = np.arange(int(np.prod(spatial)), dtype=np.float64)
+    if g.attrs(node).get("storage_order", 0):
+        order = order.reshape(spatial[::-1]).transpose().ravel()
+    index = (np.arange(shape[0] * shape[1], dtype=np.float64)[:, None] * order.size
+             + order).reshape(shape)                 # float64: exact to 2**53, and Pad reads it
+    x = S.cast(g.inp(node, 0), dtype="float64")
+    values = windows(_explicit_pad(x, begin, end_all, float("-inf")))
+    indices = windows(_explicit_pad(g.constant(node, "_index", index), begin, end_all, -1.0))
+    best, where = values[0], indices[0]
+    for value, idx in zip(values[1:], indices[1:]):
+        better = S.broadcast_greater(value, best)
+        best, where = S.where(better, value, best), S.where(better, idx, where)
+    return (S.cast(best, dtype=g.dtype(node, 0).name, name=g.name(node)),
+            S.cast(where, dtype="int64", name=g.name(node, "_indices")))
 
 
 def _ceil_windows(g, node, kernel, stride, begin, end):
@@ -218,12 +248,35 @@ def _global_pool(pool_type, g, node):
 
 def _batch_norm(g, node):
     a = g.attrs(node)
-    if a.get("training_mode", 0) or len([o for o in node.output if o]) > 1:
-        raise ParamError(f"{_where(node)}: training_mode=1 (batch statistics, running-mean "
-                         f"outputs) is not converted; inference mode is")
+    if a.get("training_mode", 0) and g.opset >= 14:
+        return _batch_norm_training(g, node)
+    if len([o for o in node.output if o]) > 1:
+        raise ParamError(f"{_where(node)}: the mean and variance outputs of opsets before 14 "
+                         f"are not converted; inference mode and training_mode=1 are")
     ins = [g.inp(node, i) for i in range(5)]
     return S.BatchNorm(*ins, eps=a.get("epsilon", 1e-5), momentum=a.get("momentum", 0.9),
                        fix_gamma=False, use_global_stats=True, name=g.name(node))
+
+
+def _batch_norm_training(g, node):
+    """training_mode=1: normalised by the batch's mean and (biased) variance over every axis
+    but 1; the optional outputs are the running mean and variance moved by ``momentum``."""
+    a, rank = g.attrs(node), g.rank(node, 0)
+    eps, momentum = a.get("epsilon", 1e-5), a.get("momentum", 0.9)
+    x, axes, per_channel = g.inp(node, 0), (0, *range(2, rank)), (1, -1) + (1,) * (rank - 2)
+    mean = S.mean(x, axis=axes, keepdims=True)
+    centred = S.broadcast_sub(x, mean)
+    var = S.mean(S.square(centred), axis=axes, keepdims=True)
+    scale, bias = (S.reshape(g.inp(node, i), shape=per_channel) for i in (1, 2))
+    y = S.broadcast_add(S.broadcast_mul(S.broadcast_div(centred, S.sqrt(var + eps)), scale),
+                        bias, name=g.name(node))
+    outs = [y]
+    for i, batch in ((3, mean), (4, var)):
+        if len(node.output) > i - 2 and node.output[i - 2]:
+            outs.append(S.identity(g.inp(node, i) * momentum
+                                   + S.reshape(batch, shape=(-1,)) * (1 - momentum),
+                                   name=g.name(node, f"_running_{'mean' if i == 3 else 'var'}")))
+    return outs
 
 
 def _instance_norm(g, node):
