@@ -23,3 +23,25 @@ def test_outputs_concatenated_along_axis(cls, hybridize):
     np.testing.assert_allclose(net(x).asnumpy(), want, rtol=1e-6)
     assert [k[len(net.prefix):] for k in net.collect_params()] == \
         ['dense0_weight', 'dense0_bias', 'dense1_weight', 'dense1_bias']
+
+
+@pytest.mark.parametrize('train', [False, True])
+def test_sync_batch_norm_on_one_device_is_batch_norm_over_axis_1(train):
+    from mxnext.gluon.contrib.nn import SyncBatchNorm
+    x = mx.nd.array(np.random.default_rng(0).normal(size=(4, 3, 2, 2)))
+    sync, plain = SyncBatchNorm(3, momentum=0.8), nn.BatchNorm(momentum=0.8, in_channels=3)
+    for net in (sync, plain):
+        net.initialize(mx.init.Uniform())
+    for name in ('gamma', 'beta'):
+        getattr(plain, name).set_data(getattr(sync, name).data())
+    assert [k[len(sync.prefix):] for k in sync.collect_params()] == \
+        ['gamma', 'beta', 'running_mean', 'running_var']
+    with mx.autograd.record(train_mode=train):
+        got, want = sync(x), plain(x)
+    np.testing.assert_allclose(got.asnumpy(), want.asnumpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(sync.running_mean.data().asnumpy(),
+                               plain.running_mean.data().asnumpy(), rtol=1e-6)
+    with pytest.raises(Exception, match='ndev'):
+        bad = SyncBatchNorm(num_devices=2)
+        bad.initialize()
+        bad(x)

@@ -107,3 +107,23 @@ def test_image_folder_reads_images_as_hwc_uint8(tmp_path):
     assert label == 0 and np.array_equal(img.asnumpy(), pixels)
     gray, _ = gluon.data.vision.ImageFolderDataset(str(tmp_path), flag=0)[0]
     assert gray.shape == (4, 5, 1)
+
+
+def test_image_record_dataset_decodes_records_and_their_labels(tmp_path):
+    pytest.importorskip("PIL")
+    rng = np.random.default_rng(1)
+    images = [rng.integers(0, 256, (6, 4, 3)).astype(np.uint8) for _ in range(3)]
+    labels = [2.0, [1.0, 0.5, 3.0], 7.0]
+    rec = mx.recordio.MXIndexedRecordIO(str(tmp_path / "x.idx"), str(tmp_path / "x.rec"), "w")
+    for i, (img, label) in enumerate(zip(images, labels)):
+        rec.write_idx(i, mx.recordio.pack((0, label, i, 0), _png(img)))
+    rec.close()
+    ds = gluon.data.vision.ImageRecordDataset(str(tmp_path / "x.rec"))
+    assert len(ds) == 3
+    img, label = ds[1]
+    assert img.dtype == np.uint8 and np.array_equal(img.asnumpy(), images[1])
+    assert label.dtype == np.float32 and label.tolist() == [1.0, 0.5, 3.0]
+    assert ds[2][1] == 7.0
+    flipped = gluon.data.vision.ImageRecordDataset(
+        str(tmp_path / "x.rec"), flag=0, transform=lambda d, l: (d.shape, l + 1))
+    assert flipped[0] == ((6, 4, 1), 3.0)

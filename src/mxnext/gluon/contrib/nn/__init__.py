@@ -2,6 +2,7 @@
 
 from .basic_layers import *
 from .pixel_shuffle import *
-from . import basic_layers, pixel_shuffle
+from .sync_batch_norm import *
+from . import basic_layers, pixel_shuffle, sync_batch_norm
 
-__all__ = basic_layers.__all__ + pixel_shuffle.__all__
+__all__ = basic_layers.__all__ + pixel_shuffle.__all__ + sync_batch_norm.__all__
