@@ -60,6 +60,17 @@ def test_run_a_module_and_the_usage(tmp_path):
     assert bad.returncode == 2 and "usage: python -m mxnext run SCRIPT.py" in bad.stderr
 
 
+def test_run_restores_numpy_1x_builtin_aliases_for_mxnet_era_code(tmp_path):
+    (tmp_path / "old.py").write_text(
+        "import numpy as np\n"
+        "print(np.array([1.5], dtype=np.float).dtype, np.int is int, np.object is object)\n")
+    out = _run("run", str(tmp_path / "old.py"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["float64", "True", "True"]
+    import numpy as np
+    assert "float" not in vars(np)       # only the run's child process has them
+
+
 def test_install_refuses_when_mxnet_itself_is_imported(monkeypatch):
     fake = types.ModuleType("mxnet")
     fake.__file__ = "/site-packages/mxnet/__init__.py"

@@ -1,11 +1,13 @@
 """``python -m mxnext run script.py [args]`` (or ``run -m module [args]``): run a program
-written for MXNet unmodified, its ``import mxnet`` giving mxnext (``mxnext.mxnet_alias``).
+written for MXNet unmodified, its ``import mxnet`` giving mxnext (``mxnext.mxnet_alias``),
+with numpy's 1.x builtin-type aliases (``np.float``, ...) back in place.
 ``mxnext run`` (the console command) is the same."""
 
 import os
 import runpy
 import sys
 
+from . import _numpy_aliases
 from .mxnet_alias import install
 
 USAGE = "usage: python -m mxnext run SCRIPT.py [ARGS...] | run -m MODULE [ARGS...]"
@@ -26,6 +28,7 @@ def main(argv) -> int:
         print(f"mxnext run: no such script {argv[1]!r} (from {os.getcwd()})", file=sys.stderr)
         return 2
     install()
+    _numpy_aliases.restore()
     if argv[1] == "-m":
         sys.argv = argv[2:]
         runpy.run_module(argv[2], run_name="__main__", alter_sys=True)
