@@ -622,3 +622,17 @@ def test_mx_contrib_is_the_contrib_ops_under_mxnets_older_name():
     assert mx.contrib.nd.isinf(x).asnumpy().tolist() == [0, 1]
     s = mx.contrib.sym.CTCLoss(mx.sym.var("data"), mx.sym.var("label"))
     assert s.attr("op_name") == "CTCLoss" and s.list_arguments() == ["data", "label"]
+
+
+def test_host_memory_contexts_mix_in_one_op_as_in_mxnet():
+    shared, plain = mx.nd.ones(2, ctx=mx.Context("cpu_shared", 0)), mx.nd.ones(2)
+    assert (shared + plain).context == mx.cpu() and (plain + shared).context == mx.cpu()
+    out = mx.nd.empty((2, 2), ctx=mx.Context("cpu_shared", 0))
+    assert mx.nd.stack(plain, plain * 2, out=out) is out
+    assert out.context.device_type == "cpu_shared" and out.asnumpy().tolist() == [[1, 1],
+                                                                                  [2, 2]]
+    pinned = mx.nd.empty((2,), ctx=mx.cpu_pinned())
+    mx.nd.elemwise_add(plain, plain, out=pinned)
+    assert pinned.asnumpy().tolist() == [2, 2]
+    with pytest.raises(mx.base.MXNetError, match="out\\[0\\] is \\(3,\\)"):
+        mx.nd.elemwise_add(plain, plain, out=mx.nd.empty((3,), ctx=mx.cpu_pinned()))

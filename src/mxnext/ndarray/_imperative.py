@@ -26,7 +26,7 @@ from .._runtime.context import current_context
 from .._runtime.engine import FnProperty, Var
 from .._runtime.opctx import BoundState, OpContext, OpReqType, call_compute
 from .._runtime.opfunc import make_op_function
-from ._plan import make_plan
+from ._plan import HOST_TYPES, make_plan
 
 __all__ = ["invoke", "invoke_params", "invoke_name", "op_function", "new_array", "from_host",
            "push", "array_class", "use_array_class"]
@@ -297,6 +297,12 @@ def _inplace_req(plan, inputs, outs):
     return req
 
 
+def _host_alike(have, want):
+    """Same shape, dtype and device id, both in host memory (cpu, cpu_pinned, cpu_shared):
+    MXNet lets an op on one of them write into an ``out=`` on another."""
+    return have[:2] == want[:2] and have[3] == want[3] and {have[2], want[2]} <= HOST_TYPES
+
+
 def _check_out(plan, out):
     outs = [out] if isinstance(out, _NDArray) else list(out)
     if len(outs) != len(plan.out_specs):
@@ -309,7 +315,7 @@ def _check_out(plan, out):
         if not isinstance(o, _NDArray):
             raise MXNetError(f"Operator {plan.name!r}: out[{i}] must be an NDArray, got "
                              f"{type(o).__name__}")
-        if o._sig != sig:
+        if o._sig != sig and not _host_alike(o._sig, sig):
             s, t = plan.out_specs[i]
             raise ShapeError(f"Operator {plan.name!r}: out[{i}] is {o._shape} {o._dtype} on "
                              f"{o._ctx}, but the op produces {s} {t} on {plan.ctx}")

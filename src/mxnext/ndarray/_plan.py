@@ -19,6 +19,8 @@ from .._runtime.opctx import OpReqType, is_async, kernel_of
 __all__ = ["Plan", "make_plan"]
 
 _WRITE, _NULL = OpReqType.WRITE_TO, OpReqType.NULL
+# host memory kinds MXNet lets one op mix (one device mask): the op then runs on plain cpu
+HOST_TYPES = frozenset(("cpu", "cpu_pinned", "cpu_shared"))
 
 
 class Plan:
@@ -55,7 +57,12 @@ def _context(name, params, inputs, ctx):
         return as_context(getattr(params, "ctx", None)) or as_context(ctx) or current_context()
     ctx = inputs[0]._ctx
     for i, a in enumerate(inputs):
-        if a._ctx != ctx:
+        if a._ctx == ctx:
+            continue
+        if {a._ctx.device_type, ctx.device_type} <= HOST_TYPES \
+                and a._ctx.device_id == ctx.device_id:
+            ctx = type(ctx)("cpu", ctx.device_id)
+        else:
             raise MXNetError(f"Operator {name!r}: all inputs must be on one context; input 0 "
                              f"is on {ctx} but input {i} is on {a._ctx} (copy it with "
                              f"as_in_context)")
