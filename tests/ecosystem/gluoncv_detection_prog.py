@@ -24,6 +24,12 @@ def _samples(transform, n=2):
     return [transform(img, label) for _ in range(n)]
 
 
+def _loaded(batch):
+    """The batch's arrays moved to the training context (the scripts' ``split_and_load``;
+    GluonCV's batchify functions put them in ``cpu_shared`` memory)."""
+    return [gluon.utils.split_and_load(x, [mx.cpu()])[0] for x in batch]
+
+
 def _trainer(net, lr):
     return gluon.Trainer(net.collect_params(), 'sgd',
                          {'learning_rate': lr, 'momentum': 0.9, 'wd': 5e-4})
@@ -35,8 +41,8 @@ def ssd(steps):
     net.initialize()
     with autograd.train_mode():
         _, _, anchors = net(mx.nd.zeros((1, 3, SIZE, SIZE)))
-    batch = Tuple(Stack(), Stack(), Stack())(
-        _samples(SSDDefaultTrainTransform(SIZE, SIZE, anchors)))
+    batch = _loaded(Tuple(Stack(), Stack(), Stack())(
+        _samples(SSDDefaultTrainTransform(SIZE, SIZE, anchors))))
     net.hybridize(static_alloc=True, static_shape=True)
     mbox_loss, trainer = gcv.loss.SSDMultiBoxLoss(), _trainer(net, 0.01)
     for _ in range(steps):
@@ -52,8 +58,8 @@ def yolo3(steps):
     from gluoncv.data.transforms.presets.yolo import YOLO3DefaultTrainTransform
     net = get_model('yolo3_mobilenet0.25_voc', pretrained_base=False)
     net.initialize()
-    batch = Tuple(*([Stack() for _ in range(6)] + [Pad(axis=0, pad_val=-1)]))(
-        _samples(YOLO3DefaultTrainTransform(SIZE, SIZE, net)))
+    batch = _loaded(Tuple(*([Stack() for _ in range(6)] + [Pad(axis=0, pad_val=-1)]))(
+        _samples(YOLO3DefaultTrainTransform(SIZE, SIZE, net))))
     net.hybridize(static_alloc=True, static_shape=True)
     trainer = _trainer(net, 0.001)
     for _ in range(steps):
@@ -69,9 +75,12 @@ def faster_rcnn(steps):
     from gluoncv.data.transforms.presets.rcnn import FasterRCNNDefaultTrainTransform
     net = get_model('faster_rcnn_resnet50_v1b_voc', pretrained_base=False)
     net.initialize()
-    transform = FasterRCNNDefaultTrainTransform(SIZE, 2 * SIZE, net, ashape=net.ashape)
-    data, label, rpn_cls_t, rpn_box_t, rpn_box_m = FasterRCNNTrainBatchify(net)(
-        _samples(transform, 1))
+    # the RPN keeps 2000 proposals in training: the feature map must hold that many anchors
+    transform = FasterRCNNDefaultTrainTransform(192, 256, net, ashape=net.ashape)
+    # one shard: image and label come as batches, the RPN targets as 1-tuples of batches
+    data, label, *rpn_targets = FasterRCNNTrainBatchify(net)(_samples(transform, 1))
+    data, label, rpn_cls_t, rpn_box_t, rpn_box_m = _loaded(
+        [data, label] + [field[0] for field in rpn_targets])
     rpn_cls_loss = gluon.loss.SigmoidBinaryCrossEntropyLoss(from_sigmoid=False)
     rpn_box_loss, rcnn_box_loss = gluon.loss.HuberLoss(rho=1 / 9.), gluon.loss.HuberLoss()
     rcnn_cls_loss = gluon.loss.SoftmaxCrossEntropyLoss()
