@@ -13,7 +13,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("gluoncv") is None,
                                 reason="GluonCV is not installed (make setup's ecosystem extra)")
 
 HERE = pathlib.Path(__file__).parent
-NETWORKS = ["cifar_resnet20_v1", "cifar_resnet20_v2", "mobilenet0.25", "mobilenetv2_0.25"]
+NETWORKS = ["cifar_resnet20_v1", "mobilenet0.25", "mobilenetv2_0.25", "ssd_tiny_mobilenet0.25"]
 
 
 def test_gluoncv_networks_reproduce_mxnet_s_outputs_from_its_parameters():
