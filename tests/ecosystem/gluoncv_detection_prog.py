@@ -106,6 +106,35 @@ def faster_rcnn(steps):
         yield total.sum().asscalar()
 
 
+def mask_rcnn(steps):
+    """Mask R-CNN through the training script's own ``ForwardBackwardTask``; its mask train
+    transform needs pycocotools, so the image, boxes and RPN targets come from the Faster
+    R-CNN transform and the object masks are the boxes filled in."""
+    from gluoncv.data.batchify import FasterRCNNTrainBatchify
+    from gluoncv.data.transforms.presets.rcnn import FasterRCNNDefaultTrainTransform
+    from gluoncv.model_zoo.rcnn.mask_rcnn.data_parallel import ForwardBackwardTask
+    net = get_model('mask_rcnn_resnet18_v1b_coco', pretrained_base=False)
+    net.initialize()
+    transform = FasterRCNNDefaultTrainTransform(192, 256, net, ashape=net.ashape)
+    data, label, *rpn_targets = FasterRCNNTrainBatchify(net)(_samples(transform, 1))
+    masks = np.zeros((1, 2) + data.shape[2:], np.float32)
+    for k, (x0, y0, x1, y1) in enumerate(label[0, :, :4].asnumpy().astype(int)):
+        masks[0, k, y0:y1, x0:x1] = 1
+    batch = _loaded([data, label, mx.nd.array(masks)] + [t[0] for t in rpn_targets])
+    net.collect_params().setattr('grad_req', 'null')
+    net.collect_train_params().setattr('grad_req', 'write')
+    trainer = gluon.Trainer(net.collect_train_params(), 'sgd',
+                            {'learning_rate': 0.001, 'momentum': 0.9, 'wd': 1e-4})
+    bce = gluon.loss.SigmoidBinaryCrossEntropyLoss(from_sigmoid=False)
+    task = ForwardBackwardTask(net, trainer, bce, gluon.loss.HuberLoss(rho=1 / 9.),
+                               gluon.loss.SoftmaxCrossEntropyLoss(), gluon.loss.HuberLoss(),
+                               bce, amp_enabled=False)
+    for _ in range(steps):
+        rpn1, rpn2, rcnn1, rcnn2, mask = task.forward_backward(batch)[:5]
+        trainer.step(1)
+        yield sum(float(l.asscalar()) for l in (rpn1, rpn2, rcnn1, rcnn2, mask))
+
+
 for name in sys.argv[1:]:
     mx.random.seed(0)
     losses = list(globals()[name](5))
