@@ -127,14 +127,3 @@ def test_image_record_dataset_decodes_records_and_their_labels(tmp_path):
     flipped = gluon.data.vision.ImageRecordDataset(
         str(tmp_path / "x.rec"), flag=0, transform=lambda d, l: (d.shape, l + 1))
     assert flipped[0] == ((6, 4, 1), 3.0)
-
-
-def test_interp_method_resolves_by_size_and_refuses_unknown_codes():
-    from mxnext.image.image import _get_interp_method
-    assert _get_interp_method(9, (10, 10, 20, 20)) == 2      # enlarging: bicubic
-    assert _get_interp_method(9, (10, 10, 5, 5)) == 3        # shrinking: area
-    assert _get_interp_method(9, (10, 10, 20, 5)) == 1
-    assert _get_interp_method(9) == 2 and _get_interp_method(4) == 4
-    assert 0 <= _get_interp_method(10) <= 4
-    with pytest.raises(ValueError, match="got 7"):
-        _get_interp_method(7)

@@ -59,25 +59,6 @@ def imresize(src, w, h, interp=1, out=None):
     return _out(_apply(_image.resize, src, int(w), int(h), interp), out)
 
 
-def _get_interp_method(interp, sizes=()):
-    """The concrete interpolation (0-4) for ``interp``: 9 picks by ``sizes`` (old height,
-    old width, new height, new width): 2 (bicubic) to enlarge, 3 (area) to shrink, 1
-    otherwise, 2 without ``sizes``; 10 picks one of 0-4 at random (MXNet 1.9's rule, which
-    GluonCV's transforms import)."""
-    if interp == 9:
-        if not sizes:
-            return 2
-        old_h, old_w, new_h, new_w = sizes
-        if new_h > old_h and new_w > old_w:
-            return 2
-        return 3 if new_h < old_h and new_w < old_w else 1
-    if interp == 10:
-        return random.randint(0, 4)
-    if interp not in (0, 1, 2, 3, 4):
-        raise ValueError(f"interp: expected 0-4, 9 (by size) or 10 (random), got {interp}")
-    return interp
-
-
 def scale_down(src_size, size):
     """``size`` (w, h) shrunk, keeping its aspect ratio, to fit in ``src_size`` (w, h)."""
     w, h = size
