@@ -1,4 +1,5 @@
-"""The contrib AdamW update ops, through ``mx.nd.contrib``'s wrappers, against the formula."""
+"""The contrib AdamW update ops (through ``mx.nd.contrib``'s wrappers) against the formula, and
+multi_sum_sq (the global-norm helper beside them in BERT training)."""
 
 import numpy as np
 import pytest
@@ -84,3 +85,14 @@ def test_multi_adamw_update_names_a_short_rate_list():
     with pytest.raises(mx.MXNetError, match="etas has 1 value"):
         contrib.multi_adamw_update(ws, ws, [w.copy() for w in ws], [w.copy() for w in ws],
                                    1.0, lrs=[0.1, 0.1], wds=[0, 0], etas=[1.0])
+
+
+def test_multi_sum_sq_gives_each_arrays_sum_of_squares_in_float32():
+    arrays = [RNG.uniform(-2, 2, s) for s in [(3, 4), (5,), (2, 2, 2)]]
+    got = mx.nd.multi_sum_sq(*[mx.nd.array(a, dtype="float16") for a in arrays],
+                             num_arrays=3)
+    assert got.shape == (3,) and got.dtype == np.float32
+    want = [np.square(a.astype(np.float16).astype(np.float32)).sum() for a in arrays]
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5)
+    with pytest.raises(mx.MXNetError, match="array_1 has dtype float64, expected float32"):
+        mx.nd.multi_sum_sq(mx.nd.ones(2), mx.nd.ones(2, dtype="float64"), num_arrays=2)
