@@ -96,3 +96,11 @@ def test_multi_sum_sq_gives_each_arrays_sum_of_squares_in_float32():
     np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5)
     with pytest.raises(mx.MXNetError, match="array_1 has dtype float64, expected float32"):
         mx.nd.multi_sum_sq(mx.nd.ones(2), mx.nd.ones(2, dtype="float64"), num_arrays=2)
+
+
+def test_mp_adamw_update_names_a_state_that_is_not_float32():
+    half = mx.nd.ones(2, dtype="float16")
+    with pytest.raises(mx.MXNetError, match="'_mp_adamw_update': var has dtype float64, "
+                                            "expected float32"):
+        contrib.mp_adamw_update(half, half, mx.nd.ones(2), mx.nd.ones(2, dtype="float64"),
+                                mx.nd.ones(2), 1.0, lr=0.1, eta=1.0)

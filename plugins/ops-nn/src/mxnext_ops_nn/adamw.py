@@ -77,7 +77,7 @@ def _single_compute(mp):
     return compute
 
 
-def _single_type(n_elem, name):
+def _single_type(n_elem, name, names):
     rule = FloatOnly(ElemwiseType(-1, 1, name), op=name)
 
     def infer_type(p, ins, outs):
@@ -85,7 +85,7 @@ def _single_type(n_elem, name):
         head, outs = rule(p, ins[:n_elem], outs)
         ins[:n_elem] = head
         for i in range(n_elem, len(ins)):
-            assign_type(name, ins, i, np.float32, f"input {i}")
+            assign_type(name, ins, i, np.float32, names[i])
         return ins, outs
     return infer_type
 
@@ -110,7 +110,7 @@ def _register_single(name, mp):
          .set_attr_parser(AdamWParam)
          .set_num_inputs(len(names)).set_num_outputs(1)
          .set_attr("FInferShape", _single_shape(n_shape, name))
-         .set_attr("FInferType", _single_type(n_elem, name))
+         .set_attr("FInferType", _single_type(n_elem, name, names))
          .set_attr("FMutateInputs", lambda p: list(range(2, n_shape)))
          .set_attr("FCompute<cpu>", _single_compute(mp))
          .set_attr("TExamples", [
