@@ -1,6 +1,6 @@
 """GluonNLP's data side as its scripts use it, written for MXNet: vocabularies, the BERT
-tokenizer and sentence transform, batchify functions, bucket samplers, BPTT batching, the
-beam search sampler and token embeddings read from a local file.
+tokenizer and sentence transform, batchify functions, its multi-process loader, bucket
+samplers, BPTT batching, the beam search sampler and token embeddings read from a local file.
 
 ``python gluonnlp_data.py OUT.json`` writes every result as a list of numbers or strings
 under a name; MXNet 1.9.1 wrote ``fixtures/gluonnlp_data.json`` (by
@@ -65,6 +65,17 @@ def batchify(out):
                                       "b": nlp.data.batchify.List()})
     d = dict_fn([{"a": [1, 2], "b": "x"}, {"a": [3], "b": "y"}])
     out["batchify.dict"] = _list(d["a"]) + d["b"]
+
+
+def loader(out):
+    """GluonNLP's own loader, whose worker processes pickle batches with ForkingPickler."""
+    samples = mx.gluon.data.SimpleDataset([([i] * (i % 3 + 1), float(i)) for i in range(7)])
+    fn = nlp.data.batchify.Tuple(nlp.data.batchify.Pad(pad_val=0), nlp.data.batchify.Stack())
+    for name, kw in (("processes", {}), ("threads", {"thread_pool": True})):
+        batches = nlp.data.ShardedDataLoader(samples, batch_size=3, batchify_fn=fn,
+                                             num_workers=2, **kw)
+        out[f"loader.{name}"] = [v for data, label in batches
+                                 for v in _list(data) + _list(label)]
 
 
 def samplers(out):
@@ -138,6 +149,7 @@ def main(path):
         v = vocab(out)
         bert_tokenizer(out, folder)
         batchify(out)
+        loader(out)
         samplers(out)
         bptt(out, v)
         beam_search(out)
