@@ -77,8 +77,32 @@ def transformer():
     return net, inputs, True
 
 
+class _ELMoFromZeros(mx.gluon.Block):
+    """ELMoBiLM from zero begin states (which it takes as an argument)."""
+
+    def __init__(self, bilm):
+        super().__init__()
+        self.bilm = bilm
+
+    def forward(self, chars, mask):
+        states = self.bilm.begin_state(mx.nd.zeros, batch_size=chars.shape[0])
+        return self.bilm(chars, states, mask)[0]
+
+
+def elmo():
+    bilm = nlp.model.ELMoBiLM(rnn_type="lstmpc", output_size=16, filters=[[1, 4], [2, 8]],
+                              char_embed_size=8, char_vocab_size=262, num_highway=1,
+                              conv_layer_activation="relu", max_chars_per_token=6,
+                              input_size=16, hidden_size=24, proj_size=16, num_layers=2,
+                              cell_clip=3, proj_clip=3)
+    mask = np.ones((2, 5), "float32")
+    mask[1, 3:] = 0
+    return _ELMoFromZeros(bilm), [_tokens((2, 5, 6), 262, 8), mask], False  # needs foreach
+
+
 MODELS = {"bert": bert, "roberta": roberta, "awd_lstm": awd_lstm,
-          "standard_lstm": standard_lstm, "big_rnn": big_rnn, "transformer": transformer}
+          "standard_lstm": standard_lstm, "big_rnn": big_rnn, "transformer": transformer,
+          "elmo": elmo}
 
 
 def _nd(x):

@@ -1,6 +1,6 @@
 """GluonNLP 0.10's models, unmodified, on mxnext: with parameters MXNet 1.9.1 initialised and
 saved (``fixtures/make_gluonnlp_fixtures.py``), a small BERT, RoBERTa, AWD and standard LSTM
-language models, BigRNN and a Transformer give MXNet's outputs and parameter gradients
+language models, BigRNN, a Transformer and ELMo give MXNet's outputs and parameter gradients
 (``gluonnlp_models.py``, run in a child through ``python -m mxnext run``)."""
 
 import importlib.util
@@ -13,7 +13,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
-MODELS = ["bert", "roberta", "awd_lstm", "standard_lstm", "big_rnn", "transformer"]
+MODELS = ["bert", "roberta", "awd_lstm", "standard_lstm", "big_rnn", "transformer", "elmo"]
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("gluonnlp") is None,
                                 reason="GluonNLP is not installed (the ecosystem extra)")
