@@ -125,6 +125,10 @@ def beam_search(out):
     samples, scores, lengths = sampler(init, states)
     out["beam.samples"], out["beam.scores"] = _list(samples), _list(scores)
     out["beam.lengths"] = _list(lengths)
+    hybrid = nlp.model.HybridBeamSearchSampler(2, 3, step, eos_id=1, scorer=scorer,
+                                               max_length=7, vocab_size=8)
+    samples, scores, lengths = hybrid(init, states)            # not hybridized
+    out["beam.hybrid"] = _list(samples) + _list(scores) + _list(lengths)
 
 
 def embedding(out, folder):
