@@ -230,3 +230,12 @@ def test_float16_training_with_loss_scaling_reaches_float32_accuracy():
     assert dtype == "float16"                    # the network really computed in float16
     assert float(scale) < 2 ** 16                # overflows were caught and the scale shrank
     assert kept == "True"                        # a step with an inf gradient changed nothing
+
+
+def test_amp_initialized_flag_follows_init():
+    """MXNet's module flag ``amp._amp_initialized`` (GluonNLP reads it), in a child process."""
+    code = ("from mxnext.contrib.amp import amp; before = amp._amp_initialized; amp.init(); "
+            "print(before, amp._amp_initialized)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.split() == ["False", "True"], out.stderr

@@ -193,6 +193,18 @@ def test_random_samplers():
     assert mx.random.uniform(shape=(3,)).shape == (3,)
 
 
+def test_random_samplers_without_a_shape_draw_one_or_fill_out():
+    """MXNet's front end: scalar parameters and no shape draw one sample, shape (1,) (as
+    GluonNLP's word language model script draws its BPTT lengths), or fill ``out``."""
+    for draw in (mx.nd.random.uniform(), mx.nd.random.normal(12, 5), mx.nd.random.randint(0, 5),
+                 mx.nd.random.poisson(2), mx.nd.random.gamma()):
+        assert draw.shape == (1,)
+    out = mx.nd.zeros((2, 3))
+    mx.nd.random.uniform(1, 2, out=out)
+    assert out.shape == (2, 3) and (out.asnumpy() >= 1).all()
+    assert mx.nd.random.normal(mx.nd.array([0, 1]), mx.nd.array([1, 2])).shape == (2,)
+
+
 def test_concatenate():
     r = mx.nd.concatenate([mx.nd.ones((1, 2)), mx.nd.zeros((2, 2))])
     assert r.asnumpy().tolist() == [[1, 1], [0, 0], [0, 0]]

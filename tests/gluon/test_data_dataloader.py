@@ -284,3 +284,19 @@ def test_record_file_dataset_in_workers_reopens_the_file(tmp_path):
     labels = gdata.DataLoader(ds, 2, num_workers=2)
     assert np.concatenate([b.asnumpy() for b in labels]).tolist() == list(range(9))
     assert ds[4] == 4                       # the loading process's own handle still reads
+
+
+def test_forking_pickler_and_as_in_context_as_gluonnlp_uses_them():
+    """GluonNLP's worker function dumps batches with ``ForkingPickler`` and the loader moves
+    them with ``_as_in_context`` (both imported from MXNet's dataloader module)."""
+    import io
+    from mxnext.gluon.data.dataloader import ForkingPickler, _as_in_context
+    assert issubclass(ForkingPickler, pickle.Pickler)
+    batch = [mx.nd.array([[1, 2], [3, 4]], dtype="int32"), mx.nd.array([0.5])]
+    buf = io.BytesIO()
+    ForkingPickler(buf, pickle.HIGHEST_PROTOCOL).dump(batch)
+    back = pickle.loads(buf.getvalue())
+    assert back[0].dtype == np.int32
+    np.testing.assert_array_equal(back[0].asnumpy(), [[1, 2], [3, 4]])
+    moved = _as_in_context((back[1], 7), mx.cpu_pinned())
+    assert moved[0].context == mx.cpu_pinned() and moved[1] == 7

@@ -1,7 +1,9 @@
-"""Creation ops: _zeros, _ones, _full, _arange, _eye."""
+"""Creation ops: _zeros, _ones, _full, _arange, _eye, _contrib_arange_like."""
 
 import numpy as np
 import pytest
+
+import mxnext as mx
 
 from opsdk import ParamError
 from opsdk.testing import check_forward, run_op
@@ -30,3 +32,18 @@ def test_eye():
     check_forward("_eye", [], np.eye(2, 4, 1, dtype=np.int32), {"N": 2, "M": 4, "k": 1, "dtype": "int32"})
     with pytest.raises(ParamError, match="N"):
         run_op("_eye", [], {"N": -1})
+
+
+def test_arange_like_counts_over_the_input_shape_or_one_axis():
+    x = mx.nd.ones((2, 5, 3))
+    got = mx.nd.contrib.arange_like(x, start=1, step=0.5, repeat=2)
+    assert got.shape == (2, 5, 3) and got.dtype == np.float32
+    np.testing.assert_array_equal(got.asnumpy().ravel(), 1 + (np.arange(30) // 2) * 0.5)
+    np.testing.assert_array_equal(mx.nd.contrib.arange_like(x, axis=-2, repeat=2).asnumpy(),
+                                  [0, 0, 1, 1, 2])
+    ints = mx.nd.contrib.arange_like(mx.nd.ones((4,), dtype="int32"), start=3, step=-2)
+    assert ints.dtype == np.int32 and ints.asnumpy().tolist() == [3, 1, -1, -3]
+    s = mx.sym.contrib.arange_like(mx.sym.var("a"), axis=1)
+    assert s.infer_shape(a=(3, 4))[1] == [(4,)]
+    with pytest.raises(mx.MXNetError, match="axis=2 out of range"):
+        mx.nd.contrib.arange_like(mx.nd.ones((3, 4)), axis=2)

@@ -25,6 +25,8 @@ def _sample(kind, params, shape, dtype, ctx, out, kwargs):
         return op_function(f"_sample_{kind}")(*tensors, out=out, **extra)
     if ctx is not None:
         extra["ctx"] = ctx
+    if shape is _Null:       # as MXNet's front end: one draw, or as many as ``out`` holds
+        extra["shape"] = (1,) if out is None else out.shape
     return op_function(f"_random_{kind}")(out=out, **params, **extra)
 
 

@@ -1,13 +1,15 @@
-"""Creation ops with no inputs: _zeros, _ones, _full, _arange, _eye."""
+"""Creation ops with no inputs (_zeros, _ones, _full, _arange, _eye) and _contrib_arange_like,
+whose one input gives only the shape and dtype."""
 
 from __future__ import annotations
 
 import math
 
-from opsdk import DType, Field, Param, assign, register_op
+from opsdk import (DType, ElemwiseType, Field, MakeZeroGradNodes, Param, assign,
+                   register_op)
 from opsdk.shape import dim_known, unknown_dim
 
-from ._layout import fixed_type, merge, fail
+from ._layout import fail, fixed_type, forward_shape, merge, norm_axis
 
 
 class InitParam(Param):
@@ -97,3 +99,40 @@ for _name, _param, _shape, _compute, _doc, _examples in _CREATORS:
         .set_attr("FInferType", fixed_type(_name, lambda p: p.dtype))
         .set_attr("FCompute<cpu>", _compute)
         .set_attr("TExamples", [{"inputs": [], **e} for e in _examples]))
+
+
+class ArangeLikeParam(Param):
+    start: float = Field(0.0, description="First value")
+    step: float = Field(1.0, description="Difference between neighbouring values")
+    repeat: int = Field(1, ge=1, description="Times each value repeats")
+    ctx: str = Field("", description="Context of the output (ignored here)")
+    axis: int | None = Field(None, description="Count along this axis of the input (a 1-D "
+                                               "output); None: the input's whole shape")
+
+
+def _arange_like_shape(p, shapes):
+    shape = shapes[0]
+    if p.axis is None:
+        return [shape]
+    return [(shape[norm_axis("_contrib_arange_like", p.axis, len(shape))],)]
+
+
+def _arange_like(ctx, inputs, req, outputs, p):
+    out = outputs[0]
+    steps = ctx.xp.arange(out.size, dtype="int64") // p.repeat
+    value = p.start + steps.astype("float64") * p.step
+    assign(out, req[0], value.reshape(out.shape).astype(out.dtype))
+
+
+(register_op("_contrib_arange_like").add_alias("_npx_arange_like")
+ .describe("Evenly spaced values ``start + (i // repeat) * step`` shaped as the input (or, "
+           "with axis, as that axis of it) in the input's dtype; the input's values are "
+           "not read.")
+ .set_attr_parser(ArangeLikeParam).set_num_inputs(1).set_num_outputs(1)
+ .set_attr("FInferShape", forward_shape("_contrib_arange_like", _arange_like_shape))
+ .set_attr("FInferType", ElemwiseType(1, 1, "_contrib_arange_like"))
+ .set_attr("FCompute<cpu>", _arange_like)
+ .set_attr("FGradient", MakeZeroGradNodes)
+ .set_attr("TExamples", [{"inputs": [(3, 4)], "params": {"start": 2, "step": 0.5}},
+                         {"inputs": [(2, 5, 3)], "params": {"axis": -2, "repeat": 2}}])
+ .add_argument("data", "NDArray-or-Symbol", "The input (its shape and dtype are used)"))

@@ -37,6 +37,8 @@ bfloat16 = np.dtype(ml_dtypes.bfloat16)
 """numpy's bfloat16 (from ``ml_dtypes``); ``target_dtype="bfloat16"`` means this."""
 
 _state = {"initialized": False, "scaler": None, "scaler_taken": False}
+_amp_initialized = False
+"""MXNet's module flag, True once ``init`` ran (GluonNLP's attention cells read it)."""
 _gluon = {}
 """Gluon's ``Trainer``, ``HybridBlock`` and ``SymbolBlock``, which ``mxnext.gluon`` hands in
 when it loads (``use_gluon``): gluon sits above contrib, so contrib never imports it."""
@@ -117,7 +119,8 @@ def init(target_dtype="float16", target_precision_ops=None, conditional_fp32_ops
     if target is None:
         raise MXNetError(f"amp.init: target_dtype must be 'float16' or 'bfloat16', got "
                          f"{target_dtype!r}")
-    _state["initialized"] = True
+    global _amp_initialized
+    _state["initialized"] = _amp_initialized = True
     logging.info("Using AMP")
     lp = target_precision_ops if target_precision_ops is not None else list_lp16_ops(target)
     fp32 = fp32_ops if fp32_ops is not None else list_fp32_ops(target)

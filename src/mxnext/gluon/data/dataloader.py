@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections import deque
+from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
 
@@ -12,7 +13,10 @@ from ..._runtime.context import cpu_pinned
 from . import sampler as _sampler
 from ._workers import ProcessPool, ThreadPool
 
-__all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
+__all__ = ["DataLoader", "ForkingPickler", "default_batchify_fn", "default_mp_batchify_fn"]
+
+# ``ForkingPickler`` is multiprocessing's, as in MXNet; code that dumps batches with it
+# (GluonNLP's worker function) gets NDArrays pickled through their MXNet-format state.
 
 
 def default_batchify_fn(data):
