@@ -1,5 +1,5 @@
 """The default augmenter of ``ImageRecordIter`` (MXNet's C++ ``aug_default``) on uint8
-(H, W, C) RGB images: resize, pad, crop (centre, random, random-size or random-resized),
+(H, W, C) RGB images: resize, affine warp (rotation, shear, scale, aspect), pad, crop (centre, random, random-size or random-resized),
 colour jitter, HLS shifts and PCA noise, in MXNet 1.9's order, each step rounding and
 saturating to uint8 as OpenCV does. Draws come from a numpy generator, so values differ
 from MXNet's while their ranges and order match."""
@@ -15,10 +15,6 @@ from .._runtime.base import MXNetError
 _EIGVEC = (np.array([[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140],
                      [-0.5836, -0.6948, 0.4203]]) * np.array([55.46, 4.794, 1.148]))
 _INTER = (0, 1, 2, 3, 4, 9, 10)
-# options of MXNet's affine warp step, which is not implemented here: name -> neutral value
-_AFFINE = {"max_rotate_angle": 0, "max_shear_ratio": 0.0, "rotate": -1,
-           "max_random_scale": 1.0, "min_random_scale": 1.0, "max_img_size": 1e10,
-           "min_img_size": 0.0}
 
 
 def _fail(arg, expected, got):
@@ -36,11 +32,9 @@ class RecordAugmenter:
                  max_aspect_ratio=0.0, min_aspect_ratio=None, max_crop_size=-1,
                  min_crop_size=-1, max_random_area=1.0, min_random_area=1.0, brightness=0.0,
                  contrast=0.0, saturation=0.0, pca_noise=0.0, random_h=0, random_s=0,
-                 random_l=0, fill_value=255, inter_method=1, pad=0, **affine):
-        for name, neutral in _AFFINE.items():
-            if affine.get(name, neutral) != neutral:
-                _fail(name, f"{neutral} (MXNet's rotate/shear/scale warp is not "
-                      "implemented in mxnext)", affine[name])
+                 random_l=0, fill_value=255, inter_method=1, pad=0, max_rotate_angle=0,
+                 max_shear_ratio=0.0, rotate=-1, max_random_scale=1.0, min_random_scale=1.0,
+                 max_img_size=1e10, min_img_size=0.0):
         if inter_method not in _INTER:
             _fail("inter_method", f"one of {_INTER}", inter_method)
         if min_aspect_ratio is None:
@@ -53,16 +47,48 @@ class RecordAugmenter:
         self._crop_size = (min_crop_size, max_crop_size)
         self._jitter = (brightness, contrast, saturation)
         self._hls, self._pca = (random_h, random_l, random_s), pca_noise
-        self._resized_crop = None
+        self._resized_crop, self._random_resized = None, random_resized_crop
+        self._warp = (max_rotate_angle, max_shear_ratio, rotate, (min_random_scale,
+                      max_random_scale), (lo, hi), (min_img_size, max_img_size))
+        if inter_method == 0 and self._warps():
+            _fail("inter_method", "1-4, 9 or 10 with rotation, shear, random scale or aspect "
+                  "(MXNet's affine step)", 0)
         if random_resized_crop:
             self._check_resized_crop(rand_crop, max_crop_size, min_crop_size, lo, hi,
                                      min_random_area, max_random_area)
             if (lo, hi, min_random_area, max_random_area) != (1, 1, 1, 1):
                 self._resized_crop = ((min_random_area, max_random_area), (lo, hi))
-        elif (lo, hi) != (1, 1):
-            _fail("max_aspect_ratio/min_aspect_ratio", "an aspect ratio range of [1, 1] "
-                  "without random_resized_crop (MXNet's affine warp is not implemented in "
-                  "mxnext)", f"[{lo}, {hi}]")
+            if (min_random_scale, max_random_scale) != (1, 1):
+                _fail("random_resized_crop", "min/max_random_scale=1 with it",
+                      f"[{min_random_scale}, {max_random_scale}]")
+
+    def _warps(self):
+        """MXNet's condition for its affine step (the aspect range only counts without
+        random_resized_crop)."""
+        angle, shear, rotate, scales, ratios, sizes = self._warp
+        return (angle > 0 or shear > 0 or rotate > 0 or scales != (1, 1)
+                or (not self._random_resized and ratios != (1, 1)) or sizes != (0, 1e10))
+
+    def _affine(self, img):
+        """Rotation by U{-v..v} degrees (or ``rotate``), shear U(-v, v), scale and aspect
+        ratio drawn as MXNet does, about the centre of an output of the scaled size
+        (clamped to ``min/max_img_size``); uncovered pixels take ``fill_value``."""
+        max_angle, max_shear, rotate, (s0, s1), (r0, r1), (lo, hi) = self._warp
+        shear = self._rng.uniform() * max_shear * 2 - max_shear
+        angle = int(self._rng.integers(-max_angle, max_angle + 1))
+        angle = rotate if rotate > 0 else angle
+        a, b = np.cos(np.deg2rad(angle)), np.sin(np.deg2rad(angle))
+        scale = 1.0 if self._random_resized else self._rng.uniform() * (s1 - s0) + s0
+        ratio = 1.0 if self._random_resized else self._rng.uniform() * (r1 - r0) + r0
+        hs = 2 * scale / (1 + ratio)
+        ws = ratio * hs
+        h, w = img.shape[:2]
+        size = np.array([max(lo, min(hi, scale * n)) for n in (w, h)])
+        m = np.array([[hs * a - shear * b * ws, hs * b + shear * a * ws], [-b * ws, a * ws]])
+        shift = (size - m @ np.array([w, h])) / 2       # from the unrounded size, as MXNet
+        nw, nh = int(size[0]), int(size[1])
+        self._method((w, h), (nw, nh))          # inter_method 10 draws here, as in MXNet
+        return _warp_affine(img, m, shift, nw, nh, self._fill)
 
     @staticmethod
     def _check_resized_crop(rand_crop, max_crop, min_crop, lo, hi, min_area, max_area):
@@ -93,6 +119,8 @@ class RecordAugmenter:
             h, w = img.shape[:2]
             r = self._resize
             img = self._resized(img, r, r * h // w) if h > w else self._resized(img, r * w // h, r)
+        if self._warps():
+            img = self._affine(img)
         if self._pad > 0:
             p = self._pad
             img = kernels.make_border(img, p, p, p, p, 0, (self._fill,) * img.shape[2])
@@ -191,6 +219,26 @@ class RecordAugmenter:
         if img.shape[2] == 1:
             return img
         return np.clip(img.astype(np.int32) + offset.astype(np.int32), 0, 255).astype(np.uint8)
+
+
+def _warp_affine(img, m, shift, width, height, fill):
+    """OpenCV's ``warpAffine`` of (H, W, C) ``img`` by ``x' = m @ x + shift`` onto a
+    ``width`` x ``height`` canvas: each output pixel samples the inverse-mapped source
+    point bilinearly (for every OpenCV method), a constant ``fill`` outside."""
+    inv = np.linalg.inv(m)
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float64)
+    src = np.einsum("ij,jhw->ihw", inv, np.stack([xx - shift[0], yy - shift[1]]))
+    sx, sy = src[0], src[1]
+    h, w = img.shape[:2]
+    padded = np.pad(img.astype(np.float32), ((1, 1), (1, 1), (0, 0)), constant_values=fill)
+    x0, y0 = np.floor(sx), np.floor(sy)
+    fx, fy = (sx - x0)[..., None], (sy - y0)[..., None]
+    # corners outside the image read the padding ring (index 0 or the last one)
+    xi = [np.clip(x0 + d, -1, w).astype(np.intp) + 1 for d in (0, 1)]
+    yi = [np.clip(y0 + d, -1, h).astype(np.intp) + 1 for d in (0, 1)]
+    out = ((padded[yi[0], xi[0]] * (1 - fx) + padded[yi[0], xi[1]] * fx) * (1 - fy)
+           + (padded[yi[1], xi[0]] * (1 - fx) + padded[yi[1], xi[1]] * fx) * fy)
+    return _saturate(out)
 
 
 def _rgb_to_hls(img):
