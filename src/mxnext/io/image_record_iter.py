@@ -1,7 +1,7 @@
 """``ImageRecordIter``: batches of the images in an image RecordIO file (``im2rec``'s
 output: each record an ``IRHeader`` with the label, then an encoded image), decoded,
-resized, cropped and mirrored as MXNet's C++ iterator does, in Python. Decoding and
-resizing are ``mx.image``'s numpy kernels (decoding with Pillow)."""
+augmented (``image_record_aug``) and mirrored as MXNet's C++ iterator does, in Python.
+Decoding and resizing are ``mx.image``'s numpy kernels (decoding with Pillow)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,19 @@ from .. import _image_kernels as kernels
 from .. import ndarray as nd
 from .._runtime.base import MXNetError
 from .batch import DataBatch, DataDesc, DataIter
+from .image_record_aug import RecordAugmenter
 
 __all__ = ["ImageRecordIter"]
 
 # MXNet parameters that tune its C++ threads and buffers: nothing to do here
 _THREADING = {"preprocess_threads", "prefetch_buffer", "verbose", "path_imgidx", "ctx",
-              "num_decode_threads"}
+              "num_decode_threads", "device_id", "shuffle_chunk_size", "shuffle_chunk_seed"}
+# MXNet's default augmenter's options, passed on to RecordAugmenter
+_AUGMENT = {"random_resized_crop", "max_aspect_ratio", "min_aspect_ratio", "max_crop_size",
+            "min_crop_size", "max_random_area", "min_random_area", "brightness", "contrast",
+            "saturation", "pca_noise", "random_h", "random_s", "random_l", "fill_value",
+            "inter_method", "pad", "max_rotate_angle", "max_shear_ratio", "rotate",
+            "max_random_scale", "min_random_scale", "max_img_size", "min_img_size"}
 
 
 class ImageRecordIter(DataIter):
@@ -27,7 +34,9 @@ class ImageRecordIter(DataIter):
     first) and ``(batch_size,)`` labels (``(batch_size, label_width)`` when wider).
     ``resize`` > 0 first scales each image's shorter edge to it; ``rand_crop`` takes a
     random ``data_shape`` window, else the centre one (an image smaller than the window is
-    resized up); ``rand_mirror`` flips half the images. ``num_parts``/``part_index`` read
+    resized up); ``rand_mirror`` flips half the images, ``mirror`` all of them. MXNet's
+    default-augmenter options (``random_resized_crop``, colour jitter, ``pca_noise``, ...)
+    are applied by ``RecordAugmenter``, drawing from ``seed_aug`` (else ``seed``). ``num_parts``/``part_index`` read
     one contiguous part of the records; with ``round_batch`` the last batch is completed
     from the start and reports the pad, else it is dropped."""
 
@@ -35,8 +44,9 @@ class ImageRecordIter(DataIter):
                  rand_crop=False, rand_mirror=False, resize=-1, mean_r=0.0, mean_g=0.0,
                  mean_b=0.0, std_r=1.0, std_g=1.0, std_b=1.0, scale=1.0, num_parts=1,
                  part_index=0, round_batch=True, seed=0, data_name="data",
-                 label_name="softmax_label", dtype="float32", **kwargs):
-        unknown = set(kwargs) - _THREADING
+                 label_name="softmax_label", dtype="float32", mirror=False, seed_aug=None,
+                 **kwargs):
+        unknown = set(kwargs) - _THREADING - _AUGMENT
         if unknown:
             raise MXNetError(f"ImageRecordIter: unknown parameter(s) {sorted(unknown)}")
         data_shape = tuple(int(d) for d in data_shape)
@@ -58,13 +68,17 @@ class ImageRecordIter(DataIter):
             raise MXNetError(f"ImageRecordIter: {path_imgrec!r} part {part_index} of "
                              f"{num_parts} holds no records")
         self._shape, self._label_width = data_shape, label_width
-        self._shuffle, self._rand_crop, self._rand_mirror = shuffle, rand_crop, rand_mirror
-        self._resize, self._round = resize, round_batch
+        self._shuffle, self._rand_mirror, self._mirror = shuffle, rand_mirror, mirror
+        self._round = round_batch
         channels = data_shape[0]
         self._mean = np.array([mean_r, mean_g, mean_b][:channels], np.float32)[:, None, None]
         self._scale = (np.float32(scale)
                        / np.array([std_r, std_g, std_b][:channels], np.float32)[:, None, None])
         self._rng = random.Random(seed)
+        self._aug_rng = np.random.default_rng(seed if seed_aug is None else seed_aug)
+        self._augment = RecordAugmenter(
+            data_shape, self._aug_rng, resize=resize, rand_crop=rand_crop,
+            **{k: v for k, v in kwargs.items() if k in _AUGMENT})
         self._dtype = dtype
         label_shape = (batch_size,) if label_width == 1 else (batch_size, label_width)
         self.provide_data = [DataDesc(data_name, (batch_size,) + data_shape, dtype)]
@@ -78,24 +92,10 @@ class ImageRecordIter(DataIter):
         self._cursor = 0
 
     def _image(self, payload):
-        c, h, w = self._shape
-        pixels = kernels.decode(io.BytesIO(payload), 0 if c == 1 else 1, True,
+        pixels = kernels.decode(io.BytesIO(payload), 0 if self._shape[0] == 1 else 1, True,
                                 "ImageRecordIter")
-        if self._resize > 0:
-            ph, pw = pixels.shape[0], pixels.shape[1]
-            short = self._resize
-            size = (short, short * ph // pw) if ph > pw else (short * pw // ph, short)
-            pixels = kernels.resize(pixels, *size, 1)     # MXNet's inter_method: bilinear
-        ph, pw = pixels.shape[0], pixels.shape[1]
-        if ph < h or pw < w:
-            pixels = kernels.resize(pixels, max(w, pw), max(h, ph), 1)
-            ph, pw = pixels.shape[0], pixels.shape[1]
-        if self._rand_crop:
-            x0, y0 = self._rng.randint(0, pw - w), self._rng.randint(0, ph - h)
-        else:
-            x0, y0 = (pw - w) // 2, (ph - h) // 2
-        out = pixels[y0:y0 + h, x0:x0 + w]
-        if self._rand_mirror and self._rng.random() < 0.5:
+        out = self._augment(pixels)
+        if self._mirror or (self._rand_mirror and self._aug_rng.uniform() < 0.5):
             out = out[:, ::-1]
         return (out.transpose(2, 0, 1).astype(np.float32) - self._mean) * self._scale
 
