@@ -262,10 +262,23 @@ def _split(g, node):
             return list(S.split(g.inp(node, 0), num_outputs=n, axis=axis, name=g.name(node)))
         step = -(-shape[axis] // n)       # opset 18: the last part is smaller
         sizes = [step] * (n - 1) + [shape[axis] - step * (n - 1)]
-    bounds = tuple(int(b) for b in np.cumsum(np.ravel(sizes))[:-1])
+    sizes = [int(n) for n in np.ravel(sizes)]
+    if len(sizes) > 1 and 0 in sizes:
+        return _split_with_empty(g, node, axis, sizes)
+    bounds = tuple(int(b) for b in np.cumsum(sizes)[:-1])
     if not bounds:
         return [S.identity(g.inp(node, 0), name=g.name(node))]
     return list(S.split_v2(g.inp(node, 0), bounds, axis=axis))
+
+
+def _split_with_empty(g, node, axis, sizes):
+    """Split into parts some of which are empty, as ``slice`` pieces: ``split_v2``'s pieces
+    are ``slice_axis``, which refuses an empty range (MXNet 1.9's ``slice`` gives one under
+    ``np_shape``)."""
+    x, lead = g.inp(node, 0), (None,) * _positive(axis, g.rank(node, 0))
+    ends = np.cumsum(sizes).tolist()
+    return [S.slice(x, begin=lead + (end - size,), end=lead + (end,))
+            for size, end in zip(sizes, ends)]
 
 
 def _slice(g, node):
