@@ -121,8 +121,6 @@ KNOWN_FAILURES: dict[str, str] = {
         "written",
     r"^test_reduce_(?:max|min)_empty_set|^test_reduce_log_sum_exp_empty_set_cpu$":
         "max and min over an empty axis (MXNet 1.9's reductions refuse a zero-size input)",
-    r"^test_reshape_allowzero":
-        "Reshape allowzero=1 with a 0 in the shape (a zero-size output) is not converted",
     r"^test_training_dropout(?:_default)?(?:_mask)?_cpu$|^test_bernoulli":
         "training-mode Dropout and random draws compared by value",
     r"^test_identity_opt|^test_identity_sequence": "optional and sequence values",

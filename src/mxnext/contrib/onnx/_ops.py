@@ -209,8 +209,19 @@ def _reshape(g, node):
     shape = g.attrs(node).get("shape") if g.opset < 5 else g.const(node, 1)
     shape = tuple(int(s) for s in np.ravel(shape))
     if g.attrs(node).get("allowzero", 0) and 0 in shape:
-        raise unsupported(node, "allowzero", 1, "a 0 in the shape copies the input's dim")
+        return _empty_reshape(g, node, shape)
     return S.reshape(g.inp(node, 0), shape=shape, name=g.name(node))
+
+
+def _empty_reshape(g, node, shape):
+    """Reshape ``allowzero=1`` to a shape holding a 0 (so no -1, and the input is empty too):
+    ``reshape`` reads a 0 as "copy the input's dim", so the empty output is cut from the
+    input's (empty, so zero) sum broadcast to ``shape`` with each 0 made 1 (keeps the dtype)."""
+    if -1 in shape:
+        raise unsupported(node, "allowzero", 1, "a shape holding both 0 and -1 is invalid")
+    total = S.reshape(S.sum(g.inp(node, 0)), shape=(1,) * len(shape))
+    full = S.broadcast_to(total, shape=tuple(max(d, 1) for d in shape))
+    return S.slice(full, begin=(0,) * len(shape), end=shape, name=g.name(node))
 
 
 def _flatten(g, node):
