@@ -182,6 +182,19 @@ def test_reshape_allowzero_gives_an_empty_output_under_np_shape():
     assert y.shape == (3, 4, 0) and y.dtype == np.float32
 
 
+@pytest.mark.parametrize("op, value", [("ReduceMax", -np.inf), ("ReduceMin", np.inf),
+                                       ("ReduceLogSumExp", -np.inf)])
+def test_a_reduction_over_an_empty_axis_gives_its_identity(op, value):
+    T = TensorProto.FLOAT
+    model = _model([helper.make_node(op, ["x", "axes"], ["y"], keepdims=1)],
+                   [helper.make_tensor_value_info("x", T, [2, 0, 3])],
+                   [helper.make_tensor_value_info("y", T, [2, 1, 3])],
+                   [numpy_helper.from_array(np.array([1], np.int64), "axes")], opset=18)
+    with mx.util.np_shape(True):
+        y = _run_mxnext(model, {"x": np.zeros((2, 0, 3), np.float32)})[0]
+    np.testing.assert_array_equal(y, np.full((2, 1, 3), value, np.float32))
+
+
 def test_an_unmapped_op_is_named_with_its_node():
     model = _model([helper.make_node("Einsum", ["x", "x"], ["y"], name="mix",
                                      equation="ij,ij->i")],

@@ -169,6 +169,20 @@ def _broadcast(x, shape, out):
 
 
 # -- reductions -----------------------------------------------------------------------------
+# ONNX's value of a max, min or log-sum-exp over an empty set (MXNet's max/min refuse one)
+_EMPTY_IDENTITY = {"max": float("-inf"), "min": float("inf"), "logsumexp": float("-inf")}
+
+
+def _reduces_empty_axis(g, node, axes):
+    """Whether the input's static shape, float, has a 0 on a reduced axis: the result is then
+    the reduction's identity, spread over the reduced shape by an (all-zero) empty sum."""
+    shape = g.shape(node, 0)
+    if shape is None or not np.issubdtype(g.dtype(node, 0), np.floating):
+        return False
+    reduced = range(len(shape)) if axes is None else (_positive(k, len(shape)) for k in axes)
+    return any(shape[k] == 0 for k in reduced)
+
+
 def _reduce(kind, g, node):
     a = g.attrs(node)
     axes = axes_of(g, node, 13 if node.op_type == "ReduceSum" else 18)
@@ -178,6 +192,8 @@ def _reduce(kind, g, node):
         return S.identity(g.inp(node, 0), name=g.name(node))
     x, keep = g.inp(node, 0), bool(a.get("keepdims", 1))
     kw = {"axis": axes, "keepdims": keep}
+    if kind in _EMPTY_IDENTITY and _reduces_empty_axis(g, node, axes):
+        return S._plus_scalar(S.sum(x, **kw), scalar=_EMPTY_IDENTITY[kind], name=g.name(node))
     if kind == "logsumexp":
         m = S.max(x, axis=axes, keepdims=True)
         r = S.log(S.sum(S.exp(S.broadcast_sub(x, m)), axis=axes, keepdims=True)) + m
