@@ -154,6 +154,47 @@ def test_reshape_shape_computed_from_shape_ops_is_folded():
     np.testing.assert_array_equal(_run_mxnext(model, {"x": x})[0], x.reshape(3, 8))
 
 
+def test_split_into_an_empty_part_runs_under_np_shape():
+    """Split with sizes [4, 0] (an expanded RotaryEmbedding's shape) joined back by Concat:
+    the empty part is a real size under np_shape; legacy shapes read its 0 as unknown."""
+    T = TensorProto.FLOAT
+    nodes = [helper.make_node("Split", ["x", "sizes"], ["a", "b"], axis=-1),
+             helper.make_node("Neg", ["a"], ["na"]),
+             helper.make_node("Concat", ["na", "b"], ["y"], axis=-1)]
+    model = _model(nodes, [helper.make_tensor_value_info("x", T, [2, 4])],
+                   [helper.make_tensor_value_info("y", T, [2, 4])],
+                   [numpy_helper.from_array(np.array([4, 0], np.int64), "sizes")])
+    x = RNG.standard_normal((2, 4)).astype(np.float32)
+    with mx.util.np_shape(True):
+        np.testing.assert_array_equal(_run_mxnext(model, {"x": x})[0], -x)
+    with pytest.raises(MXNetError):
+        _run_mxnext(model, {"x": x})
+
+
+def test_reshape_allowzero_gives_an_empty_output_under_np_shape():
+    T = TensorProto.FLOAT
+    model = _model([helper.make_node("Reshape", ["x", "shape"], ["y"], allowzero=1)],
+                   [helper.make_tensor_value_info("x", T, [0, 3, 4])],
+                   [helper.make_tensor_value_info("y", T, [3, 4, 0])],
+                   [numpy_helper.from_array(np.array([3, 4, 0], np.int64), "shape")], opset=14)
+    with mx.util.np_shape(True):
+        y = _run_mxnext(model, {"x": np.zeros((0, 3, 4), np.float32)})[0]
+    assert y.shape == (3, 4, 0) and y.dtype == np.float32
+
+
+@pytest.mark.parametrize("op, value", [("ReduceMax", -np.inf), ("ReduceMin", np.inf),
+                                       ("ReduceLogSumExp", -np.inf)])
+def test_a_reduction_over_an_empty_axis_gives_its_identity(op, value):
+    T = TensorProto.FLOAT
+    model = _model([helper.make_node(op, ["x", "axes"], ["y"], keepdims=1)],
+                   [helper.make_tensor_value_info("x", T, [2, 0, 3])],
+                   [helper.make_tensor_value_info("y", T, [2, 1, 3])],
+                   [numpy_helper.from_array(np.array([1], np.int64), "axes")], opset=18)
+    with mx.util.np_shape(True):
+        y = _run_mxnext(model, {"x": np.zeros((2, 0, 3), np.float32)})[0]
+    np.testing.assert_array_equal(y, np.full((2, 1, 3), value, np.float32))
+
+
 def test_an_unmapped_op_is_named_with_its_node():
     model = _model([helper.make_node("Einsum", ["x", "x"], ["y"], name="mix",
                                      equation="ij,ij->i")],

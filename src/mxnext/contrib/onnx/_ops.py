@@ -169,6 +169,20 @@ def _broadcast(x, shape, out):
 
 
 # -- reductions -----------------------------------------------------------------------------
+# ONNX's value of a max, min or log-sum-exp over an empty set (MXNet's max/min refuse one)
+_EMPTY_IDENTITY = {"max": float("-inf"), "min": float("inf"), "logsumexp": float("-inf")}
+
+
+def _reduces_empty_axis(g, node, axes):
+    """Whether the input's static shape, float, has a 0 on a reduced axis: the result is then
+    the reduction's identity, spread over the reduced shape by an (all-zero) empty sum."""
+    shape = g.shape(node, 0)
+    if shape is None or not np.issubdtype(g.dtype(node, 0), np.floating):
+        return False
+    reduced = range(len(shape)) if axes is None else (_positive(k, len(shape)) for k in axes)
+    return any(shape[k] == 0 for k in reduced)
+
+
 def _reduce(kind, g, node):
     a = g.attrs(node)
     axes = axes_of(g, node, 13 if node.op_type == "ReduceSum" else 18)
@@ -178,6 +192,8 @@ def _reduce(kind, g, node):
         return S.identity(g.inp(node, 0), name=g.name(node))
     x, keep = g.inp(node, 0), bool(a.get("keepdims", 1))
     kw = {"axis": axes, "keepdims": keep}
+    if kind in _EMPTY_IDENTITY and _reduces_empty_axis(g, node, axes):
+        return S._plus_scalar(S.sum(x, **kw), scalar=_EMPTY_IDENTITY[kind], name=g.name(node))
     if kind == "logsumexp":
         m = S.max(x, axis=axes, keepdims=True)
         r = S.log(S.sum(S.exp(S.broadcast_sub(x, m)), axis=axes, keepdims=True)) + m
@@ -209,8 +225,19 @@ def _reshape(g, node):
     shape = g.attrs(node).get("shape") if g.opset < 5 else g.const(node, 1)
     shape = tuple(int(s) for s in np.ravel(shape))
     if g.attrs(node).get("allowzero", 0) and 0 in shape:
-        raise unsupported(node, "allowzero", 1, "a 0 in the shape copies the input's dim")
+        return _empty_reshape(g, node, shape)
     return S.reshape(g.inp(node, 0), shape=shape, name=g.name(node))
+
+
+def _empty_reshape(g, node, shape):
+    """Reshape ``allowzero=1`` to a shape holding a 0 (so no -1, and the input is empty too):
+    ``reshape`` reads a 0 as "copy the input's dim", so the empty output is cut from the
+    input's (empty, so zero) sum broadcast to ``shape`` with each 0 made 1 (keeps the dtype)."""
+    if -1 in shape:
+        raise unsupported(node, "allowzero", 1, "a shape holding both 0 and -1 is invalid")
+    total = S.reshape(S.sum(g.inp(node, 0)), shape=(1,) * len(shape))
+    full = S.broadcast_to(total, shape=tuple(max(d, 1) for d in shape))
+    return S.slice(full, begin=(0,) * len(shape), end=shape, name=g.name(node))
 
 
 def _flatten(g, node):
@@ -262,10 +289,23 @@ def _split(g, node):
             return list(S.split(g.inp(node, 0), num_outputs=n, axis=axis, name=g.name(node)))
         step = -(-shape[axis] // n)       # opset 18: the last part is smaller
         sizes = [step] * (n - 1) + [shape[axis] - step * (n - 1)]
-    bounds = tuple(int(b) for b in np.cumsum(np.ravel(sizes))[:-1])
+    sizes = [int(n) for n in np.ravel(sizes)]
+    if len(sizes) > 1 and 0 in sizes:
+        return _split_with_empty(g, node, axis, sizes)
+    bounds = tuple(int(b) for b in np.cumsum(sizes)[:-1])
     if not bounds:
         return [S.identity(g.inp(node, 0), name=g.name(node))]
     return list(S.split_v2(g.inp(node, 0), bounds, axis=axis))
+
+
+def _split_with_empty(g, node, axis, sizes):
+    """Split into parts some of which are empty, as ``slice`` pieces: ``split_v2``'s pieces
+    are ``slice_axis``, which refuses an empty range (MXNet 1.9's ``slice`` gives one under
+    ``np_shape``)."""
+    x, lead = g.inp(node, 0), (None,) * _positive(axis, g.rank(node, 0))
+    ends = np.cumsum(sizes).tolist()
+    return [S.slice(x, begin=lead + (end - size,), end=lead + (end,))
+            for size, end in zip(sizes, ends)]
 
 
 def _slice(g, node):
