@@ -10,7 +10,7 @@ from mxnext_ops_onednn import _dispatch
 from mxnext_ops_onednn.plugin import COVERED
 
 RULED = ["Activation", "_backward_Activation", "BatchNorm", "_backward_BatchNorm", "LRN",
-         "_backward_LRN", "Deconvolution"]
+         "_backward_LRN", "Deconvolution", "FullyConnected", "_backward_FullyConnected"]
 test_conformance = conformance_tests("ops-nn", ops=COVERED)
 test_conformance_without_rules = pytest.mark.usefixtures("no_rules")(
     conformance_tests("ops-nn", ops=RULED))

@@ -55,3 +55,10 @@ def test_deconvolution_forward_by_num_filter_gradients_always(f, path, compare):
     x, w = _f(2, 4, 5, 5), _f(4, f, 4, 4)
     y = compare("Deconvolution", [x, w], p, path=path)[0]
     compare("_backward_Deconvolution", [_f(*y.shape), x, w], p)
+
+
+def test_fully_connected_goes_to_ops_nn(compare):
+    x, w, b = _f(128, 784), _f(1024, 784), _f(1024)
+    p = {"num_hidden": 1024}
+    y = compare("FullyConnected", [x, w, b], p, path="fallback")[0]
+    compare("_backward_FullyConnected", [_f(*y.shape), x, w, b], p, path="fallback")
