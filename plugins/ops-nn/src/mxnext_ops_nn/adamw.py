@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from opsdk import (ElemwiseShape, ElemwiseType, Field, FloatOnly, Param, ParamError, assign,
-                   register_op)
+from opsdk import ElemwiseShape, ElemwiseType, Field, FloatOnly, Param, assign, register_op
 
-from ._infer import assign_type, out_shapes
+from ._infer import assign_type
+from .optimizer import multi_weight_rules
 
 _CLIP = ("Bound on the rescaled gradient's magnitude; a negative value disables it (0 clips "
          "every gradient to 0, as MXNet's kernels do).")
@@ -141,24 +141,7 @@ def _multi_compute(stride):
 
 def _multi_infer(name, stride):
     kinds = ["weight", "grad", "mean", "var", "weight32"][:stride]
-
-    def check(p):
-        for field in ("lrs", "wds", "etas"):
-            if len(getattr(p, field)) != p.num_weights:
-                raise ParamError(f"Operator {name!r}: {field} has {len(getattr(p, field))} "
-                                 f"value(s), expected num_weights={p.num_weights}")
-
-    def infer_shape(p, ins, outs):
-        check(p)
-        ins, new = list(ins), []
-        for i in range(p.num_weights):
-            group = slice(i * stride, (i + 1) * stride)
-            gi, go = ElemwiseShape(stride, 1, name)(p, ins[group], [outs[i]])
-            ins[group] = gi
-            new.append(go[0])
-        if any(s is None for s in new):
-            return ins, [o if o is None else tuple(o) for o in new]
-        return ins, out_shapes(name, outs, new)
+    check, infer_shape = multi_weight_rules(name, stride, ("lrs", "wds", "etas"))
 
     def infer_type(p, ins, outs):
         check(p)

@@ -428,14 +428,12 @@ class MultiSGDMomParam(Param):
     num_weights: int = Field(1, description="How many weights one call updates.")
 
 
-def _multi_register(name, param, stride, doc):
-    kinds = ["weight", "grad", "mom"][:stride]
-
-    def names(p):
-        return [f"{k}_{i}" for i in range(p.num_weights) for k in kinds]
-
+def multi_weight_rules(name, stride, fields):
+    """``(check, infer_shape)`` of an op updating ``num_weights`` weights, each from a group of
+    ``stride`` same-shape inputs into one output (inputs after the groups are left alone):
+    ``check`` wants each parameter of ``fields`` to hold one value per weight."""
     def check(p):
-        for field in ("lrs", "wds"):
+        for field in fields:
             if len(getattr(p, field)) != p.num_weights:
                 raise ParamError(f"Operator {name!r}: {field} has {len(getattr(p, field))} "
                                  f"value(s), expected num_weights={p.num_weights}")
@@ -451,6 +449,16 @@ def _multi_register(name, param, stride, doc):
         if any(s is None for s in new):
             return ins, [o if o is None else tuple(o) for o in new]
         return ins, out_shapes(name, outs, new)
+    return check, infer_shape
+
+
+def _multi_register(name, param, stride, doc):
+    kinds = ["weight", "grad", "mom"][:stride]
+
+    def names(p):
+        return [f"{k}_{i}" for i in range(p.num_weights) for k in kinds]
+
+    _, infer_shape = multi_weight_rules(name, stride, ("lrs", "wds"))
 
     def compute(ctx, inputs, req, outputs, params):
         xp = ctx.xp
