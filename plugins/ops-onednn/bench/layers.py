@@ -1,7 +1,8 @@
 """Per-call kernel time, oneDNN (this plugin's kernel body) vs ops-nn (the kernel it
 outranks), side by side, at the layer shapes of bench/executor.py's LeNet (batch 64) and
 ResNet-18 (3x32x32, batch 32), bench/gluon.py's resnet18_v1 (3x32x32, batch 32), and a few
-LRN and Deconvolution shapes (none of those networks has one).
+LRN and Deconvolution shapes (none of those networks has one). A convolution's gradient is
+measured in its two parts (data; weight and bias), which its rules route apart.
 
 Run from the repo root::
 
@@ -21,8 +22,41 @@ import time
 
 import numpy as np
 
+def _conv(x, f, k, s, p):
+    """A ``Convolution`` case: input shape ``x``, ``f`` filters of ``k`` x ``k``, stride, pad."""
+    return ("Convolution", [x, (f, x[1], k, k)],
+            {"kernel": (k, k), "stride": (s, s), "pad": (p, p), "num_filter": f,
+             "no_bias": True}, True)
+
+
 # name: (op, forward input shapes, params, is_train)
 CASES = {
+    # bench/gluon.py's resnet18_v1 on 3x32x32: its stem and the first conv of each shape
+    "conv g stem 7x7/2 3->64 32": _conv((32, 3, 32, 32), 64, 7, 2, 3),
+    "conv g 3x3 64 8": _conv((32, 64, 8, 8), 64, 3, 1, 1),
+    "conv g 3x3/2 64->128 8": _conv((32, 64, 8, 8), 128, 3, 2, 1),
+    "conv g 1x1/2 64->128 8": _conv((32, 64, 8, 8), 128, 1, 2, 0),
+    "conv g 3x3 128 4": _conv((32, 128, 4, 4), 128, 3, 1, 1),
+    "conv g 3x3/2 128->256 4": _conv((32, 128, 4, 4), 256, 3, 2, 1),
+    "conv g 1x1/2 128->256 4": _conv((32, 128, 4, 4), 256, 1, 2, 0),
+    "conv g 3x3 256 2": _conv((32, 256, 2, 2), 256, 3, 1, 1),
+    "conv g 3x3/2 256->512 2": _conv((32, 256, 2, 2), 512, 3, 2, 1),
+    "conv g 1x1/2 256->512 2": _conv((32, 256, 2, 2), 512, 1, 2, 0),
+    "conv g 3x3 512 1": _conv((32, 512, 1, 1), 512, 3, 1, 1),
+    # bench/executor.py's CIFAR-style ResNet-18
+    "conv e stem 3x3 3->64 32": _conv((32, 3, 32, 32), 64, 3, 1, 1),
+    "conv e 3x3 64 32": _conv((32, 64, 32, 32), 64, 3, 1, 1),
+    "conv e 3x3/2 64->128 32": _conv((32, 64, 32, 32), 128, 3, 2, 1),
+    "conv e 1x1/2 64->128 32": _conv((32, 64, 32, 32), 128, 1, 2, 0),
+    "conv e 3x3 128 16": _conv((32, 128, 16, 16), 128, 3, 1, 1),
+    "conv e 3x3/2 128->256 16": _conv((32, 128, 16, 16), 256, 3, 2, 1),
+    "conv e 3x3 256 8": _conv((32, 256, 8, 8), 256, 3, 1, 1),
+    "conv e 3x3/2 256->512 8": _conv((32, 256, 8, 8), 512, 3, 2, 1),
+    "conv e 3x3 512 4": _conv((32, 512, 4, 4), 512, 3, 1, 1),
+    "conv lenet 5x5 1->20 28": ("Convolution", [(64, 1, 28, 28), (20, 1, 5, 5), (20,)],
+                                {"kernel": (5, 5), "num_filter": 20}, True),
+    "conv lenet 5x5 20->50 12": ("Convolution", [(64, 20, 12, 12), (50, 20, 5, 5), (50,)],
+                                 {"kernel": (5, 5), "num_filter": 50}, True),
     "lenet tanh (64,20,24,24)": ("Activation", [(64, 20, 24, 24)], {"act_type": "tanh"}, True),
     "lenet tanh (64,50,8,8)": ("Activation", [(64, 50, 8, 8)], {"act_type": "tanh"}, True),
     "lenet tanh (64,500)": ("Activation", [(64, 500)], {"act_type": "tanh"}, True),
@@ -73,14 +107,14 @@ def backward_inputs(op, ins, outs, og):
         return [og, outs[1], outs[2], ins[0], ins[1], ins[3], ins[4]]
     if op == "LRN":
         return [og, ins[0], outs[1]]
-    return [og, ins[0], ins[1]]                         # Deconvolution
+    return [og, ins[0], ins[1]]                         # Convolution, Deconvolution
 
 
-def _caller(fn, opdef, p, ctx, inputs):
+def _caller(fn, opdef, p, ctx, inputs, req=None):
     from opsdk.testing import infer
     _, shapes, _, types = infer(opdef, p, [a.shape for a in inputs], [a.dtype for a in inputs])
     outputs = [np.zeros(s, t) for s, t in zip(shapes, types)]
-    req = [1] * len(outputs)
+    req = req[:len(outputs)] if req else [1] * len(outputs)
     # BatchNorm's gradient updates its inputs 5 and 6 (the moving statistics): fresh copies
     return lambda: fn(ctx, [a.copy() if i >= 5 else a for i, a in enumerate(inputs)], req,
                       outputs, p), outputs
@@ -93,7 +127,8 @@ def _kernels(op, lib):
     base = op.removeprefix("_backward_")
     module = import_module("mxnext_ops_onednn." + {"Activation": "activation",
                                                    "BatchNorm": "batch_norm", "LRN": "lrn",
-                                                   "Deconvolution": "deconvolution"}[base])
+                                                   "Deconvolution": "deconvolution",
+                                                   "Convolution": "convolution"}[base])
     body = module.backward if op.startswith("_backward_") else module.forward
 
     def onednn(ctx, inputs, req, outputs, p):
@@ -113,10 +148,14 @@ def _median_ms(fn, repeats, calls):
 
 
 def _rule_says(kind, ctx, inputs, p) -> str:
-    """'dnnl' or 'nn': which kernel the plugin's rule picks for this call."""
-    from mxnext_ops_onednn._dispatch import wins
-    rule = wins.get(kind)
-    return "dnnl" if rule is None or rule(ctx, inputs, p) else "nn"
+    """'dnnl' or 'nn': which kernel the plugin's rule picks for this call (``kind`` is an op or
+    an ``op:part``)."""
+    from mxnext_ops_onednn._dispatch import part_wins
+    return "dnnl" if part_wins(kind, ctx, inputs, p) else "nn"
+
+
+# A convolution gradient's parts: (column, request of (data, weight, bias)).
+_PARTS = (("data", [1, 0, 0]), ("weight", [0, 1, 1]))
 
 
 def measure(name, lib, repeats, calls):
@@ -135,24 +174,40 @@ def measure(name, lib, repeats, calls):
         inputs = ins if kind == op else \
             backward_inputs(op, ins, fwd_outs, rng.uniform(-1, 1, fwd_outs[0].shape)
                             .astype(np.float32))
-        mine, theirs = _kernels(kind, lib)
-        run_mine, outs = _caller(mine, opdef, p, ctx, inputs)
-        run_theirs, _ = _caller(theirs, opdef, p, ctx, inputs)
-        try:
-            run_mine()
-        except NotImplementedError:
-            result["bwd"] = (float("nan"), float("nan"), "nn")     # oneDNN does not cover it
-            continue
-        if kind == op:
-            fwd_outs = outs
+        parts = (("fwd", None, kind),) if kind == op else \
+            tuple((col, req, f"{kind}:{col}") for col, req in _PARTS) \
+            if op == "Convolution" else (("bwd", None, kind),)
+        for col, req, rule in parts:
+            result[col] = _time_pair(kind, lib, opdef, p, ctx, inputs, req, repeats, calls)
+            if result[col] is None:
+                result[col] = (float("nan"), float("nan"), "nn")     # oneDNN does not cover it
+                continue
+            *times, outs = result[col]
+            if kind == op:
+                fwd_outs = outs
+            result[col] = (*times, _rule_says(rule, ctx, inputs, p))
+    return result
+
+
+def _time_pair(kind, lib, opdef, p, ctx, inputs, req, repeats, calls):
+    """(oneDNN ms, ops-nn ms, oneDNN's outputs) for one call, or None where oneDNN does not
+    cover it."""
+    from mxnext_ops_onednn import _dispatch
+    mine, theirs = _kernels(kind, lib)
+    run_mine, outs = _caller(mine, opdef, p, ctx, inputs, req)
+    run_theirs, _ = _caller(theirs, opdef, p, ctx, inputs, req)
+    rules, _dispatch.wins = _dispatch.wins, {}      # a body's own part rules stay out of it
+    try:
+        run_mine()
         times = {"onednn": [], "ops-nn": []}
         for _ in range(repeats):
             times["onednn"] += _median_ms(run_mine, 1, calls)
             times["ops-nn"] += _median_ms(run_theirs, 1, calls)
-        result["bwd" if kind != op else "fwd"] = (statistics.median(times["onednn"]),
-                                                  statistics.median(times["ops-nn"]),
-                                                  _rule_says(kind, ctx, inputs, p))
-    return result
+    except NotImplementedError:
+        return None
+    finally:
+        _dispatch.wins = rules
+    return statistics.median(times["onednn"]), statistics.median(times["ops-nn"]), outs
 
 
 def main(argv=None):
@@ -168,13 +223,15 @@ def main(argv=None):
           f"ratio = oneDNN / ops-nn (below 1: oneDNN faster); rule = the kernel the plugin's "
           f"rule picks")
     print(f"{'case':<32}{'dnnl fwd':>9}{'nn fwd':>9}{'ratio':>7}{'rule':>6}{'dnnl bwd':>10}"
-          f"{'nn bwd':>9}{'ratio':>7}{'rule':>6}")
+          f"{'nn bwd':>9}{'ratio':>7}{'rule':>6}   (conv rows: bwd = data gradient, then the "
+          f"weight gradient)")
     for name in CASES:
         if args.only not in name:
             continue
         r = measure(name, lib, args.repeats, args.calls)
+        cols = ("fwd", "data", "weight") if "data" in r else ("fwd", "bwd")
         cells = "".join(f"{a:>{w}.3f}{b:>9.3f}{a / b:>7.2f}{pick:>6}"
-                        for (a, b, pick), w in ((r["fwd"], 9), (r["bwd"], 10)))
+                        for (a, b, pick), w in zip((r[c] for c in cols), (9, 10, 10)))
         print(f"{name:<32}{cells}", flush=True)
 
 

@@ -62,3 +62,36 @@ def test_fully_connected_goes_to_ops_nn(compare):
     p = {"num_hidden": 1024}
     y = compare("FullyConnected", [x, w, b], p, path="fallback")[0]
     compare("_backward_FullyConnected", [_f(*y.shape), x, w, b], p, path="fallback")
+
+
+def _conv(x_shape, f, k, pad):
+    p = {"kernel": (k, k), "pad": (pad, pad), "num_filter": f, "no_bias": True}
+    return p, _f(*x_shape), _f(f, x_shape[1], k, k)
+
+
+def test_convolution_few_output_pixels_split_gradient(compare):
+    """At 2x2 outputs the forward and the weight gradient go to ops-nn, the data gradient
+    stays on oneDNN."""
+    from mxnext_ops_onednn._dispatch import calls
+    p, x, w = _conv((2, 256, 2, 2), 64, 3, 1)
+    y = compare("Convolution", [x, w], p, path="fallback")[0]
+    before = calls["_backward_Convolution:weight", "fallback"]
+    compare("_backward_Convolution", [_f(*y.shape), x, w], p)
+    assert calls["_backward_Convolution:weight", "fallback"] > before
+
+
+def test_convolution_one_input_channel_gradient_on_ops_nn(compare):
+    p, x, w = _conv((2, 1, 12, 12), 8, 5, 0)
+    y = compare("Convolution", [x, w], p)[0]
+    compare("_backward_Convolution", [_f(*y.shape), x, w], p, path="fallback")
+
+
+def test_convolution_large_images_on_onednn(compare):
+    from mxnext_ops_onednn._dispatch import calls
+    p, x, w = _conv((2, 16, 8, 8), 16, 3, 1)
+    y = compare("Convolution", [x, w], p)[0]
+    before = calls["_backward_Convolution:data", "fallback"], \
+        calls["_backward_Convolution:weight", "fallback"]
+    compare("_backward_Convolution", [_f(*y.shape), x, w], p)
+    assert (calls["_backward_Convolution:data", "fallback"],
+            calls["_backward_Convolution:weight", "fallback"]) == before

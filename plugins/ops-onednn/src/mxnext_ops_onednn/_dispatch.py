@@ -15,9 +15,11 @@ KEY = "FCompute<cpu>"
 calls: Counter = Counter()
 """(op, "onednn" | "fallback") -> how many calls went that way in this process."""
 wins: dict = {}
-"""op -> ``rule(ctx, inputs, params)``: True where oneDNN was measured faster than the outranked
-kernel; calls outside it go there without trying oneDNN. Read at every call, so a rule may be
-replaced (the tests drop them to check the oneDNN code at small shapes)."""
+"""op (or ``op:part`` for a part of a call, see ``part_wins``) -> ``rule(ctx, inputs, params)``:
+True where oneDNN was measured faster than the outranked kernel; calls outside it go there
+without trying oneDNN. Read at every call, so a rule may be replaced (the tests drop them to
+check the oneDNN code at small shapes)."""
+_below: dict = {}
 
 
 def kernel(op: str, body, rule=None):
@@ -25,7 +27,6 @@ def kernel(op: str, body, rule=None):
     True when it computed the call, False to hand it to the outranked kernel; ``rule``, when
     given, becomes ``wins[op]``. It runs on the OpenMP threads of the cores
     ``opsdk.cpu_share`` gives it (those no other kernel holds)."""
-    below = []
     if rule is not None:
         wins[op] = rule
 
@@ -39,12 +40,24 @@ def kernel(op: str, body, rule=None):
             if done:
                 calls[op, "onednn"] += 1
                 return
-        if not below:
-            below.append(outranked(op, KEY))
         calls[op, "fallback"] += 1
-        below[0](ctx, inputs, req, outputs, params)
+        below(op)(ctx, inputs, req, outputs, params)
     compute.__name__ = compute.__qualname__ = f"onednn_{op.lstrip('_')}"
     return compute
+
+
+def below(op: str):
+    """The kernel of ``op`` this plugin outranks (ops-nn's)."""
+    if op not in _below:
+        _below[op] = outranked(op, KEY)
+    return _below[op]
+
+
+def part_wins(key: str, ctx, inputs, params) -> bool:
+    """Whether oneDNN computes the part ``key`` (``op:part``) of a call its op's rule took:
+    a gradient's parts (data, weight) were measured apart and may go different ways."""
+    rule = wins.get(key)
+    return rule is None or rule(ctx, inputs, params)
 
 
 def _host(inputs, outputs) -> bool:

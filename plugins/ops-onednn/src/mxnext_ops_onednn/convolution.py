@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from opsdk import extend_op
 
 from . import _dnnl as d
-from ._dispatch import KEY, finish, kernel, plain_f32, target
+from ._dispatch import KEY, below, calls, finish, kernel, part_wins, plain_f32, target, wins
 from ._prim import Desc, Plan, attr_user_scratchpad, cached, create_pd, dims_of
 
 PLEVEL = 20
@@ -139,12 +141,19 @@ def forward(lib, ctx, inputs, req, outputs, p):
 
 
 def backward(lib, ctx, inputs, req, outputs, p):
+    """The data gradient and the weight (and bias) gradients, each on oneDNN where its part
+    rule says so; a part that does not win goes to ops-nn's kernel (the other part's request
+    masked off), and a call where no part wins goes there whole."""
     og, x, w = inputs
     bias = not p.no_bias
     if not covers(p, og, x, w):
         return False
-    want_data = bool(req[0])
-    want_weight = bool(req[1]) or (bias and bool(req[2]))
+    op = "_backward_Convolution"
+    want_data = bool(req[0]) and part_wins(op + ":data", ctx, inputs, p)
+    want_weight = (bool(req[1]) or (bias and bool(req[2]))) and \
+        part_wins(op + ":weight", ctx, inputs, p)
+    if not (want_data or want_weight):
+        return False
     g = geometry(p)
     data_plan = plan(lib, "data", g, x.shape, w.shape, og.shape, False) if want_data else None
     weight_plan = plan(lib, "weight", g, x.shape, w.shape, og.shape, bias) \
@@ -166,9 +175,50 @@ def backward(lib, ctx, inputs, req, outputs, p):
             finish(outputs[1], req[1], dw)
         if bias and req[2]:
             finish(outputs[2], req[2], db)
+    rest = [0 if (k == 0 and want_data) or (k > 0 and want_weight) else r
+            for k, r in enumerate(req)]
+    if any(rest):
+        calls[op + (":data" if rest[0] else ":weight"), "fallback"] += 1
+        below(op)(ctx, inputs, rest, outputs, p)
     return True
 
 
-extend_op("Convolution").set_attr(KEY, kernel("Convolution", forward), PLEVEL)
-extend_op("_backward_Convolution").set_attr(KEY, kernel("_backward_Convolution", backward),
-                                            PLEVEL)
+# The rules: bench/layers.py's conv rows (ResNet-18 on 3x32x32 in bench/gluon.py and
+# bench/executor.py, LeNet), at 1 and 2 threads. oneDNN loses on few output pixels per image
+# (its weight gradient there runs a gemm with a per-thread reduction: 3-4x ops-nn's time at
+# 1x1 and 2x2), on 1x1 kernels over small images, and on one or three input channels.
+def _pixels(shape) -> int:
+    return int(np.prod(shape[2:], dtype=np.int64))
+
+
+def _out_pixels(x_shape, p) -> int:
+    g = geometry(p)
+    return int(np.prod([(n + 2 * pad - (dl + 1) * (k - 1) - 1) // s + 1 for n, k, s, dl, pad in
+                        zip(x_shape[2:], p.kernel, g.stride, g.dilate, g.pad)]))
+
+
+def _forward_wins(ctx, inputs, p) -> bool:
+    out = _out_pixels(inputs[0].shape, p)
+    return out >= 64 or (out >= 16 and int(np.prod(p.kernel)) > 1)
+
+
+def _data_wins(ctx, inputs, p) -> bool:
+    og, x = inputs[0], inputs[1]
+    return x.shape[1] >= 8 and (int(np.prod(p.kernel)) > 1 or _pixels(og.shape) > 256)
+
+
+def _weight_wins(ctx, inputs, p) -> bool:
+    og, x = inputs[0], inputs[1]
+    return _pixels(og.shape) >= 16 and x.shape[1] >= 2
+
+
+def _backward_wins(ctx, inputs, p) -> bool:
+    return part_wins("_backward_Convolution:data", ctx, inputs, p) or \
+        part_wins("_backward_Convolution:weight", ctx, inputs, p)
+
+
+wins["_backward_Convolution:data"] = _data_wins
+wins["_backward_Convolution:weight"] = _weight_wins
+extend_op("Convolution").set_attr(KEY, kernel("Convolution", forward, _forward_wins), PLEVEL)
+extend_op("_backward_Convolution").set_attr(
+    KEY, kernel("_backward_Convolution", backward, _backward_wins), PLEVEL)
