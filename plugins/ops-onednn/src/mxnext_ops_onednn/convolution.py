@@ -140,47 +140,58 @@ def forward(lib, ctx, inputs, req, outputs, p):
     return True
 
 
+_BACKWARD = "_backward_Convolution"
+
+
 def backward(lib, ctx, inputs, req, outputs, p):
     """The data gradient and the weight (and bias) gradients, each on oneDNN where its part
     rule says so; a part that does not win goes to ops-nn's kernel (the other part's request
     masked off), and a call where no part wins goes there whole."""
     og, x, w = inputs
-    bias = not p.no_bias
     if not covers(p, og, x, w):
         return False
-    op = "_backward_Convolution"
-    want_data = bool(req[0]) and part_wins(op + ":data", ctx, inputs, p)
+    bias = not p.no_bias
+    want_data = bool(req[0]) and part_wins(_BACKWARD + ":data", ctx, inputs, p)
     want_weight = (bool(req[1]) or (bias and bool(req[2]))) and \
-        part_wins(op + ":weight", ctx, inputs, p)
-    if not (want_data or want_weight):
-        return False
+        part_wins(_BACKWARD + ":weight", ctx, inputs, p)
     g = geometry(p)
     data_plan = plan(lib, "data", g, x.shape, w.shape, og.shape, False) if want_data else None
     weight_plan = plan(lib, "weight", g, x.shape, w.shape, og.shape, bias) \
         if want_weight else None
-    if (want_data and data_plan is None) or (want_weight and weight_plan is None):
+    if not (want_data or want_weight) or (want_data and data_plan is None) or \
+            (want_weight and weight_plan is None):
         return False
     if want_data:
         dx = target(outputs[0], req[0], inputs)
         data_plan.run({d.ARG_DIFF_SRC: dx, d.ARG_WEIGHTS: w, d.ARG_DIFF_DST: og})
         finish(outputs[0], req[0], dx)
     if want_weight:
-        dw = target(outputs[1], req[1], inputs)
-        args = {d.ARG_SRC: x, d.ARG_DIFF_WEIGHTS: dw, d.ARG_DIFF_DST: og}
-        if bias:
-            db = target(outputs[2], req[2], inputs)
-            args[d.ARG_DIFF_BIAS] = db
-        weight_plan.run(args)
-        if req[1]:
-            finish(outputs[1], req[1], dw)
-        if bias and req[2]:
-            finish(outputs[2], req[2], db)
-    rest = [0 if (k == 0 and want_data) or (k > 0 and want_weight) else r
+        _weight_gradient(weight_plan, inputs, req, outputs, bias)
+    _rest_below(ctx, inputs, req, outputs, p, want_data, want_weight)
+    return True
+
+
+def _rest_below(ctx, inputs, req, outputs, p, data_done: bool, weight_done: bool) -> None:
+    """The requested gradients oneDNN did not compute, on ops-nn's kernel."""
+    rest = [0 if (k == 0 and data_done) or (k > 0 and weight_done) else r
             for k, r in enumerate(req)]
     if any(rest):
-        calls[op + (":data" if rest[0] else ":weight"), "fallback"] += 1
-        below(op)(ctx, inputs, rest, outputs, p)
-    return True
+        calls[_BACKWARD + (":data" if rest[0] else ":weight"), "fallback"] += 1
+        below(_BACKWARD)(ctx, inputs, rest, outputs, p)
+
+
+def _weight_gradient(weight_plan, inputs, req, outputs, bias: bool) -> None:
+    og, x, _ = inputs
+    dw = target(outputs[1], req[1], inputs)
+    args = {d.ARG_SRC: x, d.ARG_DIFF_WEIGHTS: dw, d.ARG_DIFF_DST: og}
+    if bias:
+        db = target(outputs[2], req[2], inputs)
+        args[d.ARG_DIFF_BIAS] = db
+    weight_plan.run(args)
+    if req[1]:
+        finish(outputs[1], req[1], dw)
+    if bias and req[2]:
+        finish(outputs[2], req[2], db)
 
 
 # The rules: bench/layers.py's conv rows (ResNet-18 on 3x32x32 in bench/gluon.py and
@@ -213,12 +224,11 @@ def _weight_wins(ctx, inputs, p) -> bool:
 
 
 def _backward_wins(ctx, inputs, p) -> bool:
-    return part_wins("_backward_Convolution:data", ctx, inputs, p) or \
-        part_wins("_backward_Convolution:weight", ctx, inputs, p)
+    return part_wins(_BACKWARD + ":data", ctx, inputs, p) or \
+        part_wins(_BACKWARD + ":weight", ctx, inputs, p)
 
 
-wins["_backward_Convolution:data"] = _data_wins
-wins["_backward_Convolution:weight"] = _weight_wins
+wins[_BACKWARD + ":data"] = _data_wins
+wins[_BACKWARD + ":weight"] = _weight_wins
 extend_op("Convolution").set_attr(KEY, kernel("Convolution", forward, _forward_wins), PLEVEL)
-extend_op("_backward_Convolution").set_attr(
-    KEY, kernel("_backward_Convolution", backward, _backward_wins), PLEVEL)
+extend_op(_BACKWARD).set_attr(KEY, kernel(_BACKWARD, backward, _backward_wins), PLEVEL)
