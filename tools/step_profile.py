@@ -1,9 +1,11 @@
 """Where the time of a training step goes: mx.profiler's per-operator totals over a few steps
-of the hybridized Gluon ResNet-18 (bench/gluon.py's step) or of Module.fit's LeNet step
-(bench/training.py's network), as shares of the summed operator time.
+of the hybridized Gluon ResNet-18 (bench/gluon.py's step), of Module.fit's LeNet step
+(bench/training.py's network) or of bench/executor.py's MLP step (a bound executor and
+``sgd_update``), as shares of the summed operator time.
 
     .venv/bin/python tools/step_profile.py resnet18 [--steps 3]
     .venv/bin/python tools/step_profile.py lenet
+    .venv/bin/python tools/step_profile.py mlp
     MXNEXT_DISABLE_PLUGINS=ops-onednn .venv/bin/python tools/step_profile.py resnet18
 
 Bulked segments show as ``[op,op,...]`` rows. Printed, never asserted.
@@ -62,12 +64,35 @@ def lenet_step():
     return step
 
 
+def mlp_step():
+    h = mx.sym.var("data")
+    for k, n in enumerate((1024, 1024, 10)):
+        h = mx.sym.FullyConnected(h, num_hidden=n, name=f"fc{k + 1}")
+        h = mx.sym.Activation(h, act_type="relu") if k < 2 else h
+    sym = mx.sym.SoftmaxOutput(h, name="softmax")
+    reqs = {n: "null" if n in ("data", "softmax_label") else "write"
+            for n in sym.list_arguments()}
+    ex = sym.simple_bind(mx.cpu(), grad_req=reqs, data=(128, 784))
+    for n, a in ex.arg_dict.items():
+        a[:] = np.random.uniform(-0.1, 0.1, a.shape) if n != "softmax_label" else \
+            np.random.randint(0, 10, a.shape)
+    params = [n for n in reqs if reqs[n] == "write"]
+
+    def step():
+        ex.forward(is_train=True)
+        ex.backward()
+        for n in params:
+            mx.nd.sgd_update(ex.arg_dict[n], ex.grad_dict[n], lr=0.1, rescale_grad=1 / 128,
+                             out=ex.arg_dict[n])
+    return step
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("net", choices=("resnet18", "lenet"))
+    ap.add_argument("net", choices=("resnet18", "lenet", "mlp"))
     ap.add_argument("--steps", type=int, default=3)
     args = ap.parse_args()
-    step = {"resnet18": resnet18_step, "lenet": lenet_step}[args.net]()
+    step = {"resnet18": resnet18_step, "lenet": lenet_step, "mlp": mlp_step}[args.net]()
     for _ in range(2):
         step()
     mx.nd.waitall()
