@@ -149,3 +149,75 @@ def test_rand_mirror_flips_some_images_and_mirror_all():
 def test_bad_settings_are_named(kwargs, match):
     with pytest.raises(MXNetError, match=match):
         _batch(**kwargs)
+
+
+def test_mean_img_file_written_by_mxnet_is_subtracted_as_mxnet_does():
+    expected = np.load(os.path.join(HERE, "record_aug.npz"))
+    got = _batch(data_shape=(3, 8, 8), mean_img=os.path.join(HERE, "mean_img.bin"), scale=0.5,
+                 std_g=2)
+    np.testing.assert_allclose(got, expected["mean_img_batch"], atol=0.51)
+
+
+def test_mean_img_is_made_from_the_data_and_saved_when_missing(tmp_path):
+    path = str(tmp_path / "mean.bin")
+    _batch(data_shape=(3, 8, 8), mean_img=path, scale=0.5, std_g=2)
+    made = mx.nd.load(path)
+    want = mx.nd.load(os.path.join(HERE, "mean_img.bin"))
+    assert list(made) == ["mean_img"]
+    np.testing.assert_allclose(made["mean_img"].asnumpy(), want["mean_img"].asnumpy(),
+                               atol=0.26)
+    with pytest.raises(MXNetError, match=r"mean_img: expected an image of shape \(3, 6, 6\)"):
+        _batch(data_shape=(3, 6, 6), mean_img=path)
+
+
+def test_path_imglist_labels_by_image_index_as_mxnet():
+    expected = np.load(os.path.join(HERE, "record_aug.npz"))
+    it = mx.io.ImageRecordIter(path_imgrec=REC, batch_size=6, data_shape=(3, 6, 6),
+                               label_width=2, path_imglist=os.path.join(HERE, "images.lst"))
+    np.testing.assert_array_equal(it.next().label[0].asnumpy(), expected["imglist_label"])
+
+
+def test_random_contrast_and_illumination_stay_in_their_bounds():
+    plain = _batch(seed_aug=3)
+    for _ in range(3):
+        got = _batch(max_random_contrast=0.2, max_random_illumination=5, seed_aug=3)
+        # per image: got = plain * c + i with c in [0.8, 1.2], i in [-5, 5]
+        for g, p in zip(got, plain):
+            c, i = np.polyfit(p.ravel(), g.ravel(), 1)
+            assert 0.8 - 1e-4 <= c <= 1.2 + 1e-4 and -5 - 1e-3 <= i <= 5 + 1e-3
+
+
+def test_rotate_list_picks_one_of_its_angles():
+    img = np.random.default_rng(2).integers(0, 256, (9, 9, 3)).astype(np.uint8)
+    fixed = [_augment(img, rotate=a, fill_value=0, n=1)[0] for a in (90, 180)]
+    outs = _augment(img, rotate_list="90,180", fill_value=0, n=30)
+    picks = [[np.array_equal(o, f) for f in fixed].index(True) for o in outs]
+    assert set(picks) == {0, 1}
+    with pytest.raises(MXNetError, match="rotate_list: expected whole degrees"):
+        RecordAugmenter((3, 9, 9), np.random.default_rng(0), rotate_list="a,b")
+
+
+def test_aug_seq_empty_skips_the_augmenter_and_unknown_names_fail():
+    with pytest.raises(MXNetError, match=r"data_shape: expected images of 6x6 after the "
+                                         r"augmenters \(''\)"):
+        _batch(aug_seq="")
+    with pytest.raises(MXNetError, match=r"aug_seq: expected names among \('aug_default',\), "
+                                         r"got 'det_aug'"):
+        _batch(aug_seq="aug_default,det_aug")
+
+
+def test_rgba_images_with_mean_a_and_std_a(tmp_path):
+    from PIL import Image
+    rgba = np.random.default_rng(1).integers(0, 256, (6, 6, 4)).astype(np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(rgba, "RGBA").save(buf, "PNG")
+    rec = mx.recordio.MXRecordIO(str(tmp_path / "a.rec"), "w")
+    rec.write(mx.recordio.pack((0, 1.0, 0, 0), buf.getvalue()))
+    rec.close()
+    it = mx.io.ImageRecordIter(path_imgrec=str(tmp_path / "a.rec"), batch_size=1,
+                               data_shape=(4, 6, 6), mean_a=10, std_a=2)
+    got = it.next().data[0].asnumpy()[0]
+    np.testing.assert_allclose(got[:3], rgba[..., :3].transpose(2, 0, 1))
+    np.testing.assert_allclose(got[3], (rgba[..., 3] - 10.0) / 2)
+    with pytest.raises(MXNetError, match=r"expected an image with 4 channels \(RGBA\), got 3"):
+        next(iter(mx.io.ImageRecordIter(path_imgrec=REC, batch_size=1, data_shape=(4, 6, 6))))

@@ -20,7 +20,8 @@ _FROM_YIQ = np.linalg.inv(_TO_YIQ)
 
 def decode(source, flag, to_rgb, what):
     """The image in ``source`` (a path or a binary file) as a uint8 (H, W, 3) array, RGB
-    (BGR when not ``to_rgb``), or (H, W, 1) gray when ``flag`` is 0."""
+    (BGR when not ``to_rgb``), (H, W, 1) gray when ``flag`` is 0, or (H, W, 4) RGBA (BGRA)
+    when ``flag`` is -1 and the image has an alpha channel."""
     try:
         from PIL import Image
     except ImportError as exc:
@@ -28,13 +29,17 @@ def decode(source, flag, to_rgb, what):
                          f"its own): pip install pillow") from exc
     try:
         with Image.open(source) as img:
-            pixels = np.asarray(img.convert("L" if flag == 0 else "RGB"))
+            bands, mode = img.getbands(), img.mode
+            pixels = np.asarray(img.convert({0: "L", -1: "RGBA"}.get(flag, "RGB")))
     except (OSError, ValueError) as exc:
         raise MXNetError(f"{what}: cannot read the image: {exc}") from None
+    if flag == -1 and "A" not in bands:
+        raise MXNetError(f"{what}: expected an image with 4 channels (RGBA), got "
+                         f"{len(bands)} ({mode})")
     if flag == 0:
         pixels = pixels[..., None]
     elif not to_rgb:
-        pixels = pixels[..., ::-1]
+        pixels = np.concatenate([pixels[..., 2::-1], pixels[..., 3:]], -1)
     return np.ascontiguousarray(pixels)
 
 

@@ -93,9 +93,9 @@ def test_image_record_iter_decodes_crops_and_pads_like_mxnet(tmp_path):
     part = mx.io.ImageRecordIter(path_imgrec=str(tmp_path / "x.rec"), data_shape=(1, 8, 8),
                                  batch_size=1, num_parts=2, part_index=1, round_batch=False)
     assert [b.label[0].asscalar() for b in part] == [2, 3, 4]
-    with pytest.raises(MXNetError, match=r"unknown parameter\(s\) \['mean_img'\]"):
+    with pytest.raises(MXNetError, match=r"unknown parameter\(s\) \['mean_x'\]"):
         mx.io.ImageRecordIter(path_imgrec=str(tmp_path / "x.rec"), data_shape=(3, 8, 8),
-                              batch_size=2, mean_img="m.bin")
+                              batch_size=2, mean_x=1)
 
 
 def test_image_folder_reads_images_as_hwc_uint8(tmp_path):

@@ -34,7 +34,7 @@ class RecordAugmenter:
                  contrast=0.0, saturation=0.0, pca_noise=0.0, random_h=0, random_s=0,
                  random_l=0, fill_value=255, inter_method=1, pad=0, max_rotate_angle=0,
                  max_shear_ratio=0.0, rotate=-1, max_random_scale=1.0, min_random_scale=1.0,
-                 max_img_size=1e10, min_img_size=0.0):
+                 max_img_size=1e10, min_img_size=0.0, rotate_list=()):
         if inter_method not in _INTER:
             _fail("inter_method", f"one of {_INTER}", inter_method)
         if min_aspect_ratio is None:
@@ -48,6 +48,7 @@ class RecordAugmenter:
         self._jitter = (brightness, contrast, saturation)
         self._hls, self._pca = (random_h, random_l, random_s), pca_noise
         self._resized_crop, self._random_resized = None, random_resized_crop
+        self._rotate_list = _angles(rotate_list)
         self._warp = (max_rotate_angle, max_shear_ratio, rotate, (min_random_scale,
                       max_random_scale), (lo, hi), (min_img_size, max_img_size))
         if inter_method == 0 and self._warps():
@@ -66,17 +67,20 @@ class RecordAugmenter:
         """MXNet's condition for its affine step (the aspect range only counts without
         random_resized_crop)."""
         angle, shear, rotate, scales, ratios, sizes = self._warp
-        return (angle > 0 or shear > 0 or rotate > 0 or scales != (1, 1)
+        return (angle > 0 or shear > 0 or rotate > 0 or self._rotate_list or scales != (1, 1)
                 or (not self._random_resized and ratios != (1, 1)) or sizes != (0, 1e10))
 
     def _affine(self, img):
-        """Rotation by U{-v..v} degrees (or ``rotate``), shear U(-v, v), scale and aspect
+        """Rotation by U{-v..v} degrees (or ``rotate``, or one of ``rotate_list`` drawn
+        uniformly), shear U(-v, v), scale and aspect
         ratio drawn as MXNet does, about the centre of an output of the scaled size
         (clamped to ``min/max_img_size``); uncovered pixels take ``fill_value``."""
         max_angle, max_shear, rotate, (s0, s1), (r0, r1), (lo, hi) = self._warp
         shear = self._rng.uniform() * max_shear * 2 - max_shear
         angle = int(self._rng.integers(-max_angle, max_angle + 1))
         angle = rotate if rotate > 0 else angle
+        if self._rotate_list:
+            angle = self._rotate_list[int(self._rng.integers(0, len(self._rotate_list)))]
         a, b = np.cos(np.deg2rad(angle)), np.sin(np.deg2rad(angle))
         scale = 1.0 if self._random_resized else self._rng.uniform() * (s1 - s0) + s0
         ratio = 1.0 if self._random_resized else self._rng.uniform() * (r1 - r0) + r0
@@ -219,6 +223,17 @@ class RecordAugmenter:
         if img.shape[2] == 1:
             return img
         return np.clip(img.astype(np.int32) + offset.astype(np.int32), 0, 255).astype(np.uint8)
+
+
+def _angles(rotate_list):
+    """MXNet's ``rotate_list``: whole degrees as a sequence or a string such as "0,90,180"
+    (MXNet reads a number at each comma)."""
+    if isinstance(rotate_list, str):
+        rotate_list = [a for a in rotate_list.strip("()[] ").split(",") if a.strip()]
+    try:
+        return [int(float(a)) for a in rotate_list]
+    except (TypeError, ValueError):
+        _fail("rotate_list", "whole degrees, e.g. '0,90,180'", repr(rotate_list))
 
 
 def _warp_affine(img, m, shift, width, height, fill):
