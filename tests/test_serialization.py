@@ -248,8 +248,8 @@ def test_is_an_mxnet_error():
 def test_rejects_what_mxnet_cannot_hold():
     with pytest.raises(ParamError, match="array 'c' has dtype complex64"):
         ser.dumps({"c": np.zeros(2, np.complex64)})
-    with pytest.raises(ParamError, match="array 1 has dtype int16"):
-        ser.dumps([np.zeros(1), np.zeros(1, np.int16)])
+    with pytest.raises(ParamError, match="array 1 has dtype complex128"):
+        ser.dumps([np.zeros(1), np.zeros(1, np.complex128)])
     with pytest.raises(ParamError, match="keys must be str"):
         ser.dumps({1: np.zeros(1)})
     with pytest.raises(ParamError, match="item 0 expected ndarray, got list"):
