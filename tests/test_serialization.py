@@ -412,7 +412,7 @@ def test_mxnet_reads_ndarrays_saved_by_mxnext(tmp_path, mxnet_run):
     from mxnext import ndarray as nd
     data = {"w": nd.array(np.arange(12).reshape(3, 4), dtype=np.float64, ctx=mx.cpu(1)),
             "i": nd.array([7, -8], dtype=np.int8)}
-    ser.save(tmp_path / "nd.params", data)
+    nd.save(str(tmp_path / "nd.params"), data)
     assert mxnet_run(MXNET_LOAD_TO_NPZ, tmp_path / "nd.params", tmp_path / "b.npz").strip() == "dict"
     back = np.load(tmp_path / "b.npz")
     _assert_same({k: back[k] for k in back.files}, {k: v.asnumpy() for k, v in data.items()})
