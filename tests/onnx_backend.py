@@ -108,12 +108,8 @@ def mapped_node_tests():
                   if {n.op_type for n in t.model.graph.node} <= MXNET_1_9_OPS)
 
 
-_NARROW = "(?:u?int16|uint32|uint64)"
 # Tests of the kinds run in CI that mxnext does not pass (regex on the test name), and why.
 KNOWN_FAILURES: dict[str, str] = {
-    rf"^test_(?:add|sub|mul|div|max|min|equal|greater|less|greater_equal|less_equal)_{_NARROW}"
-    rf"(?:_expanded)?_cpu$|^test_pow_types_float32_uint(?:32|64)_cpu$|^test_top_k_uint64_cpu$":
-        "int16, uint16, uint32 and uint64 are not dtypes mxnext (as MXNet 1.9) stores",
     r"^test_equal_string": "string tensors",
     r"^test_cast(?:like)?_.*(?:FLOAT8|FLOAT4|INT4|INT2|UINT4|UINT2|E8M0)|"
     r"^test_cast(?:like)?_(?:FLOAT_to_BFLOAT16|BFLOAT16_to_FLOAT16)":

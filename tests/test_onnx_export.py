@@ -369,6 +369,24 @@ def test_dynamic_batch(tmp_path):
     assert not any(d.HasField("dim_value") for d in dims)
 
 
+def test_int16_uint16_uint32_uint64_inputs_parameters_and_casts(tmp_path):
+    x, w = mx.sym.var("x"), mx.sym.var("w")
+    y = mx.sym.cast(mx.sym.broadcast_add(x, w), dtype="uint64")
+    z = mx.sym.cast(x, dtype="int16") - 1
+    g = mx.sym.broadcast_greater(mx.sym.cast(x, dtype="uint32"), mx.sym.var("u"))
+    out = mx.sym.Group([y, z, g])
+    w_value = mx.nd.array([[1, 2, 65000]], dtype="uint16")
+    path = mx.onnx.export_model(out, {"w": w_value}, [(2, 3), (2, 3)], [np.uint16, np.uint32],
+                                str(tmp_path / "narrow.onnx"))
+    feeds = {"x": np.array([[3, 9, 500], [0, 7, 535]], np.uint16),
+             "u": np.array([[4, 9, 0], [1, 6, 2 ** 32 - 1]], np.uint32)}
+    args = {"w": w_value, **{k: mx.nd.array(v, dtype=v.dtype) for k, v in feeds.items()}}
+    ours = out.bind(mx.cpu(), args, grad_req="null").forward()
+    for got, want in zip(run_onnx(path, feeds), ours):
+        assert got.dtype == np.dtype(want.dtype)
+        np.testing.assert_array_equal(got, want.asnumpy())
+
+
 def test_operator_support():
     ops = mx.onnx.get_operator_support()
     assert ops == sorted(ops) == mx.onnx.get_operator_support(13)

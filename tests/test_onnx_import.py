@@ -195,6 +195,35 @@ def test_a_reduction_over_an_empty_axis_gives_its_identity(op, value):
     np.testing.assert_array_equal(y, np.full((2, 1, 3), value, np.float32))
 
 
+def test_int16_uint16_uint32_uint64_tensors_match_onnxruntime():
+    """Inputs, initializers and Cast targets of the dtypes MXNet 1.9 does not hold."""
+    u16, u64 = TensorProto.UINT16, TensorProto.UINT64
+    nodes = [helper.make_node("Add", ["x", "w"], ["a"]),
+             helper.make_node("Cast", ["a"], ["b"], to=u64),
+             helper.make_node("Mul", ["b", "big"], ["y"]),
+             helper.make_node("Cast", ["a"], ["s"], to=TensorProto.INT16),
+             helper.make_node("Sub", ["s", "one"], ["z"]),
+             helper.make_node("Cast", ["x"], ["x32"], to=TensorProto.UINT32),
+             helper.make_node("Greater", ["u", "x32"], ["g"])]
+    inits = [numpy_helper.from_array(np.array([[1, 0, 65000]], np.uint16), "w"),
+             numpy_helper.from_array(np.array([2 ** 40], np.uint64), "big"),
+             numpy_helper.from_array(np.array([1], np.int16), "one")]
+    model = _model(nodes, [helper.make_tensor_value_info("x", u16, [2, 3]),
+                           helper.make_tensor_value_info("u", TensorProto.UINT32, [2, 3])],
+                   [helper.make_tensor_value_info("y", u64, [2, 3]),
+                    helper.make_tensor_value_info("z", TensorProto.INT16, [2, 3]),
+                    helper.make_tensor_value_info("g", TensorProto.BOOL, [2, 3])], inits)
+    feeds = {"x": np.array([[3, 9, 500], [0, 7, 535]], np.uint16),
+             "u": np.array([[4, 9, 0], [1, 6, 2 ** 32 - 1]], np.uint32)}
+    sym, arg_params, aux_params = import_model(model)
+    assert arg_params["big"].dtype == np.uint64 and arg_params["w"].dtype == np.uint16
+    args = {**arg_params, **{k: mx.nd.array(v, dtype=v.dtype) for k, v in feeds.items()}}
+    ours = sym.bind(mx.cpu(), args, grad_req="null", aux_states=aux_params).forward()
+    for got, want in zip(ours, _run_ort(model, feeds)):
+        assert np.dtype(got.dtype) == want.dtype
+        np.testing.assert_array_equal(got.asnumpy(), want)
+
+
 def test_an_unmapped_op_is_named_with_its_node():
     model = _model([helper.make_node("Einsum", ["x", "x"], ["y"], name="mix",
                                      equation="ij,ij->i")],

@@ -248,8 +248,8 @@ def test_is_an_mxnet_error():
 def test_rejects_what_mxnet_cannot_hold():
     with pytest.raises(ParamError, match="array 'c' has dtype complex64"):
         ser.dumps({"c": np.zeros(2, np.complex64)})
-    with pytest.raises(ParamError, match="array 1 has dtype int16"):
-        ser.dumps([np.zeros(1), np.zeros(1, np.int16)])
+    with pytest.raises(ParamError, match="array 1 has dtype complex128"):
+        ser.dumps([np.zeros(1), np.zeros(1, np.complex128)])
     with pytest.raises(ParamError, match="keys must be str"):
         ser.dumps({1: np.zeros(1)})
     with pytest.raises(ParamError, match="item 0 expected ndarray, got list"):
@@ -412,7 +412,7 @@ def test_mxnet_reads_ndarrays_saved_by_mxnext(tmp_path, mxnet_run):
     from mxnext import ndarray as nd
     data = {"w": nd.array(np.arange(12).reshape(3, 4), dtype=np.float64, ctx=mx.cpu(1)),
             "i": nd.array([7, -8], dtype=np.int8)}
-    ser.save(tmp_path / "nd.params", data)
+    nd.save(str(tmp_path / "nd.params"), data)
     assert mxnet_run(MXNET_LOAD_TO_NPZ, tmp_path / "nd.params", tmp_path / "b.npz").strip() == "dict"
     back = np.load(tmp_path / "b.npz")
     _assert_same({k: back[k] for k in back.files}, {k: v.asnumpy() for k, v in data.items()})

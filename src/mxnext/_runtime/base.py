@@ -22,11 +22,12 @@ __all__ = ["MXNetError", "EngineError", "ParamError", "OpNotFound", "PluginError
            "classproperty", "with_metaclass", "is_np_shape", "set_np_shape",
            "FLAG_TO_DTYPE", "DTYPE_TO_FLAG"]
 
-# mshadow type flags MXNet 1.9 can save and load (8..11 exist in mshadow but 1.9 rejects
-# them): the ``.params`` format and ``__dtype__`` attributes use them; bfloat16 is numpy's
-# through ml_dtypes
+# mshadow's type flags: the ``.params`` format and ``__dtype__`` attributes use them.
+# int16, uint16, uint32 and uint64 (8..11) are mshadow's and MXNet 2.x's; MXNet 1.9 neither
+# stores nor loads them. bfloat16 is numpy's through ml_dtypes.
 FLAG_TO_DTYPE = {0: np.dtype("<f4"), 1: np.dtype("<f8"), 2: np.dtype("<f2"), 3: np.dtype("u1"),
                  4: np.dtype("<i4"), 5: np.dtype("i1"), 6: np.dtype("<i8"), 7: np.dtype("?"),
+                 8: np.dtype("<i2"), 9: np.dtype("<u2"), 10: np.dtype("<u4"), 11: np.dtype("<u8"),
                  12: np.dtype(ml_dtypes.bfloat16)}
 DTYPE_TO_FLAG = {dt.newbyteorder("="): flag for flag, dt in FLAG_TO_DTYPE.items()}
 

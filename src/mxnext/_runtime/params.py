@@ -27,7 +27,8 @@ _FALSE = {"false", "0"}
 
 # MXNet dtype names (mshadow type flags) -> numpy dtype names.
 _DTYPES = {"float32": "float32", "float64": "float64", "float16": "float16", "uint8": "uint8",
-           "int8": "int8", "int32": "int32", "int64": "int64", "bool": "bool",
+           "int8": "int8", "int32": "int32", "int64": "int64", "bool": "bool", "int16": "int16",
+           "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
            "real_t": "float32", "bfloat16": "bfloat16"}
 
 

@@ -20,7 +20,8 @@ Two MXNet quirks carried over on purpose: MXNet 1.9 writes a 0-d array as a v2 r
 0 followed by its data, which its own reader mistakes for a "none" array (so MXNet cannot load
 such a file back); mxnext writes the same bytes and reads them as the 0-d array they are.
 bfloat16 records (type flag 12) load as float32, exactly (as files MXNet wrote have always
-loaded here); bfloat16 arrays (``ml_dtypes``) save as flag 12.
+loaded here); bfloat16 arrays (``ml_dtypes``) save as flag 12. int16, uint16, uint32 and
+uint64 arrays save as mshadow's flags 8..11, as MXNet 2.x does; MXNet 1.9 cannot load those.
 
 Nothing is ever unpickled; every count and size is checked against the bytes present, so a
 truncated or corrupted file raises :class:`NDArrayFormatError` naming the file and the fault.

@@ -41,7 +41,7 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
     if dtype is not None:
         flag = DTYPE_TO_FLAG.get(np.dtype(dtype))
         if flag is None:
-            raise TypeError(f"Variable {name!r}: dtype {dtype!r} is not one MXNet 1.9 can "
+            raise TypeError(f"Variable {name!r}: dtype {dtype!r} is not one mxnext can "
                             f"store ({', '.join(d.name for d in DTYPE_TO_FLAG)})")
         attrs["__dtype__"] = str(flag)
     if init is not None:

@@ -330,4 +330,4 @@ def _dtype_flag(text, where):
     except (ValueError, KeyError):
         known = ", ".join(f"{f}={d.name}" for f, d in FLAG_TO_DTYPE.items())
         raise TypeInferError(f"variable {where!r}: attribute __dtype__={text!r} is not a type "
-                             f"flag MXNet 1.9 knows ({known})") from None
+                             f"flag mxnext knows ({known})") from None
