@@ -19,5 +19,6 @@ def mxnext_register_kvstores(registry):
 
 @hookimpl
 def mxnext_register_ops(registry):
-    from . import _custom
+    from . import _control_flow_ops, _custom
     _custom.define(registry)
+    _control_flow_ops.define(registry)

@@ -1,0 +1,157 @@
+"""Running the control-flow ops (``_control_flow_ops``): each application's body graphs run
+through their ``CachedOp``, step by step, on a custom-op thread (``_custom``'s), as MXNet's
+``LoopState`` runs them.
+
+When training, the forward works on copies of its inputs marked for autograd and records
+the steps; the state keeps those copies and the results, and the backward op asks autograd
+for the gradients of the inputs given the output gradients (so the body's own gradient
+rules, through its ``CachedOp``, do the work).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._custom import _REQ, _submit, _wrap
+from ._runtime.base import MXNetError
+
+__all__ = ["LoopState", "forward", "backward", "placed"]
+
+
+class LoopState:
+    """One application: its parameters, and after a training forward the marked input
+    copies and the results they were recorded into."""
+
+    __slots__ = ("params", "inputs", "results")
+
+    def __init__(self, params, ctx, in_shapes, in_dtypes):
+        self.params = params
+        self.inputs = self.results = None
+
+
+def forward(state, ctx, inputs, req, outputs):
+    """``FStatefulCompute`` of ``_foreach`` / ``_while_loop`` / ``_cond``."""
+    ins, outs = _wrap(inputs, ctx), _wrap(outputs, ctx)
+
+    def call():
+        from . import autograd
+        saved = [x.copy() for x in ins]
+        if ctx.is_train:
+            for x in saved:
+                x.attach_grad()
+        with autograd.record(train_mode=True) if ctx.is_train else autograd.pause():
+            results = _RUN[state.params.kind](state.params, saved, [o.shape for o in outs])
+        for r, o, q in zip(results, outs, req):
+            _assign(o, q, r)
+        state.inputs, state.results = (saved, results) if ctx.is_train else (None, None)
+        for x in saved:
+            x.wait_to_read()
+    _submit(call, ctx, ins + outs, f"{state.params.kind} forward", state.params.kind)
+
+
+def backward(state, ctx, inputs, req, outputs):
+    """``FStatefulCompute`` of the ``_backward_*`` ops: the gradients of the forward's inputs
+    given its output gradients (its inputs: those, then the forward's outputs)."""
+    ograds, igrads = _wrap(inputs[:len(inputs) // 2], ctx), _wrap(outputs, ctx)
+
+    def call():
+        from . import autograd
+        from ._runtime import tape
+        if state.results is None:
+            raise MXNetError("the backward of a control-flow op needs a forward run with "
+                             "is_train=True first")
+        pairs = [(r, g.copy()) for r, g in zip(state.results, ograds) if tape.has_history(r)]
+        grads = autograd.grad([r for r, _ in pairs], state.inputs, [g for _, g in pairs],
+                              retain_graph=True) if pairs else \
+            [x.zeros_like() for x in state.inputs]
+        for g, o, q in zip(grads, igrads, req):
+            _assign(o, q, g)
+        for _, g in pairs:
+            g.wait_to_read()
+    _submit(call, ctx, ograds + igrads, f"{state.params.kind} backward",
+            f"_backward_{state.params.kind}")
+
+
+def _assign(out, req, value):
+    kind = _REQ[req]
+    if kind in ("write", "inplace"):
+        out[:] = value
+    elif kind == "add":
+        out += value
+
+
+# -- the loops ------------------------------------------------------------------------------
+def _as_list(res):
+    return list(res) if isinstance(res, (list, tuple)) else [res]
+
+
+def placed(size, *groups):
+    """A list of ``size`` with ``values[j]`` at ``locs[j]`` for each ``(locs, values)``."""
+    out = [None] * size
+    for locs, values in groups:
+        for loc, v in zip(locs, values):
+            out[loc] = v
+    return out
+
+
+def _foreach(p, ins, out_shapes):
+    from .ndarray import op
+    nd, ns = len(p.in_data_locs), len(p.in_state_locs)
+    data, states, rest = ins[:nd], ins[nd:nd + ns], ins[nd + ns:]
+    body, size = p.subgraphs.cached(0), p.subgraphs.num_inputs(0)
+    steps = []
+    for i in range(data[0].shape[0]):
+        args = placed(size, (p.in_data_locs, [d[i] for d in data]),
+                       (p.in_state_locs, states), (p.remain_locs, rest))
+        res = _as_list(body(*args))
+        steps.append(res[:p.num_out_data])
+        states = res[p.num_out_data:]
+    return [op.stack(*column, axis=0) for column in zip(*steps)] + list(states)
+
+
+def _true(cached, args) -> bool:
+    from . import autograd
+    with autograd.pause():
+        value = _as_list(cached(*args))[0]
+    if value.size != 1:
+        raise MXNetError(f"the condition of a control-flow op must have one element, got "
+                         f"shape {value.shape}")
+    return bool(value.asscalar())
+
+
+def _while_loop(p, ins, out_shapes):
+    subs = p.subgraphs
+    cond_in = [ins[k] for k in p.cond_input_locs]
+    func_in = [ins[k] for k in p.func_input_locs]
+    steps = []
+    while len(steps) < p.max_iterations and _true(subs.cached(0), cond_in):
+        res = _as_list(subs.cached(1)(*func_in))
+        steps.append(res[:p.num_out_data])
+        for i, j in enumerate(p.func_var_locs):
+            func_in[j] = res[p.num_out_data + i]
+            for k, pos in enumerate(p.cond_input_locs):
+                if pos == p.func_input_locs[j]:
+                    cond_in[k] = func_in[j]
+    outs = [_padded(steps, i, out_shapes[i], ins[0]) for i in range(p.num_out_data)]
+    return outs + [func_in[j] for j in p.func_var_locs]
+
+
+def _padded(steps, i, shape, like):
+    """Output ``i``'s rows of the steps run, then zeros up to ``shape[0]`` rows."""
+    from .ndarray import op
+    rows = [op.expand_dims(s[i], axis=0) for s in steps]
+    if len(rows) < shape[0]:
+        dtype = rows[0].dtype if rows else np.float32
+        rows.append(op.zeros((shape[0] - len(rows), *shape[1:]), ctx=like.context,
+                             dtype=dtype))
+    return rows[0] if len(rows) == 1 else op.concat(*rows, dim=0)
+
+
+def _cond(p, ins, out_shapes):
+    subs = p.subgraphs
+    if _true(subs.cached(0), [ins[k] for k in p.cond_input_locs]):
+        return _as_list(subs.cached(1)(*[ins[k] for k in p.then_input_locs]))
+    return _as_list(subs.cached(2)(*[ins[k] for k in p.else_input_locs]))
+
+
+_RUN = {"foreach": _foreach, "while_loop": _while_loop, "cond": _cond}
