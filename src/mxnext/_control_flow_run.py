@@ -61,9 +61,11 @@ def backward(state, ctx, inputs, req, outputs):
             raise MXNetError("the backward of a control-flow op needs a forward run with "
                              "is_train=True first")
         pairs = [(r, g.copy()) for r, g in zip(state.results, ograds) if tape.has_history(r)]
-        grads = autograd.grad([r for r, _ in pairs], state.inputs, [g for _, g in pairs],
-                              retain_graph=True) if pairs else \
-            [x.zeros_like() for x in state.inputs]
+        for x in state.inputs:
+            x.grad[:] = 0
+        if pairs:
+            autograd.backward([r for r, _ in pairs], [g for _, g in pairs], retain_graph=True)
+        grads = [x.grad for x in state.inputs]
         for g, o, q in zip(grads, igrads, req):
             _assign(o, q, g)
         for _, g in pairs:
@@ -139,11 +141,11 @@ def _while_loop(p, ins, out_shapes):
 def _padded(steps, i, shape, like):
     """Output ``i``'s rows of the steps run, then zeros up to ``shape[0]`` rows."""
     from .ndarray import op
+    from .ndarray._copies import filled
     rows = [op.expand_dims(s[i], axis=0) for s in steps]
     if len(rows) < shape[0]:
-        dtype = rows[0].dtype if rows else np.float32
-        rows.append(op.zeros((shape[0] - len(rows), *shape[1:]), ctx=like.context,
-                             dtype=dtype))
+        dtype = np.dtype(rows[0].dtype if rows else np.float32)
+        rows.append(filled((shape[0] - len(rows), *shape[1:]), dtype, like.context, 0))
     return rows[0] if len(rows) == 1 else op.concat(*rows, dim=0)
 
 

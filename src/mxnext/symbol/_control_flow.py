@@ -75,17 +75,19 @@ def _inside(node, name):
     return bool(node._attrs) and node._attrs.get(_ATTR) == name
 
 
-def _body_group(outputs, name):
-    """The body graph of ``outputs``: an ``identity`` over each output that is a variable,
-    was made outside the body, or repeats an earlier one (MXNet's rule)."""
-    names = set(Group(outputs).list_inputs()) if outputs else set()
-    seen, flat = set(), []
+def _body_group(outputs, name, states=()):
+    """The body graph of ``outputs`` then ``states``: an ``identity`` over each that is a
+    variable or was made outside the body, and (foreach's rule) over each state named as
+    one of ``outputs``."""
+    everything = list(outputs) + list(states)
+    inputs = set(Group(everything).list_inputs()) if everything else set()
+    out_names = {o.name for o in outputs}
+    flat = []
     with attribute.AttrScope(**{_ATTR: name}):
-        for o in outputs:
-            e = o._outputs[0]
-            if o.name in names or not _inside(e.node, name) or (e.node, e.index) in seen:
+        for k, o in enumerate(everything):
+            if o.name in inputs or not _inside(o._outputs[0].node, name) or (
+                    k >= len(outputs) and o.name in out_names):
                 o = _create.apply("identity", "identity", [o])
-            seen.add((o._outputs[0].node, o._outputs[0].index))
             flat.append(o)
     return Group(flat)
 
@@ -150,7 +152,7 @@ def foreach(body, data, init_states, name="foreach"):
         raise ValueError("The input and output loop_vars have different format")
     _check(outs, "the output should be an NDArray or a nested list of NDArrays")
     _check(new_states, "the output states should be an NDArray or a nested list of NDArrays")
-    graph = _body_group(outs + new_states, name)
+    graph = _body_group(outs, name, new_states)
     inputs, locs = _foreach_inputs(graph, name, flat_data, flat_init)
     n_out = len(outs) + len(new_states)
     ret = _make("_foreach", inputs, [graph], num_outputs=n_out, num_out_data=len(outs),

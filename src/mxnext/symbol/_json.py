@@ -149,15 +149,12 @@ def _graph(doc, version, np_shapes) -> list:
     ``subgraphs``, read with the file's version)."""
     raw_nodes = doc["nodes"]
     nodes = [_new_node(raw_nodes, i) for i in range(len(raw_nodes))]
-    for node, raw in zip(nodes, raw_nodes):
+    for i, (node, raw) in enumerate(zip(nodes, raw_nodes)):
         node.inputs = [NodeEntry(nodes[e[0]], e[1], e[2] if len(e) == 3 else 0)
                        for e in raw["inputs"]]
         node.control_deps.extend(nodes[j] for j in raw.get("control_deps", []))
         if raw.get("subgraphs"):
-            for sub in raw["subgraphs"]:
-                check_doc(sub)
-            node.info["subgraphs"] = [_graph(sub, version, np_shapes)
-                                      for sub in raw["subgraphs"]]
+            node.info["subgraphs"] = _subgraphs(node, raw_nodes, i, version, np_shapes)
     _check_acyclic(nodes)
     for i in doc.get("arg_nodes", []):
         if nodes[i].op is not None:
@@ -173,6 +170,19 @@ def _graph(doc, version, np_shapes) -> list:
     heads = [NodeEntry(nodes[e[0]], e[1], e[2] if len(e) == 3 else 0) for e in doc["heads"]]
     _check_outputs_read(heads, "heads", raw_nodes, number)
     return heads
+
+
+def _subgraphs(node, raw_nodes, i, version, np_shapes) -> list:
+    """The heads of each body graph of node ``i`` (a control-flow op's)."""
+    here = f"symbol JSON: {where(raw_nodes, i)} ({raw_nodes[i]['op']})"
+    if node.op is None or "subgraphs" not in _fields(node.op):
+        raise MXNetError(f"{here} has subgraphs, but its op takes no body graphs")
+    try:
+        for sub in raw_nodes[i]["subgraphs"]:
+            check_doc(sub)
+        return [_graph(sub, version, np_shapes) for sub in raw_nodes[i]["subgraphs"]]
+    except MXNetError as exc:
+        raise MXNetError(f"{here}, in its subgraphs: {exc}") from None
 
 
 def _check_inputs(node, here, raw_nodes, number) -> None:
