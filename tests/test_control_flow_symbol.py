@@ -125,7 +125,9 @@ def test_mxnets_errors():
         sym.contrib.while_loop(lambda v: v < 1, lambda v: ([], [v + 1]), [v])
     with pytest.raises(ValueError, match="Number of outputs differs"):
         sym.contrib.cond(v > 0, lambda: [v, v], lambda: v)
-    with pytest.raises(ValueError, match="different format"):
+    with pytest.raises(mx.MXNetError, match="state arrays have to be used"):
+        sym.contrib.foreach(lambda d, s: (d, [d * 2]), v, [sym.var("u")])
+    with pytest.raises(AssertionError, match="different format"):
         sym.contrib.foreach(lambda d, s: (d, [s[0], s[0]]), v, [v])
     with pytest.raises(ValueError, match="1-th loop_var doesn't involve"):
         sym.contrib.while_loop(lambda a, b: b < 1, lambda a, b: ([], [b, b + 1]), [v, v * 2],

@@ -11,18 +11,20 @@ and the ``*_locs`` parameters follow MXNet 1.9, so the JSON files match.
 
 from __future__ import annotations
 
-from collections import Counter
-
 from .. import attribute
 from .._runtime import registry as _registry
+from .._runtime.base import MXNetError
 from .._runtime.graph import IndexedGraph, NodeEntry, variable
 from . import _create
 from ._symbol import Group, Symbol
 
-__all__ = ["foreach", "while_loop", "cond"]
+__all__ = ["foreach", "while_loop", "cond", "ControlFlowError"]
+
+
+class ControlFlowError(MXNetError, AssertionError):
+    """What MXNet asserts about a control-flow call's arguments and body."""
 
 _ATTR = "__subgraph_name__"
-_graph_names: Counter = Counter()
 
 
 # -- nested structures ----------------------------------------------------------------------
@@ -32,8 +34,8 @@ def _flatten(args, what):
         n = len(args)
         return [args], n if n > 1 else 0
     if not isinstance(args, (list, tuple)):
-        raise TypeError(f"{what} must be (nested) list of Symbol, but got {args!r} of type "
-                        f"{type(args)}")
+        raise ControlFlowError(f"{what} must be (nested) list of Symbol, but got {args!r} "
+                               f"of type {type(args)}")
     flat, fmts = [], []
     for a in args:
         items, fmt = _flatten(a, what)
@@ -54,7 +56,7 @@ def _regroup(args, fmt):
 
 def _check(items, what):
     if not all(isinstance(s, Symbol) for s in items):
-        raise TypeError(what)
+        raise ControlFlowError(what)
 
 
 # -- building body graphs -------------------------------------------------------------------
@@ -62,8 +64,9 @@ def _unique_graph_name(name):
     outer = attribute.current()._attr.get(_ATTR, "")
     if outer:
         name = f"{outer}${name}"
-    _graph_names[name] += 1
-    return f"{name}{_graph_names[name] - 1}"
+    names = attribute.AttrScope._subgraph_names      # MXNet's counts, which tests reset
+    names[name] += 1
+    return f"{name}{names[name] - 1}"
 
 
 def _uniq_name(sym):
@@ -149,7 +152,7 @@ def foreach(body, data, init_states, name="foreach"):
     outs, out_fmt = _flatten(outs, "foreach output")
     new_states, state_fmt = _flatten(new_states, "foreach loop_vars")
     if init_fmt != state_fmt:
-        raise ValueError("The input and output loop_vars have different format")
+        raise ControlFlowError("The input and output loop_vars have different format")
     _check(outs, "the output should be an NDArray or a nested list of NDArrays")
     _check(new_states, "the output states should be an NDArray or a nested list of NDArrays")
     graph = _body_group(outs, name, new_states)
@@ -174,12 +177,12 @@ def _foreach_inputs(graph, name, flat_data, flat_init):
     by_name = _graph_vars(graph)
     names = graph.list_inputs()
     if len(set(names)) != len(names):
-        raise ValueError(f"The inputs of the subgraph don't have unique names: {names}")
+        raise ControlFlowError(f"The inputs of the subgraph don't have unique names: {names}")
     data_names = [_uniq_name(s) for s in flat_data]
     state_names = [_uniq_name(s) for s in flat_init]
     for wanted, what in ((data_names, "data"), (state_names, "state")):
         if any(n not in names for n in wanted):
-            raise ValueError(f"the {what} arrays have to be used in the loop body")
+            raise ControlFlowError(f"the {what} arrays have to be used in the loop body")
     inputs = list(flat_data) + list(flat_init)
     remain = []
     for i, n in enumerate(names):
