@@ -132,12 +132,15 @@ def test_mxnets_errors():
     with pytest.raises(ValueError, match="1-th loop_var doesn't involve"):
         sym.contrib.while_loop(lambda a, b: b < 1, lambda a, b: ([], [b, b + 1]), [v, v * 2],
                                max_iterations=3)
-    exe = sym.contrib.cond(v > 0, lambda: v * 2, lambda: v).bind(
-        mx.cpu(), {"v": nd.ones(1)}, args_grad={"v": nd.zeros(1)})
-    exe.forward(is_train=False)
-    with pytest.raises(mx.MXNetError, match="needs a forward run with is_train=True"):
-        exe.backward(nd.ones(1))
-        nd.waitall()
+
+
+def test_backward_after_a_predict_mode_forward_records_the_run_again():
+    v = sym.var("v")
+    outs, _ = sym.contrib.foreach(lambda d, s: (d * s[0], [s[0] + d]), v, [sym.var("h")])
+    args = {"v": np.array([[1, 2], [3, 4]], "f"), "h": np.array([1, 1], "f")}
+    got = _run(outs, args, train=False)
+    assert got[0][0].tolist() == [[1, 2], [6, 12]]
+    assert got[1]["v"].tolist() == [[4, 5], [2, 3]]    # d0 h + d1 (h + d0)
 
 
 class _Loop(gluon.HybridBlock):

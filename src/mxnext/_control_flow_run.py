@@ -19,32 +19,41 @@ __all__ = ["LoopState", "forward", "backward", "placed"]
 
 
 class LoopState:
-    """One application: its parameters, and after a training forward the marked input
-    copies and the results they were recorded into."""
+    """One application: its parameters; after a forward, copies of its inputs, and after
+    a recorded run the results they were recorded into (the copies marked for autograd)."""
 
-    __slots__ = ("params", "inputs", "results")
+    __slots__ = ("params", "inputs", "results", "shapes", "train")
 
     def __init__(self, params, ctx, in_shapes, in_dtypes):
         self.params = params
-        self.inputs = self.results = None
+        self.inputs = self.results = self.shapes = None
+        self.train = False
+
+    def run(self, record):
+        """The bodies run on the input copies (recorded for autograd if ``record``)."""
+        from . import autograd
+        if not record:
+            with autograd.pause(train_mode=self.train):
+                return _RUN[self.params.kind](self.params, self.inputs, self.shapes)
+        for x in self.inputs:
+            x.attach_grad()
+        with autograd.record(train_mode=self.train):
+            self.results = _RUN[self.params.kind](self.params, self.inputs, self.shapes)
+        return self.results
 
 
 def forward(state, ctx, inputs, req, outputs):
-    """``FStatefulCompute`` of ``_foreach`` / ``_while_loop`` / ``_cond``."""
+    """``FStatefulCompute`` of ``_foreach`` / ``_while_loop`` / ``_cond``: recorded when
+    training; a backward after a forward in predict mode (``autograd.record(train_mode=
+    False)``) records the run again from the input copies."""
     ins, outs = _wrap(inputs, ctx), _wrap(outputs, ctx)
 
     def call():
-        from . import autograd
-        saved = [x.copy() for x in ins]
-        if ctx.is_train:
-            for x in saved:
-                x.attach_grad()
-        with autograd.record(train_mode=True) if ctx.is_train else autograd.pause():
-            results = _RUN[state.params.kind](state.params, saved, [o.shape for o in outs])
-        for r, o, q in zip(results, outs, req):
+        state.inputs = [x.copy() for x in ins]
+        state.shapes, state.train, state.results = [o.shape for o in outs], ctx.is_train, None
+        for r, o, q in zip(state.run(ctx.is_train), outs, req):
             _assign(o, q, r)
-        state.inputs, state.results = (saved, results) if ctx.is_train else (None, None)
-        for x in saved:
+        for x in state.inputs:
             x.wait_to_read()
     _submit(call, ctx, ins + outs, f"{state.params.kind} forward", state.params.kind)
 
@@ -57,17 +66,17 @@ def backward(state, ctx, inputs, req, outputs):
     def call():
         from . import autograd
         from ._runtime import tape
-        if state.results is None:
-            raise MXNetError("the backward of a control-flow op needs a forward run with "
-                             "is_train=True first")
-        pairs = [(r, g.copy()) for r, g in zip(state.results, ograds) if tape.has_history(r)]
+        if state.inputs is None:
+            raise MXNetError(f"the backward of {state.params.kind} ran before its forward")
+        results = state.results if state.results is not None else state.run(True)
+        pairs = [(r, g.copy()) for r, g in zip(results, ograds) if tape.has_history(r)]
         for x in state.inputs:
             x.grad[:] = 0
         if pairs:
-            autograd.backward([r for r, _ in pairs], [g for _, g in pairs], retain_graph=True)
-        grads = [x.grad for x in state.inputs]
-        for g, o, q in zip(grads, igrads, req):
-            _assign(o, q, g)
+            autograd.backward([r for r, _ in pairs], [g for _, g in pairs], retain_graph=True,
+                              train_mode=state.train)
+        for x, o, q in zip(state.inputs, igrads, req):
+            _assign(o, q, x.grad)
         for _, g in pairs:
             g.wait_to_read()
     _submit(call, ctx, ograds + igrads, f"{state.params.kind} backward",
