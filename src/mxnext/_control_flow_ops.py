@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import ConfigDict, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from . import _control_flow_run as run
 
@@ -62,9 +62,9 @@ class _LoopParam(Param):
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True,
                               arbitrary_types_allowed=True)
-    num_args: int
-    num_outputs: int
-    subgraphs: Subgraphs
+    num_args: int = Field(description="Number of inputs, the body graphs counted.")
+    num_outputs: int = Field(description="Number of outputs: step outputs, then states.")
+    subgraphs: Subgraphs = Field(description="The body graphs (JSON: the subgraphs field).")
 
     @field_validator("subgraphs", mode="before")
     @classmethod
@@ -79,26 +79,26 @@ class _LoopParam(Param):
 
 class ForeachParam(_LoopParam):
     kind: ClassVar[str] = "foreach"
-    num_out_data: int
-    in_state_locs: tuple[int, ...]
-    in_data_locs: tuple[int, ...]
-    remain_locs: tuple[int, ...]
+    num_out_data: int = Field(description="Number of output data of the body.")
+    in_state_locs: tuple[int, ...] = Field(description="Body inputs that are states.")
+    in_data_locs: tuple[int, ...] = Field(description="Body inputs stepped over axis 0.")
+    remain_locs: tuple[int, ...] = Field(description="Body inputs read as they are.")
 
 
 class WhileLoopParam(_LoopParam):
     kind: ClassVar[str] = "while_loop"
-    num_out_data: int
-    max_iterations: int
-    cond_input_locs: tuple[int, ...]
-    func_input_locs: tuple[int, ...]
-    func_var_locs: tuple[int, ...]
+    num_out_data: int = Field(description="Number of step outputs of func.")
+    max_iterations: int = Field(ge=1, description="Maximum number of iterations.")
+    cond_input_locs: tuple[int, ...] = Field(description="The op inputs cond reads.")
+    func_input_locs: tuple[int, ...] = Field(description="The op inputs func reads.")
+    func_var_locs: tuple[int, ...] = Field(description="func's inputs that are loop_vars.")
 
 
 class CondParam(_LoopParam):
     kind: ClassVar[str] = "cond"
-    cond_input_locs: tuple[int, ...]
-    then_input_locs: tuple[int, ...]
-    else_input_locs: tuple[int, ...]
+    cond_input_locs: tuple[int, ...] = Field(description="The op inputs cond reads.")
+    then_input_locs: tuple[int, ...] = Field(description="The op inputs then_func reads.")
+    else_input_locs: tuple[int, ...] = Field(description="The op inputs else_func reads.")
 
 
 # -- inference through a body graph ---------------------------------------------------------
