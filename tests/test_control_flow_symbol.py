@@ -190,3 +190,25 @@ def test_a_malformed_body_graph_is_refused_naming_the_node():
     doc["nodes"][2]["subgraphs"][0]["heads"] = [[99, 0, 0]]
     with pytest.raises(mx.MXNetError, match=r"node '_foreach\d+' .*in its subgraphs: .*node 99"):
         sym.load_json(__import__("json").dumps(doc))
+
+
+def test_a_while_loop_that_never_steps_gives_zeros_and_passes_its_vars_through():
+    i, s = sym.var("i"), sym.var("s")
+    outs, final = sym.contrib.while_loop(lambda i, s: i < 0, lambda i, s: ([s * 2], [i + 1, s]),
+                                         [i, s], max_iterations=3)
+    got, grads = _run(sym.Group(outs + final), {"i": np.array([1], "f"),
+                                                "s": np.array([1, 2], "f")})
+    assert got[0].tolist() == [[0, 0]] * 3 and got[2].tolist() == [1, 2]
+    assert grads["s"].tolist() == [1, 1]
+
+
+def test_an_exported_hybridized_loop_imports_as_a_symbol_block(tmp_path):
+    net = _Loop(prefix="loop_")
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    x, h = nd.array(np.random.RandomState(0).rand(5, 2, 3)), nd.zeros((2, 4))
+    want = net(x, h).asnumpy()
+    net.export(str(tmp_path / "loop"))
+    block = gluon.SymbolBlock.imports(str(tmp_path / "loop-symbol.json"), ["data0", "data1"],
+                                      str(tmp_path / "loop-0000.params"))
+    np.testing.assert_allclose(block(x, h).asnumpy(), want, rtol=1e-6)
