@@ -212,3 +212,31 @@ def test_an_exported_hybridized_loop_imports_as_a_symbol_block(tmp_path):
     block = gluon.SymbolBlock.imports(str(tmp_path / "loop-symbol.json"), ["data0", "data1"],
                                       str(tmp_path / "loop-0000.params"))
     np.testing.assert_allclose(block(x, h).asnumpy(), want, rtol=1e-6)
+
+
+class _Deferred(gluon.HybridBlock):
+    """An LSTM cell of unknown input size stepped by ``foreach``: hybridized, its weights'
+    shapes are inferred through the body graph."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        with self.name_scope():
+            self.cell = gluon.rnn.LSTMCell(4)
+
+    def hybrid_forward(self, F, x, h, c):
+        _, states = F.contrib.foreach(lambda item, s: self.cell(item, s), x, [h, c])
+        return states[0]
+
+
+def test_deferred_parameter_shapes_are_inferred_through_the_body():
+    results = []
+    for hybridize in (False, True):
+        mx.random.seed(3)
+        net = _Deferred(prefix="deferred_")
+        net.initialize()
+        if hybridize:
+            net.hybridize()
+        x = nd.array(np.random.RandomState(0).rand(5, 2, 3))
+        results.append(net(x, nd.zeros((2, 4)), nd.zeros((2, 4))).asnumpy())
+        assert net.cell.i2h_weight.shape == (16, 3)
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6)
