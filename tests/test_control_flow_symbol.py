@@ -2,6 +2,7 @@
 executors and hybridized blocks, checked against the imperative ``mx.nd.contrib`` versions
 and against a file MXNet 1.9.1 wrote (``make_control_flow.py``)."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -94,7 +95,7 @@ def test_json_round_trip_keeps_the_subgraphs():
     x, h = sym.var("x"), sym.var("h")
     outs, _ = sym.contrib.foreach(lambda d, s: (d + s[0], [s[0] * 2]), x, [h], name="fe")
     text = outs.tojson()
-    node = [n for n in __import__("json").loads(text)["nodes"] if n["op"] == "_foreach"][0]
+    node = [n for n in json.loads(text)["nodes"] if n["op"] == "_foreach"][0]
     assert node["attrs"] == {"in_data_locs": "[0]", "in_state_locs": "[1]", "num_args": "3",
                              "num_out_data": "1", "num_outputs": "2", "remain_locs": "[]"}
     assert [n["name"] for n in node["subgraphs"][0]["nodes"]][:2] == ["x-0", "h-0"]
@@ -186,10 +187,10 @@ def test_a_hybridized_block_with_foreach_trains_as_the_imperative_one():
 def test_a_malformed_body_graph_is_refused_naming_the_node():
     x, h = sym.var("x"), sym.var("h")
     outs, _ = sym.contrib.foreach(lambda d, s: (d + s[0], [s[0] * 2]), x, [h])
-    doc = __import__("json").loads(outs.tojson())
+    doc = json.loads(outs.tojson())
     doc["nodes"][2]["subgraphs"][0]["heads"] = [[99, 0, 0]]
     with pytest.raises(mx.MXNetError, match=r"node '_foreach\d+' .*in its subgraphs: .*node 99"):
-        sym.load_json(__import__("json").dumps(doc))
+        sym.load_json(json.dumps(doc))
 
 
 def test_a_while_loop_that_never_steps_gives_zeros_and_passes_its_vars_through():

@@ -120,7 +120,7 @@ def _foreach_infer(p, ins, outs, infer, is_shape):
     states = [i if i is not None else o for i, o in zip(ins[nd:nd + ns], outs[p.num_out_data:])]
     data = [_step_shape(s) for s in ins[:nd]] if is_shape else ins[:nd]
     given = run.placed(p.subgraphs.num_inputs(0), (p.in_data_locs, data),
-                    (p.in_state_locs, states), (p.remain_locs, ins[nd + ns:]))
+                       (p.in_state_locs, states), (p.remain_locs, ins[nd + ns:]))
     sub_in, sub_out = _through(p, 0, given, infer)
     new_outs = list(sub_out)
     if is_shape:

@@ -2,10 +2,10 @@
 through their ``CachedOp``, step by step, on a custom-op thread (``_custom``'s), as MXNet's
 ``LoopState`` runs them.
 
-When training, the forward works on copies of its inputs marked for autograd and records
-the steps; the state keeps those copies and the results, and the backward op asks autograd
-for the gradients of the inputs given the output gradients (so the body's own gradient
-rules, through its ``CachedOp``, do the work).
+The forward works on copies of its inputs, which the state keeps; when training it marks
+them for autograd and records the steps, and the backward op asks autograd for their
+gradients given the output gradients (so the body's own gradient rules, through its
+``CachedOp``, do the work). A backward after an unrecorded forward records the run first.
 """
 
 from __future__ import annotations
