@@ -1,6 +1,7 @@
 """The frontends' part of the builtin plugin: the ``local``, ``device`` and ``teststore``
-KVStores and the ``Custom`` op (Python operators, ``mx.operator``), registered through the
-same hooks as external plugins (``mxnext/__init__.py`` adds this module to the builtin plugin)."""
+KVStores, the ``Custom`` op (Python operators, ``mx.operator``) and the control-flow ops
+(``_foreach``, ``_while_loop``, ``_cond``), registered through the same hooks as external
+plugins (``mxnext/__init__.py`` adds this module to the builtin plugin)."""
 
 from ._runtime.hookspecs import hookimpl
 
@@ -19,5 +20,6 @@ def mxnext_register_kvstores(registry):
 
 @hookimpl
 def mxnext_register_ops(registry):
-    from . import _custom
+    from . import _control_flow_ops, _custom
     _custom.define(registry)
+    _control_flow_ops.define(registry)

@@ -175,7 +175,7 @@ def forward(state, ctx, inputs, req, outputs):
     reqs = [_REQ[r] for r in req]
     _submit(lambda: op.forward(is_train=ctx.is_train, req=reqs, in_data=in_data,
                                out_data=out_data, aux=aux),
-            ctx, in_data + out_data + aux, "forward", state.op_type)
+            ctx, in_data + out_data + aux, "CustomOp.forward", state.op_type)
 
 
 def backward(state, ctx, inputs, req, outputs):
@@ -193,7 +193,7 @@ def backward(state, ctx, inputs, req, outputs):
     _submit(lambda: op.backward(req=reqs, out_grad=slots[:n_out],
                                 in_data=slots[n_out:n_out + n_in],
                                 out_data=slots[n_out + n_in:], in_grad=in_grad, aux=aux),
-            ctx, given + in_grad + aux, "backward", "_backward_" + state.op_type)
+            ctx, given + in_grad + aux, "CustomOp.backward", "_backward_" + state.op_type)
 
 
 def _wrap(views, ctx):
@@ -216,7 +216,7 @@ def _submit(call, ctx, arrays, what, label):
             with ctx.ctx:
                 _events.custom_call(label, call, ctx.ctx)   # the profiler's names
         except Exception as e:       # reported when the op completes
-            exc = MXNetError(f"Error in CustomOp.{what}: {type(e).__name__}: {e}")
+            exc = MXNetError(f"Error in {what}: {type(e).__name__}: {e}")
             exc.__cause__ = e
         finally:
             state.recording, state.training = prev

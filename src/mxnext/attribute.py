@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections import defaultdict
 
 from ._runtime.base import _MXClassPropertyMetaClass, classproperty, with_metaclass
 
@@ -20,6 +21,7 @@ class AttrScope(with_metaclass(_MXClassPropertyMetaClass, object)):
     """Attributes (str -> str) for every symbol created while this scope is current."""
 
     _current = threading.local()
+    _subgraph_names: defaultdict = defaultdict(int)   # control-flow graph name -> uses
 
     def __init__(self, **kwargs):
         self._old_scope = None

@@ -97,7 +97,7 @@ def elmo():
                               cell_clip=3, proj_clip=3)
     mask = np.ones((2, 5), "float32")
     mask[1, 3:] = 0
-    return _ELMoFromZeros(bilm), [_tokens((2, 5, 6), 262, 8), mask], False  # needs foreach
+    return _ELMoFromZeros(bilm), [_tokens((2, 5, 6), 262, 8), mask], False  # masked: no symbol
 
 
 MODELS = {"bert": bert, "roberta": roberta, "awd_lstm": awd_lstm,

@@ -40,30 +40,45 @@ _AMP_CASTS = ("amp_cast", "amp_multicast")
 
 # -- writing -----------------------------------------------------------------------------
 def dumps(outputs) -> str:
-    g = IndexedGraph(outputs)
-    nodes, row_ptr = [], [0]
-    for node in g.nodes:
-        fields = [("op", _str("null" if node.op is None else node.op.name)),
-                  ("name", _str(node.name))]
-        d = _create.node_dict(node)
-        if d:
-            fields.append(("attrs", _map({k: _str(v) for k, v in sorted(d.items())}, 3)))
-        fields.append(("inputs", _array([_entry(g, e) for e in node.inputs], 3)))
-        if node._control_deps:
-            fields.append(("control_deps",
-                           _array([str(g.node_id(c)) for c in node._control_deps], 3)))
-        nodes.append(_object(fields, 2))
-        row_ptr.append(row_ptr[-1] + node.num_outputs())
     attrs = {"mxnet_version": f'["int", {MXNET_VERSION}]'}
     if is_np_shape():
         attrs["is_np_shape"] = '["int", 1]'
-    return _object([
-        ("nodes", _array(nodes, 1, multi=True)),
-        ("arg_nodes", _array([str(i) for i in g.input_ids], 1)),
-        ("node_row_ptr", _array([str(n) for n in row_ptr], 1)),
-        ("heads", _array([_entry(g, e) for e in outputs], 1)),
-        ("attrs", _map(dict(sorted(attrs.items())), 1)),
-    ], 0)
+    return _object([*_graph_fields(outputs, 0), ("attrs", _map(dict(sorted(attrs.items())), 1))],
+                   0)
+
+
+def _graph_fields(outputs, depth) -> list:
+    """``nodes``, ``arg_nodes``, ``node_row_ptr`` and ``heads`` of the graph of ``outputs``,
+    laid out for an object at ``depth``."""
+    g = IndexedGraph(outputs)
+    nodes, row_ptr = [], [0]
+    for node in g.nodes:
+        nodes.append(_node(g, node, depth + 2))
+        row_ptr.append(row_ptr[-1] + node.num_outputs())
+    return [("nodes", _array(nodes, depth + 1, multi=True)),
+            ("arg_nodes", _array([str(i) for i in g.input_ids], depth + 1)),
+            ("node_row_ptr", _array([str(n) for n in row_ptr], depth + 1)),
+            ("heads", _array([_entry(g, e) for e in outputs], depth + 1))]
+
+
+def _node(g, node, depth) -> str:
+    """One node's object; a control-flow node's body graphs go in ``subgraphs``, as nnvm
+    writes them (without the top level's ``attrs``)."""
+    fields = [("op", _str("null" if node.op is None else node.op.name)),
+              ("name", _str(node.name))]
+    d = _create.node_dict(node)
+    if d:
+        fields.append(("attrs", _map({k: _str(v) for k, v in sorted(d.items())}, depth + 1)))
+    fields.append(("inputs", _array([_entry(g, e) for e in node.inputs], depth + 1)))
+    if node._control_deps:
+        fields.append(("control_deps",
+                       _array([str(g.node_id(c)) for c in node._control_deps], depth + 1)))
+    subs = getattr(node.params, "subgraphs", None)
+    if subs is not None:
+        fields.append(("subgraphs", _array(
+            [_object(_graph_fields(s, depth + 2), depth + 2) for s in subs.graphs],
+            depth + 1, multi=True)))
+    return _object(fields, depth)
 
 
 def _entry(g, e) -> str:
@@ -124,18 +139,22 @@ def loads(text: str) -> list:
     except ValueError as exc:
         raise MXNetError(f"not MXNet symbol JSON: {exc}") from None
     check_doc(doc)
-    raw_nodes = doc["nodes"]
     graph_attrs = doc.get("attrs", {})
-    version = _version(graph_attrs)
     np_shapes = is_np_shape() and graph_attrs.get("is_np_shape", [None, 0])[1] != 1
+    return _graph(doc, _version(graph_attrs), np_shapes)
+
+
+def _graph(doc, version, np_shapes) -> list:
+    """The heads of one graph document (the file's, or a node's body graph in
+    ``subgraphs``, read with the file's version)."""
+    raw_nodes = doc["nodes"]
     nodes = [_new_node(raw_nodes, i) for i in range(len(raw_nodes))]
     for i, (node, raw) in enumerate(zip(nodes, raw_nodes)):
         node.inputs = [NodeEntry(nodes[e[0]], e[1], e[2] if len(e) == 3 else 0)
                        for e in raw["inputs"]]
         node.control_deps.extend(nodes[j] for j in raw.get("control_deps", []))
         if raw.get("subgraphs"):
-            raise MXNetError(f"symbol JSON: {where(raw_nodes, i)} ({raw['op']}) has "
-                             f"subgraphs, which mxnext does not support")
+            node.info["subgraphs"] = _subgraphs(node, raw_nodes, i, version, np_shapes)
     _check_acyclic(nodes)
     for i in doc.get("arg_nodes", []):
         if nodes[i].op is not None:
@@ -151,6 +170,19 @@ def loads(text: str) -> list:
     heads = [NodeEntry(nodes[e[0]], e[1], e[2] if len(e) == 3 else 0) for e in doc["heads"]]
     _check_outputs_read(heads, "heads", raw_nodes, number)
     return heads
+
+
+def _subgraphs(node, raw_nodes, i, version, np_shapes) -> list:
+    """The heads of each body graph of node ``i`` (a control-flow op's)."""
+    here = f"symbol JSON: {where(raw_nodes, i)} ({raw_nodes[i]['op']})"
+    if node.op is None or "subgraphs" not in _fields(node.op):
+        raise MXNetError(f"{here} has subgraphs, but its op takes no body graphs")
+    try:
+        for sub in raw_nodes[i]["subgraphs"]:
+            check_doc(sub)
+        return [_graph(sub, version, np_shapes) for sub in raw_nodes[i]["subgraphs"]]
+    except MXNetError as exc:
+        raise MXNetError(f"{here}, in its subgraphs: {exc}") from None
 
 
 def _check_inputs(node, here, raw_nodes, number) -> None:

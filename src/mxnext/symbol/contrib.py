@@ -1,17 +1,18 @@
 """MXNet's ``mx.sym.contrib``: the ``_contrib_*`` ops under their short names
-(``mx.sym.contrib.CTCLoss`` is ``_contrib_CTCLoss``), and ``rand_zipfian`` written with
-symbols."""
+(``mx.sym.contrib.CTCLoss`` is ``_contrib_CTCLoss``), ``rand_zipfian`` written with
+symbols, and the control-flow functions ``foreach``, ``while_loop`` and ``cond``."""
 
 from __future__ import annotations
 
 import math
 import sys
 
+from ._control_flow import cond, foreach, while_loop
 from ._create import op_attribute
 from ._symbol import Symbol
 from .random import uniform
 
-__all__ = ["rand_zipfian"]
+__all__ = ["rand_zipfian", "foreach", "while_loop", "cond"]
 
 
 def __getattr__(name):
