@@ -104,10 +104,14 @@ def test_inputs_lists_dicts_names_and_layout():
         mx.io.NDArrayIter("not data")
 
 
-def test_ndarray_iter_refuses_lengths_that_differ_and_empty_batches():
-    with pytest.raises(ValueError, match=r"same number of examples \(first axis\), got "
-                                         r"\{'data': 10, 'softmax_label': 7\}"):
+def test_ndarray_iter_refuses_short_arrays_and_empty_batches():
+    with pytest.raises(ValueError, match=r"at least the 10 examples \(first axis\) of 'data', "
+                                         r"got \{'data': 10, 'softmax_label': 7\}"):
         mx.io.NDArrayIter(DATA, np.zeros(7), batch_size=2)
+    # a longer label is read as far as the data goes (MXNet's rule: the first data array
+    # counts the examples)
+    it = mx.io.NDArrayIter(DATA, np.arange(14), batch_size=5)
+    assert [b.label[0].asnumpy().tolist() for b in it] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
     with pytest.raises(ValueError, match=r"\{'a': 10, 'b': 9\}"):
         mx.io.NDArrayIter({"a": DATA, "b": DATA[:9]}, batch_size=2)
     for bad in (0, -3, 2.5, True):

@@ -15,5 +15,6 @@ def test_features_cover_mxnets_names_and_report_what_is_here():
     blas = str(np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"]).lower()
     assert features.is_enabled("BLAS_OPEN") == ("openblas" in blas)
     assert [f.name for f in mx.runtime.feature_list()] == list(features)
+    assert mx.runtime.Features() is features                     # one object, as MXNet
     with pytest.raises(RuntimeError, match="Feature 'WARP_DRIVE' is unknown"):
         features.is_enabled("WARP_DRIVE")

@@ -78,10 +78,20 @@ def feature_list() -> list[Feature]:
 
 
 class Features(collections.OrderedDict):
-    """``{name: Feature}`` of every feature (MXNet's ``mx.runtime.Features()``)."""
+    """``{name: Feature}`` of every feature (MXNet's ``mx.runtime.Features()``): one object,
+    made at the first call, as MXNet's."""
+
+    instance = None
+
+    def __new__(cls):
+        if cls.instance is None:
+            cls.instance = super().__new__(cls)
+            collections.OrderedDict.__init__(cls.instance,
+                                             ((f.name, f) for f in feature_list()))
+        return cls.instance
 
     def __init__(self):
-        super().__init__((f.name, f) for f in feature_list())
+        pass        # filled once, in __new__
 
     def __repr__(self):
         return str(list(self.values()))

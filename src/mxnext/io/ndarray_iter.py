@@ -43,10 +43,13 @@ class NDArrayIter(DataIter):
                              f"got {last_batch_handle!r}")
         self.data = _init_data(data, allow_empty=False, default_name=data_name)
         self.label = _init_data(label, allow_empty=True, default_name=label_name)
+        # the first data array's examples are the iterator's (MXNet's rule): longer arrays
+        # have their extra rows left unread, a shorter one could not fill its batches
         counts = {name: arr.shape[0] for name, arr in self.data + self.label}
-        if len(set(counts.values())) > 1:
-            raise ValueError(f"NDArrayIter: data and label must hold the same number of "
-                             f"examples (first axis), got {counts}")
+        if min(counts.values()) < self.data[0][1].shape[0]:
+            raise ValueError(f"NDArrayIter: every data and label array needs at least the "
+                             f"{self.data[0][1].shape[0]} examples (first axis) of "
+                             f"{self.data[0][0]!r}, got {counts}")
         self.idx = np.arange(self.data[0][1].shape[0])
         self.shuffle = shuffle
         self.last_batch_handle = last_batch_handle
