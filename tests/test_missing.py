@@ -10,7 +10,7 @@ from mxnext.base import MXNetError
 
 
 @pytest.mark.parametrize("expr, mxnet_name", [
-    ("mx.rtc", "mxnet.rtc"), ("mx.monitor", "mxnet.monitor"),
+    ("mx.rtc", "mxnet.rtc"), ("mx.np", "mxnet.np"),
     ("mx.io.ImageRecordUInt8Iter", "mxnet.io.ImageRecordUInt8Iter"),
     ("mx.sym.sparse", "mxnet.symbol.sparse"),
 ])
@@ -32,7 +32,7 @@ def test_hasattr_stays_false_and_other_names_keep_their_errors():
 
 @pytest.mark.parametrize("statement", ["import mxnext.rtc", "from mxnext import rtc",
                                        "from mxnext.rtc import CudaModule",
-                                       "import mxnext.monitor"])
+                                       "import mxnext.npx"])
 def test_importing_a_missing_mxnet_module_says_so(statement):
     with pytest.raises(ModuleNotFoundError, match="MXNet 1.x name that mxnext does not "
                                                    "provide"):

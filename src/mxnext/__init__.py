@@ -40,13 +40,13 @@ def __getattr__(name):
     # mx.optimizer (alias mx.opt) and mx.lr_scheduler when a program first trains
     # mx.io and mx.recordio when a program first reads data; mx.module (alias mx.mod)
     # and mx.callback when a program first trains with Module.fit; mx.gluon when first used;
-    # mx.onnx when a program first exports
+    # mx.onnx when a program first exports; mx.monitor (alias mx.mon) when first used
     if name in ("test_utils", "rnn", "gluon", "initializer", "init", "kvstore", "kv", "metric",
                 "optimizer", "opt", "lr_scheduler", "io", "recordio", "profiler",
-                "module", "mod", "callback", "image", "img", "onnx"):
+                "module", "mod", "callback", "image", "img", "onnx", "monitor", "mon"):
         import importlib
         alias = {"init": "initializer", "kv": "kvstore", "opt": "optimizer", "mod": "module",
-                 "img": "image"}
+                 "img": "image", "mon": "monitor"}
         return importlib.import_module(f".{alias.get(name, name)}", __name__)
     _missing.check(__name__, name)
     raise AttributeError(f"module 'mxnext' has no attribute {name!r}")

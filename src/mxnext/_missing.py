@@ -1,4 +1,4 @@
-"""MXNet 1.x modules and names that mxnext does not provide (``mx.monitor``,
+"""MXNet 1.x modules and names that mxnext does not provide (``mx.np``,
 ``mx.io.ImageRecordUInt8Iter``, ``mx.sym.sparse`` ...) say so, naming the distribution meant to
 provide one where there is one, instead of a bare AttributeError.
 
@@ -15,7 +15,7 @@ __all__ = ["NotProvided", "NotProvidedImport", "check"]
 
 # module -> {distribution meant to provide the names, or None: not provided}
 NAMES = {
-    "mxnext": {None: """monitor mon numpy np numpy_extension npx np_symbol
+    "mxnext": {None: """numpy np numpy_extension npx np_symbol
                         notebook rtc torch th log library tvmop symbol_doc error
                         is_np_array np_array use_np_array"""},
     "mxnext.io": {None: """ImageRecordUInt8Iter ImageRecordInt8Iter

@@ -21,6 +21,7 @@ from .._runtime import engine as _engine
 from .._runtime import storage as _storage
 from .._runtime.engine import Var, _check
 from .._runtime.inline import CHEAP_BYTES
+from .. import ndarray as _nd
 from ..ndarray._array import NDArray
 from .._runtime.opctx import BoundState, OpContext, call_compute
 from . import _bulk
@@ -140,7 +141,7 @@ class Instance:
         runs (not ``pushed``), with ``monitor_all``, its inputs as ``<node>_<input name>``
         (``FListInputNames`` or ``input<i>``; with ``var_names`` a variable input first under
         its own name, as the executor's monitor, not CachedOp's hook); after, its outputs as
-        ``<node>_<output name>``, hidden ones included."""
+        ``<node>_<output name>``, hidden ones and those nothing keeps (as zeros) included."""
         p = self.program
         g, node = p.graph, p.graph.nodes[nid]
         seen = []
@@ -155,8 +156,13 @@ class Instance:
                 if var_names and e.node.op is None:
                     seen.append((e.node.name, eid))
                 seen.append((f"{node.name}_{n}", eid))
-        return [(name, self.array(eid)) for name, eid in seen
-                if self.views[eid] is not None and eid not in p.plan.unused]
+        kept = [(name, eid, self.views[eid] is not None and eid not in p.plan.unused)
+                for name, eid in seen]
+        # an output nothing keeps (a gradient not asked for) shows as zeros: MXNet's shows
+        # the buffer it left unset
+        return [(name, self.array(eid) if has else
+                 _nd.zeros(p.shapes[eid], ctx=self.ctx, dtype=p.dtypes[eid]))
+                for name, eid, has in kept if has or pushed]
 
     def array(self, eid):
         """An NDArray over entry ``eid`` (an output, an intermediate, an input)."""

@@ -97,7 +97,10 @@ class Executor:
                                  f"so its head gradient is required (pass out_grads, or make "
                                  f"the output a loss with MakeLoss)")
             push_copy(out_grads[k], head)
-        inst.run(is_train, backward=True, bulk=self._monitor is None)
+        if self._monitor is None:
+            inst.run(is_train, backward=True)
+        else:
+            inst.run(is_train, backward=True, bulk=False, each=self._monitor_node)
 
     # -- arrays in and out -----------------------------------------------------------------
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
@@ -120,7 +123,7 @@ class Executor:
         return self._symbol._reshaped(self, partial_shaping, allow_up_sizing, kwargs)
 
     def set_monitor_callback(self, callback, monitor_all=False):
-        """Call ``callback(name, array)`` with every forward node's outputs (with
+        """Call ``callback(name, array)`` with every node's outputs, forward and backward (with
         ``monitor_all``, its inputs too) as the node is pushed, so what the callback pushes
         reads them before a later node overwrites shared memory. As MXNet's, this turns bulk
         execution off: every node is pushed as its own operator."""
