@@ -3,7 +3,7 @@ are ``mx.nd.contrib`` and ``mx.sym.contrib``: the ``_contrib_*`` ops under short
 ``mx.contrib.amp`` is automatic mixed precision (float16, bfloat16); ``mx.contrib.onnx``
 imports ONNX models; ``mx.contrib.autograd`` is MXNet's early autograd API."""
 
-from . import amp, autograd, ndarray, onnx, symbol
+from . import amp, autograd, ndarray, onnx, symbol, text
 from . import ndarray as nd, symbol as sym  # noqa: F401  (MXNet's short names)
 from .. import _missing
 
