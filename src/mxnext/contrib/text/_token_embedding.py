@@ -4,6 +4,7 @@ file gives for ``unknown_token``, else ``init_unknown_vec(shape=vec_len)``."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import tarfile
@@ -19,6 +20,14 @@ from .vocab import TextArgumentError, Vocabulary
 __all__ = ["_TokenEmbedding", "APACHE_REPO_URL"]
 
 APACHE_REPO_URL = "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/"
+
+
+def _sha1(path):
+    digest = hashlib.sha1()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _parse_line(line, elem_delim, line_num, path):
@@ -74,18 +83,18 @@ class _TokenEmbedding(Vocabulary):
         """The path of ``pretrained_file_name`` under ``embedding_root/<class name>``,
         downloaded (and unpacked) from MXNet's repository unless there with the right
         SHA-1."""
-        from ...gluon.utils import check_sha1, download
+        from ...test_utils._data import download     # not gluon.utils: gluon imports this
         folder = os.path.join(os.path.expanduser(embedding_root), cls.__name__.lower())
         path = os.path.join(folder, pretrained_file_name)
         sha1 = cls.pretrained_file_name_sha1[pretrained_file_name]
-        if os.path.exists(path) and check_sha1(path, sha1):
+        if os.path.exists(path) and _sha1(path) == sha1:
             return path
         url = cls._get_pretrained_file_url(pretrained_file_name)
         archive = os.path.basename(url)
         archive_sha1 = getattr(cls, "pretrained_archive_name_sha1", {}).get(archive, sha1)
         try:
-            got = download(url, os.path.join(folder, archive), sha1_hash=archive_sha1)
-        except RuntimeError as exc:
+            got = download(url, archive, dirname=folder, sha1_hash=archive_sha1)
+        except MXNetError as exc:
             raise MXNetError(f"text.embedding.{cls.__name__}: the pretrained file "
                              f"{pretrained_file_name!r} is not at {path!r} and could not be "
                              f"downloaded from {url}; without network, put the file (or the "
