@@ -51,14 +51,17 @@ def test_update_uses_the_svrg_gradient():
                                rtol=1e-5)
 
 
-def test_fit_converges_on_a_linear_regression():
+def test_fit_ends_where_mxnet_does():
     it, mod = _linreg(n=200, batch_size=20, update_freq=2)
     metric = mx.metric.create("mse")
     mod.fit(it, eval_metric=metric, optimizer="sgd", num_epoch=30,
             optimizer_params=(("learning_rate", 0.025),))
-    assert metric.get()[1] < 1e-3
-    np.testing.assert_allclose(mod.get_params()[0]["fc1_weight"].asnumpy(), [[1.0, 2.0]],
-                               atol=0.05)
+    # MXNet 1.9.1's SVRGModule, same data, init One, no shuffle: mse 0.000629222
+    np.testing.assert_allclose(metric.get()[1], 0.000629222, rtol=1e-4)
+    np.testing.assert_allclose(mod.get_params()[0]["fc1_weight"].asnumpy(),
+                               [[0.98510665, 1.985294]], rtol=1e-5)
+    np.testing.assert_allclose(mod.get_params()[0]["fc1_bias"].asnumpy(), [0.08429482],
+                               rtol=1e-4)
 
 
 def test_optimizer_routes_full_keys_to_assignment():
