@@ -83,3 +83,13 @@ def test_update_freq_must_be_a_positive_int():
         SVRGModule(sym, label_names=None)
     with pytest.raises(ValueError, match="positive integer, got 0"):
         SVRGModule(sym, label_names=None, update_freq=0)
+
+
+def test_fixed_parameters_keep_their_values():
+    it, mod = _linreg(update_freq=1, fixed_param_names=["fc1_bias"])
+    mod.set_params({"fc1_weight": mx.nd.ones((1, 2)), "fc1_bias": mx.nd.array([0.5])}, {})
+    mod.fit(it, optimizer="sgd", num_epoch=2, eval_metric="mse",
+            optimizer_params=(("learning_rate", 0.01),))
+    params = mod.get_params()[0]
+    np.testing.assert_array_equal(params["fc1_bias"].asnumpy(), [0.5])
+    assert not np.allclose(params["fc1_weight"].asnumpy(), 1.0)

@@ -129,8 +129,9 @@ class SVRGModule(Module):
             for k in range(self._ctx_len):
                 for index, name in enumerate(names):
                     grad = self._mod_aux._exec_group.grad_arrays[index][k]
-                    self._param_dict[k][name] = nd.broadcast_add(self._param_dict[k][name],
-                                                                 grad, axis=0)
+                    if grad is not None:                        # None: a fixed parameter
+                        self._param_dict[k][name] = nd.broadcast_add(
+                            self._param_dict[k][name], grad, axis=0)
             padding = batch.pad
         true_num_batch = nbatch - padding / train_data.batch_size
         for name in names:
@@ -166,6 +167,8 @@ class SVRGModule(Module):
         group, aux_group = self._exec_group, self._mod_aux._exec_group
         for k in range(self._ctx_len):
             for index, name in enumerate(group.param_names):
+                if group.grad_arrays[index][k] is None:          # a fixed parameter
+                    continue
                 group.grad_arrays[index][k] = self._svrg_grads_update_rule(
                     group.grad_arrays[index][k], aux_group.grad_arrays[index][k],
                     self._param_dict[k][name])

@@ -104,7 +104,8 @@ class _TokenEmbedding(Vocabulary):
                 zf.extractall(folder)
         elif archive.endswith(".gz"):
             with tarfile.open(got, "r:gz") as tar:
-                tar.extractall(folder, filter="data")
+                safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+                tar.extractall(folder, **safe)
         return path
 
     # -- loading -------------------------------------------------------------------------
