@@ -60,3 +60,45 @@ def test_makedirs_and_gpu_count(tmp_path):
     util.makedirs(str(target))
     assert target.is_dir()
     assert util.get_gpu_count() == mx.num_gpus()
+
+
+def test_np_array_is_a_per_thread_scope():
+    import threading
+    assert not mx.is_np_array()
+    with mx.np_array(True) as scope:
+        assert mx.is_np_array() and util._NumpyArrayScope._current.value is scope
+        other = []
+        t = threading.Thread(target=lambda: other.append(mx.is_np_array()))
+        t.start()
+        t.join()
+        assert other == [False]
+        with util.np_array(False):
+            assert not mx.is_np_array()
+        assert mx.is_np_array()
+    assert not mx.is_np_array()
+    util.set_np()
+    try:
+        assert util.is_np_array() and util.is_np_shape()
+    finally:
+        util.reset_np()
+    assert not util.is_np_array() and not util.is_np_shape()
+    with pytest.raises(ValueError, match="shape=True"):
+        util.set_np(shape=False, array=True)
+
+
+def test_default_ctx_is_the_context_of_this_thread():
+    import threading
+    assert mx.Context.default_ctx == mx.cpu(0)
+    seen = []
+
+    def other():
+        mx.Context.default_ctx = mx.cpu(7)
+        seen.append((mx.Context.default_ctx, mx.current_context()))
+
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    assert seen == [(mx.cpu(7), mx.cpu(7))]
+    assert mx.Context.default_ctx == mx.cpu(0) and mx.current_context() == mx.cpu(0)
+    with mx.cpu(3):
+        assert mx.Context.default_ctx == mx.cpu(3)

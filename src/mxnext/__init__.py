@@ -23,6 +23,7 @@ from .attribute import AttrScope
 from ._runtime.base import MXNetError
 from ._runtime.context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .util import is_np_shape, np_shape, set_np_shape, use_np, use_np_shape
+from .util import is_np_array, np_array, use_np_array
 
 _hooks.install_missing()
 plugins.add_builtin(_builtins)

@@ -16,8 +16,7 @@ __all__ = ["NotProvided", "NotProvidedImport", "check"]
 # module -> {distribution meant to provide the names, or None: not provided}
 NAMES = {
     "mxnext": {None: """numpy np numpy_extension npx np_symbol
-                        notebook rtc torch th log library tvmop symbol_doc error
-                        is_np_array np_array use_np_array"""},
+                        notebook rtc torch th log library tvmop symbol_doc error"""},
     "mxnext.io": {None: """ImageRecordUInt8Iter ImageRecordInt8Iter
                            ImageRecordIter_v1 ImageRecordUInt8Iter_v1"""},
     "mxnext.symbol": {None: "sparse"},

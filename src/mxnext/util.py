@@ -5,11 +5,13 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import threading
 
 from ._runtime.base import is_np_shape, set_np_shape
 
-__all__ = ["makedirs", "get_gpu_count", "is_np_array", "is_np_shape", "set_np_shape",
-           "np_shape", "use_np", "use_np_array", "use_np_shape", "getenv", "setenv"]
+__all__ = ["makedirs", "get_gpu_count", "is_np_array", "np_array", "is_np_shape",
+           "set_np_shape", "np_shape", "set_np", "reset_np", "use_np", "use_np_array",
+           "use_np_shape", "getenv", "setenv"]
 
 
 def makedirs(d: str) -> None:
@@ -22,9 +24,52 @@ def get_gpu_count() -> int:
     return num_gpus()
 
 
+class _NumpyArrayScope:
+    """The NumPy-array flag of a thread, as MXNet keeps it: the innermost scope entered in
+    this thread is ``_NumpyArrayScope._current.value`` (``_current`` is a
+    ``threading.local``); use ``np_array(active)`` rather than this class."""
+
+    _current = threading.local()
+
+    def __init__(self, is_np_array):
+        self._old_scope = None
+        self._is_np_array = bool(is_np_array)
+
+    def __enter__(self):
+        if not hasattr(_NumpyArrayScope._current, "value"):
+            _NumpyArrayScope._current.value = _NumpyArrayScope(False)
+        self._old_scope = _NumpyArrayScope._current.value
+        _NumpyArrayScope._current.value = self
+        return self
+
+    def __exit__(self, *exc):
+        _NumpyArrayScope._current.value = self._old_scope
+
+
+def np_array(active=True) -> _NumpyArrayScope:
+    """``with np_array(active):`` turns the NumPy-array flag on (or off) in this thread."""
+    return _NumpyArrayScope(active)
+
+
 def is_np_array() -> bool:
-    """mxnext implements MXNet's legacy ``mx.nd`` semantics only (no ``mx.np`` mode)."""
-    return False
+    """Whether this thread is inside ``np_array(True)`` (or after ``set_np()``). mxnext has
+    no ``mx.np`` arrays, so the flag changes nothing but what this returns."""
+    scope = getattr(_NumpyArrayScope._current, "value", None)
+    return scope._is_np_array if scope is not None else False
+
+
+def set_np(shape=True, array=True) -> None:
+    """Set the NumPy shape and array flags of this thread together (array needs shape)."""
+    if array and not shape:
+        raise ValueError("set_np: NumPy shape semantics (shape=True) is required with NumPy "
+                         "array semantics (array=True)")
+    _NumpyArrayScope._current.value = _NumpyArrayScope(array)
+    set_np_shape(shape)
+
+
+def reset_np() -> None:
+    """Turn the NumPy shape and array flags off."""
+    set_np(shape=False, array=False)
 
 
 class np_shape:

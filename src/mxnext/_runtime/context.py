@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import threading
 
+from .base import _MXClassPropertyMetaClass, classproperty, with_metaclass
+
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "as_context"]
 
 _DEVTYPE2ID = {"cpu": 1, "gpu": 2, "cpu_pinned": 3, "cpu_shared": 5}
 _DEVID2TYPE = {v: k for k, v in _DEVTYPE2ID.items()}
 
 
-class Context:
+class Context(with_metaclass(_MXClassPropertyMetaClass, object)):
     """A device type and id; usable as a ``with`` block that sets the default context."""
 
     __slots__ = ("device_type", "device_id", "_hash")
@@ -55,13 +57,23 @@ class Context:
     def __exit__(self, *exc):
         Context._local.value = Context._local.outer.pop()
 
+    @classproperty
+    def default_ctx(cls):
+        """This thread's current context (MXNet's older name; assigning it sets the
+        context of this thread only, as in MXNet)."""
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, value):
+        Context._local.value = value
+
     def empty_cache(self):
         """Return this device's pooled memory to the device (MXNet's ``Context.empty_cache``)."""
         from . import storage
         storage.release_all(self)
 
 
-Context.default_ctx = Context("cpu", 0)
+_CPU0 = Context("cpu", 0)
 
 
 def cpu(device_id: int = 0) -> Context:
@@ -91,7 +103,7 @@ def as_context(c):
 
 def current_context() -> Context:
     """The context of the innermost ``with Context`` block on this thread, else ``cpu(0)``."""
-    return getattr(Context._local, "value", None) or Context.default_ctx
+    return getattr(Context._local, "value", None) or _CPU0
 
 
 def num_gpus() -> int:

@@ -1,9 +1,11 @@
 """MXNet's ``mx.contrib``: ``mx.contrib.ndarray`` (``nd``) and ``mx.contrib.symbol`` (``sym``)
 are ``mx.nd.contrib`` and ``mx.sym.contrib``: the ``_contrib_*`` ops under short names;
 ``mx.contrib.amp`` is automatic mixed precision (float16, bfloat16); ``mx.contrib.onnx``
-imports ONNX models."""
+imports ONNX models; ``mx.contrib.autograd`` is MXNet's early autograd API and
+``mx.contrib.text`` its vocabularies and token embeddings (``svrg_optimization``, imported
+by name as in MXNet, trains Modules by SVRG). See docs/contrib.md."""
 
-from . import amp, ndarray, onnx, symbol
+from . import amp, autograd, ndarray, onnx, symbol, text
 from . import ndarray as nd, symbol as sym  # noqa: F401  (MXNet's short names)
 from .. import _missing
 

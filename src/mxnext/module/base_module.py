@@ -185,6 +185,7 @@ class BaseModule:
         for epoch in range(begin_epoch, num_epoch):
             tic = time.time()
             eval_metric.reset()
+            self._begin_epoch(epoch, train_data)
             batches = iter(train_data)
             next_batch = next(batches)
             nbatch, end = 0, False
@@ -225,6 +226,10 @@ class BaseModule:
                 for name, value in res:
                     self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
             train_data.reset()
+
+    def _begin_epoch(self, epoch, train_data):
+        """Called by ``fit`` before each epoch's first batch (SVRGModule's full-gradient
+        pass); nothing here."""
 
     # -- symbol and parameters -------------------------------------------------------------
     @property

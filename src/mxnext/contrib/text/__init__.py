@@ -1,5 +1,5 @@
-"""``mx.contrib.text``: token counting and the ``Vocabulary`` that indexes tokens (what
-``gluon.contrib.data.text``'s datasets build)."""
+"""``mx.contrib.text``: token counting, the ``Vocabulary`` that indexes tokens (what
+``gluon.contrib.data.text``'s datasets build) and token embeddings."""
 
-from . import utils, vocab  # noqa: F401
+from . import embedding, utils, vocab  # noqa: F401
 from .vocab import Vocabulary  # noqa: F401

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import collections
 
-__all__ = ["Vocabulary"]
+from ..._runtime.base import MXNetError
+
+__all__ = ["Vocabulary", "TextArgumentError"]
+
+
+class TextArgumentError(MXNetError, ValueError, AssertionError):
+    """A bad argument to ``mx.contrib.text``. MXNet 1.9 checks these with ``assert``, so
+    this is an AssertionError (what MXNet code catches) as well as a ValueError."""
 
 
 class Vocabulary:
@@ -16,11 +23,13 @@ class Vocabulary:
     def __init__(self, counter=None, most_freq_count=None, min_freq=1, unknown_token="<unk>",
                  reserved_tokens=None):
         if min_freq < 1:
-            raise ValueError(f"Vocabulary: min_freq: expected a positive count, got {min_freq}")
+            raise TextArgumentError(f"Vocabulary: min_freq: expected a positive count, "
+                                    f"got {min_freq}")
         if reserved_tokens is not None and (unknown_token in reserved_tokens
                                             or len(set(reserved_tokens)) != len(reserved_tokens)):
-            raise ValueError(f"Vocabulary: reserved_tokens: expected distinct tokens without "
-                             f"the unknown token {unknown_token!r}, got {reserved_tokens!r}")
+            raise TextArgumentError(f"Vocabulary: reserved_tokens: expected distinct tokens "
+                                    f"without the unknown token {unknown_token!r}, got "
+                                    f"{reserved_tokens!r}")
         self._unknown_token = unknown_token
         self._reserved_tokens = None if reserved_tokens is None else list(reserved_tokens)
         self._idx_to_token = [unknown_token] + (self._reserved_tokens or [])
