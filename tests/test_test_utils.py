@@ -656,3 +656,13 @@ def test_ci_probes(monkeypatch):
     assert not tu.is_cd_run()
     import platform
     assert tu.is_aarch64_run() == (platform.machine() == "aarch64")
+
+
+def test_test_utils_puts_back_numpys_builtin_type_aliases():
+    """MXNet 1.9's tests spell np.int, np.float ... (numpy < 1.24); importing mx.test_utils
+    (as they all do) puts them back, as ``mxnext run`` does."""
+    import subprocess
+    import sys
+    code = ("import numpy as np, mxnext; assert 'int' not in vars(np); "
+            "import mxnext.test_utils; assert np.int is int and np.float is float")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -9,6 +9,10 @@ for MXNet rely on them. Implementation modules are private (``_compare``, ...) s
 out of it. Not imported, unlike MXNet: ``ss`` (scipy.stats, not a dependency; the chi-square
 checks compute their p-values here) and ``requests``.
 
+Importing it puts back numpy 1.x's builtin-type aliases (``np.int``, ``np.float`` ...;
+``mxnext._numpy_aliases``), as ``mxnext run`` does: MXNet 1.9's tests and test helpers ran on
+numpy < 1.24 and spell them.
+
 PYTEST_DONT_REWRITE: pytest rewrites the modules of a distribution that ships a pytest
 plugin (mxnext-core ships opsdk's); its helpers (``@py_builtins``) would join the star import.
 """
@@ -34,6 +38,8 @@ import numpy.random as rnd
 import numpy.testing as npt
 
 import mxnext as mx
+
+from .. import _numpy_aliases
 
 from .._runtime.context import Context, current_context
 from ..ndarray import NDArray, array
@@ -61,3 +67,5 @@ from ._env import (EnvManager, discard_stderr, environment, is_aarch64_run, is_c
 from ._optimizer import compare_optimizer
 from ._data import (download, get_cifar10, get_mnist, get_mnist_iterator, get_mnist_ubyte,
                     get_zip_data)
+
+_numpy_aliases.restore()
