@@ -35,10 +35,10 @@ def test_gradients_match_mxnet(i):
                    rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("i", CASES)
-def test_gradients_match_central_differences(i):
-    """Every input's gradient, the modulated op's included; float64, offsets kept off the
-    sampler's kinks (integer positions) by the fixture's random values."""
+@pytest.mark.parametrize("i", [i for i in CASES if f"{i}/d:data" not in REF])
+def test_modulated_gradients_match_central_differences(i):
+    """Every input's gradient of the op MXNet cannot differentiate on cpu; float64, the
+    fixture's random offsets keep the points off the sampler's kinks (integer positions)."""
     op, params, _, inputs = _case(i)
     check_numeric_gradient(op, [a.astype(np.float64) for a in inputs], params, rtol=1e-3,
                            atol=1e-4)
