@@ -121,8 +121,8 @@ def _plan(xp, p, x, off, out_hw):
     return dk.corners(xp, rows, cols, x.shape[2], x.shape[3], clamp=not _modulated(p))
 
 
-def _columns(xp, p, x, plan, mask):
-    cols = dk.columns(xp, x, plan)                           # (N, G, C/G, K*L)
+def _masked(cols, mask):
+    """Sampled columns (N, G, C/G, K*L) scaled by the modulated op's mask (N, G, K*L)."""
     return cols if mask is None else cols * mask[:, :, None, :]
 
 
@@ -133,7 +133,7 @@ def _forward(ctx, inputs, req, outputs, p):
     xp = namespace(out)
     x, off, mask, w = _unpack(p, inputs, compute_dtype(inputs[0].dtype))
     n, f, ho, wo = out.shape
-    cols = _columns(xp, p, x, _plan(xp, p, x, off, (ho, wo)), mask)
+    cols = _masked(dk.columns(xp, x, _plan(xp, p, x, off, (ho, wo))), mask)
     y = dk.grouped_product(xp, w, cols.reshape(n, x.shape[1], -1, ho * wo), p.num_group)
     if not p.no_bias:
         y = y + inputs[-1].astype(y.dtype, copy=False)[None, :, None]
@@ -149,7 +149,7 @@ def _backward(ctx, inputs, req, outputs, p):
     n, f, ho, wo = og.shape
     plan = _plan(xp, p, x, off, (ho, wo))
     raw = dk.columns(xp, x, plan)                            # unmasked samples
-    cols = raw if mask is None else raw * mask[:, :, None, :]
+    cols = _masked(raw, mask)
     shape4 = (n, x.shape[1], -1, ho * wo)
     d_cols, d_w = dk.grouped_product_grads(xp, w, cols.reshape(shape4),
                                            og.astype(x.dtype, copy=False).reshape(n, f, -1),
@@ -161,7 +161,7 @@ def _backward(ctx, inputs, req, outputs, p):
         put(outputs[k + 1], req[k + 1], og.reshape(n, f, -1).sum(axis=(0, 2)))
     if mask is not None:
         put(outputs[2], req[2], (d_cols * raw).sum(axis=2).reshape(outputs[2].shape))
-        d_cols = d_cols * mask[:, :, None, :]
+        d_cols = _masked(d_cols, mask)
     if req[0] or req[1]:
         d_x, d_rows, d_cols_pos = dk.columns_grads(xp, x, plan, d_cols)
         put(outputs[0], req[0], d_x)

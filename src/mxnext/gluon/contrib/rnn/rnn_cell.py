@@ -120,7 +120,8 @@ def dynamic_unroll(cell, inputs, begin_state, drop_inputs=0, drop_outputs=0, lay
     ``layout``) as one ``F.contrib.foreach`` loop, so a hybridized graph holds the step
     once. Returns ``(outputs, states)``, outputs in ``layout``. With ``valid_length``
     (batch,), each example keeps its state from its last valid step and its outputs past it
-    are zero. ``drop_inputs`` / ``drop_outputs``: dropout rates with one mask over time."""
+    are zero. ``drop_inputs`` / ``drop_outputs``: dropout rates, one mask shared over the
+    time axis (MXNet's NTC path shares it over the batch axis instead)."""
     inputs, axis, F, _ = format_sequence(None, inputs, layout, True)
     if axis != 0:
         inputs = F.swapaxes(inputs, dim1=0, dim2=axis)       # the loop runs over axis 0
