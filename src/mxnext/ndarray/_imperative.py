@@ -88,10 +88,16 @@ def _invoke_from_data(opdef, kwargs, inputs, out, ctx):
         params = opdef.parse_params(kwargs)
         if pkey is not None:
             _data_params[pkey] = params
+    return invoke_from_data(opdef, params, inputs, out, ctx)
+
+
+def invoke_from_data(opdef, params, inputs, out=None, ctx=None, all_outputs=False):
+    """``invoke_params`` of an op with ``FInferShapeFromData``: its outputs sized from the
+    inputs' values (waited for)."""
     shapes = opdef.get_attr("FInferShapeFromData")(params, [a.asnumpy() for a in inputs])
     _, types = opdef.get_attr("FInferType")(params, [a.dtype for a in inputs],
                                             [None] * len(shapes))
-    return invoke_params(opdef, params, inputs, out, ctx,
+    return invoke_params(opdef, params, inputs, out, ctx, all_outputs,
                          out_specs=[(tuple(s), t) for s, t in zip(shapes, types)])
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from opsdk import AMP_FLOAT_DTYPES, Field, FloatOnly, Param, ShapeError, register_op
+from opsdk import (AMP_FLOAT_DTYPES, Field, FloatOnly, NodeEntry, Param, ShapeError, make_node,
+                   register_op)
 from opsdk.shape import dims_prod
 
 from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, put,
@@ -144,6 +145,25 @@ def _grad(node, og):
     return grad_entries(n, len(node.inputs))
 
 
+def _grad_of_backward(node, og):
+    """Second order: the backward node maps (g, x, w) to (g W, g^T X, sum g), so with head
+    gradients (a, c, e) for those: d/dg = FC(a, W) + FC(X, c) + e, d/dx = g c and d/dw = g^T a
+    (the backward op itself, fed (g, a, c)); the bias gets zeros (it only gave a shape)."""
+    g, x, w = node.inputs[:3]
+    p, bias = node.params, not node.params.no_bias
+    plain = p.model_copy(update={"no_bias": True})
+    from_a = make_node(OP, [og[0], w] + ([og[2]] if bias else []), p if bias else plain,
+                       name=f"{node.name}_backward_data")
+    from_c = make_node(OP, [x, og[1]], plain, name=f"{node.name}_backward_weight")
+    d_g = make_node("elemwise_add", [NodeEntry(from_a, 0, 0), NodeEntry(from_c, 0, 0)],
+                    name=f"{node.name}_backward_grad")
+    again = backward_node(f"_backward_{OP}", node, [g, og[0], og[1]] + node.inputs[3:])
+    grads = [NodeEntry(d_g, 0, 0)] + grad_entries(again, 2)
+    if bias:
+        grads.append(NodeEntry(make_node("zeros_like", [node.inputs[3]]), 0, 0))
+    return grads
+
+
 def _backward_shape(p, ins, outs):
     ins, outs = list(ins), list(outs)
     for k in range(len(outs)):
@@ -189,6 +209,7 @@ def _backward_shape(p, ins, outs):
     .set_attr("FInferType", same_type(f"_backward_{OP}"))
     .set_attr("FInplaceOption", lambda p: [(1, 0)])
     .set_attr("FCompute<cpu>", _backward)
+    .set_attr("FGradient", _grad_of_backward)
     .set_attr("TExamples", [
         {"inputs": [(3, 4), (3, 2, 2), (4, 4), (4,)], "params": {"num_hidden": 4}},
         {"inputs": [(2, 3, 2), (2, 3, 5), (2, 5)],

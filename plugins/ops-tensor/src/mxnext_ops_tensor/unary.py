@@ -91,6 +91,11 @@ def _inv_sqrt_d2(sign, shift):
     return d2
 
 
+def _mxnet_sign_d2(d2):
+    """``d2`` negated: MXNet 1.9's sign for the second derivative of arcsinh and arccosh."""
+    return lambda p, u, x: d2(p, scale(u, -1), x)
+
+
 def _inv_quad_d2(sign, shift):
     """For ``d = 1 / (sign x**2 + shift)``: ``d' = -2 sign x / (sign x**2 + shift)**2``."""
     def d2(p, u, x):
@@ -157,10 +162,13 @@ _OPS = {
                              lambda p, u, x: mul(u, call("cosh", x))), "Hyperbolic cosine"),
     "tanh": (Ufunc("tanh"), (OUT, lambda xp, y: 1 - y * y, lambda p, u, y: mul(u, scale(y, -2))),
              "Hyperbolic tangent"),
-    "arcsinh": (Ufunc("arcsinh"), (IN, lambda xp, x: 1 / xp.sqrt(x * x + 1), _inv_sqrt_d2(1, 1)),
-                "Inverse hyperbolic sine"),
+    # MXNet 1.9's second-order rules for arcsinh and arccosh give +x (x**2 +- 1)**-3/2 (the
+    # true f'' has the opposite sign); kept so results match MXNet's
+    "arcsinh": (Ufunc("arcsinh"), (IN, lambda xp, x: 1 / xp.sqrt(x * x + 1),
+                                   _mxnet_sign_d2(_inv_sqrt_d2(1, 1))), "Inverse hyperbolic sine"),
     "arccosh": (Ufunc("arccosh"), (IN, lambda xp, x: 1 / xp.sqrt(x * x - 1),
-                                   _inv_sqrt_d2(1, -1)), "Inverse hyperbolic cosine"),
+                                   _mxnet_sign_d2(_inv_sqrt_d2(1, -1))),
+                "Inverse hyperbolic cosine"),
     "arctanh": (Ufunc("arctanh"), (IN, lambda xp, x: 1 / (1 - x * x), _inv_quad_d2(-1, 1)),
                 "Inverse hyperbolic tangent"),
     "sigmoid": (_sigmoid, (OUT, lambda xp, y: y * (1 - y), lambda p, u, y: mul(

@@ -1,4 +1,5 @@
 """Contributed recurrent cells (MXNet 1.9's ``mxnet.gluon.contrib.rnn``)."""
 
 from .rnn_cell import *  # noqa: F401,F403
-from . import rnn_cell  # noqa: F401
+from .conv_rnn_cell import *  # noqa: F401,F403
+from . import conv_rnn_cell, rnn_cell  # noqa: F401

@@ -1,4 +1,4 @@
-"""``VariationalDropoutCell`` and ``LSTMPCell`` (MXNet 1.9's
+"""``VariationalDropoutCell``, ``LSTMPCell`` and ``dynamic_unroll`` (MXNet 1.9's
 ``mxnet.gluon.contrib.rnn.rnn_cell``)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from ...rnn._sequence import TENSOR_TYPES, format_sequence, mask_invalid
 from ...rnn.rnn_cell import (BidirectionalCell, LSTMCell, ModifierCell, _begin_state,
                               _GatedCell)
 
-__all__ = ["VariationalDropoutCell", "LSTMPCell"]
+__all__ = ["VariationalDropoutCell", "LSTMPCell", "dynamic_unroll"]
 
 
 class VariationalDropoutCell(ModifierCell):
@@ -112,3 +112,45 @@ class LSTMPCell(LSTMCell):
         next_r = F.FullyConnected(data=hidden, num_hidden=self._projection_size,
                                   weight=h2r_weight, no_bias=True, name=prefix + "out")
         return next_r, [next_r, next_c]
+
+
+def dynamic_unroll(cell, inputs, begin_state, drop_inputs=0, drop_outputs=0, layout="TNC",
+                   valid_length=None):
+    """Run ``cell`` over every step of ``inputs`` (one array or symbol with a time axis per
+    ``layout``) as one ``F.contrib.foreach`` loop, so a hybridized graph holds the step
+    once. Returns ``(outputs, states)``, outputs in ``layout``. With ``valid_length``
+    (batch,), each example keeps its state from its last valid step and its outputs past it
+    are zero. ``drop_inputs`` / ``drop_outputs``: dropout rates, one mask shared over the
+    time axis (MXNet's NTC path shares it over the batch axis instead)."""
+    inputs, axis, F, _ = format_sequence(None, inputs, layout, True)
+    if axis != 0:
+        inputs = F.swapaxes(inputs, dim1=0, dim2=axis)       # the loop runs over axis 0
+    if drop_inputs:
+        inputs = F.Dropout(inputs, p=drop_inputs, axes=(0,))
+    states = list(begin_state) if isinstance(begin_state, (list, tuple)) else [begin_state]
+    if valid_length is None:
+        outputs, states = F.contrib.foreach(lambda x, s: cell(x, s), inputs, states)
+    else:
+        outputs, states = F.contrib.foreach(_masked_step(cell, F, valid_length), inputs,
+                                            states + [F.zeros(shape=(1,))])
+        states = states[:-1]                                 # drop the step counter
+    if drop_outputs:
+        outputs = F.Dropout(outputs, p=drop_outputs, axes=(0,))
+    if axis != 0:
+        outputs = F.swapaxes(outputs, dim1=0, dim2=axis)
+    if valid_length is not None:
+        outputs = F.SequenceMask(outputs, sequence_length=valid_length,
+                                 use_sequence_length=True, axis=axis)
+    return outputs, states
+
+
+def _masked_step(cell, F, valid_length):
+    """A loop body whose last state counts the steps: examples already past their valid
+    length keep their previous states."""
+    def step(x, states):
+        step_no, old = states[-1], states[:-1]
+        out, new = cell(x, old)
+        alive = F.broadcast_greater(valid_length, step_no)
+        new = [F.where(alive, n, o) for n, o in zip(new, old)]
+        return out, new + [step_no + 1]
+    return step
