@@ -179,6 +179,17 @@ def _on_cpus(cpus):
     return lambda: os.sched_setaffinity(0, mine)
 
 
+def _json_objects(text):
+    """Every JSON object printed in ``text``, in order (the ranks of an MPI run may print
+    theirs on one line)."""
+    decoder, found, i = json.JSONDecoder(), [], text.find("{")
+    while i >= 0:
+        obj, end = decoder.raw_decode(text, i)
+        found.append(obj)
+        i = text.find("{", end)
+    return found
+
+
 def _run_side(python, side, model, args, ranks=0):
     """One side's result; ``ranks``: mxnext under ``mpiexec -n ranks`` with ``dist_sync``
     (samples/s summed over the ranks)."""
@@ -193,7 +204,7 @@ def _run_side(python, side, model, args, ranks=0):
                           preexec_fn=_on_cpus(args.cpus))
     if proc.returncode != 0:
         raise SystemExit(f"{side} {model} failed:\n{proc.stderr[-3000:]}")
-    results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    results = _json_objects(proc.stdout)
     if not ranks:
         return results[-1]
     return {"samples_per_s": sum(r["samples_per_s"] for r in results),
