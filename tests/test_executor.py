@@ -662,3 +662,25 @@ def test_monitor_sees_each_output_before_later_nodes_overwrite_its_memory():
         np.testing.assert_allclose(seen[f"fc{i}_output"], fc, rtol=1e-5, atol=1e-5)
         x = np.maximum(fc, 0)
         np.testing.assert_allclose(seen[f"relu{i}_output"], x, rtol=1e-5, atol=1e-5)
+
+
+def test_simple_bind_makes_each_ctx_groups_arrays_on_its_cpu_context():
+    with mx.AttrScope(ctx_group="stage1"):
+        h = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4, name="fc1")
+    with mx.AttrScope(ctx_group="stage2"):
+        out = mx.sym.BatchNorm(mx.sym.FullyConnected(h, num_hidden=3, name="fc2"), name="bn")
+    group2ctx = {"stage1": mx.cpu(1), "stage2": mx.cpu(2)}
+    ex = out.simple_bind(mx.cpu(0), group2ctx=group2ctx, data=(2, 5))
+    for name in out.list_arguments():
+        want = group2ctx["stage1" if name.startswith(("data", "fc1")) else "stage2"]
+        assert ex.arg_dict[name].context == want and ex.grad_dict[name].context == want
+    assert all(a.context == mx.cpu(2) for a in ex.aux_arrays)
+    plain = out.simple_bind(mx.cpu(0), data=(2, 5))
+    for e in (ex, plain):
+        for name, a in e.arg_dict.items():
+            a[:] = np.arange(a.size).reshape(a.shape) / 10
+        e.forward(is_train=True)
+        e.backward(mx.nd.ones((2, 3)))
+    np.testing.assert_allclose(ex.outputs[0].asnumpy(), plain.outputs[0].asnumpy())
+    np.testing.assert_allclose(ex.grad_dict["fc1_weight"].asnumpy(),
+                               plain.grad_dict["fc1_weight"].asnumpy())

@@ -40,7 +40,9 @@ class BindMethods:
                     shared_buffer=None, **kwargs):
         """An executor with new arrays (zeros) for every argument, gradient and auxiliary
         state, their shapes inferred from ``kwargs`` (name=shape) and dtypes from
-        ``type_dict`` (float32 otherwise).
+        ``type_dict`` (float32 otherwise). With ``group2ctx``, a new array of a variable made
+        in ``AttrScope(ctx_group=g)`` is made on ``group2ctx[g]`` where that shares the bound
+        context's memory (CPU contexts); the operators still run on ``ctx``.
 
         The arguments named in ``shared_arg_names`` (and their gradients) are
         ``shared_exec``'s, which must hold them with the same shape and dtype. With
@@ -72,6 +74,7 @@ class BindMethods:
         reqs = _grad_reqs(grad_req, names)
         shared_names = set(shared_arg_names or ())
         shared = shared_exec
+        place = _placement(self, ctx, group2ctx)
 
         def make(name, shape, dtype, kind):
             shape, dtype = tuple(shape), np.dtype(dtype)
@@ -83,7 +86,7 @@ class BindMethods:
             old = None if shared is None else getattr(shared, kind).get(name)
             if old is not None and old.shape == shape and old.dtype == dtype:
                 return old
-            return filled(shape, dtype, ctx, 0)
+            return filled(shape, dtype, place(name), 0)
         args = {n: make(n, s, t, "arg_dict") for n, s, t in zip(names, arg_shapes, arg_types)}
         grads = {n: make(n, s, t, "grad_dict") for n, s, t in zip(names, arg_shapes, arg_types)
                  if reqs[n] != "null"}
@@ -201,3 +204,20 @@ def _from_buffer(buffer: dict, key, shape, dtype, ctx) -> NDArray:
         return old._view(shape)
     buffer[key] = filled(shape, dtype, ctx, 0)
     return buffer[key]
+
+
+def _placement(sym, ctx, group2ctx):
+    """name -> the context of a new array for that variable: its ``ctx_group``'s context in
+    ``group2ctx`` when both are CPU contexts (one host memory, so the operators on ``ctx``
+    read it as is), else ``ctx``."""
+    if not group2ctx:
+        return lambda name: ctx
+    attrs = sym.attr_dict()
+
+    def place(name):
+        group = attrs.get(name, {}).get("__ctx_group__")
+        target = group2ctx.get(group) if group is not None else None
+        if target is not None and target.device_type == "cpu" == ctx.device_type:
+            return target
+        return ctx
+    return place
