@@ -67,3 +67,14 @@ def test_monitor_interval_pattern_and_default_statistic():
     assert names == ["fc_1_output", "fc_1_weight"]          # computed, then the arguments
     w = np.array([[.40, .45], [.50, .55]])
     assert float(steps[0][1][2]) == pytest.approx(np.linalg.norm(w) / 2, rel=1e-6)
+
+
+def test_a_reshaped_executor_keeps_its_monitor_callback():
+    data = mx.sym.var("data")
+    sym = mx.sym.Convolution(data, kernel=(1, 1), num_filter=1, name="conv")
+    ex = sym.simple_bind(mx.cpu(), data=(1, 3, 10, 10), grad_req="null")
+    seen = []
+    ex.set_monitor_callback(lambda name, arr: seen.append((name, arr.shape)), monitor_all=True)
+    ex.reshape(allow_up_sizing=True, data=(1, 3, 10, 14)).forward()
+    mx.nd.waitall()
+    assert ("conv_output", (1, 1, 10, 14)) in seen and ("data", (1, 3, 10, 14)) in seen

@@ -36,7 +36,7 @@ def _message(fn, *args, **kwargs) -> str:
 MXNET_NAMES = """
 Context OrderedDict almost_equal array assert_allclose assert_almost_equal
 assert_almost_equal_ignore_nan assert_almost_equal_with_err assert_exception assign_each
-assign_each2 bz2 checkShapes check_consistency check_numeric_gradient check_symbolic_backward
+DummyIter assign_each2 bz2 checkShapes check_consistency check_numeric_gradient check_symbolic_backward
 check_symbolic_forward chi_square_check collapse_sum_like compare_ndarray_tuple compare_optimizer
 contextmanager
 create_2d_tensor create_vector current_context default_atols default_context default_dtype
@@ -666,3 +666,13 @@ def test_test_utils_puts_back_numpys_builtin_type_aliases():
     code = ("import numpy as np, mxnext; assert 'int' not in vars(np); "
             "import mxnext.test_utils; assert np.int is int and np.float is float")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_dummy_iter_returns_the_first_batch_forever():
+    from mxnext.test_utils import DummyIter
+    real = mx.io.NDArrayIter(mx.nd.arange(10).reshape((5, 2)), batch_size=2)
+    it = DummyIter(real)
+    assert it.provide_data == real.provide_data and it.batch_size == 2
+    batches = [next(it) for _ in range(5)]
+    assert all(b is batches[0] for b in batches)
+    assert batches[0].data[0].asnumpy().tolist() == [[0, 1], [2, 3]]

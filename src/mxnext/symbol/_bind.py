@@ -102,7 +102,7 @@ class BindMethods:
         """``Executor.reshape``, as MXNet's: an array whose shape changes (it must be named in
         ``shapes`` unless ``partial_shaping``) is a view of its old memory when it is no larger,
         else a new array (only with ``allow_up_sizing``); the new executor shares the old one's
-        planned memory."""
+        planned memory and keeps its monitor callback."""
         sym = self
         arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
         if arg_shapes is None:
@@ -128,8 +128,10 @@ class BindMethods:
                  for n, s in zip(names, arg_shapes) if executor.grad_dict.get(n) is not None}
         aux = {n: take(executor.aux_dict[n], n, s, "auxiliary state")
                for n, s in zip(aux_names, aux_shapes)}
-        return Executor(sym, executor._ctx, args, grads, executor._grad_req, aux,
-                        executor._group2ctx, shared_exec=executor)
+        new = Executor(sym, executor._ctx, args, grads, executor._grad_req, aux,
+                       executor._group2ctx, shared_exec=executor)
+        new._monitor = executor._monitor        # a monitor callback stays, as in MXNet
+        return new
 
 
 def _check_ctx(ctx):

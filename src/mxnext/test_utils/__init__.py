@@ -65,7 +65,7 @@ from ._stats import (chi_square_check, gen_buckets_probs_with_ppf, mean_check, v
                      verify_generator)
 from ._env import (EnvManager, discard_stderr, environment, is_aarch64_run, is_cd_run, retry)
 from ._optimizer import compare_optimizer
-from ._data import (download, get_cifar10, get_mnist, get_mnist_iterator, get_mnist_ubyte,
-                    get_zip_data)
+from ._data import (DummyIter, download, get_cifar10, get_mnist, get_mnist_iterator,
+                    get_mnist_ubyte, get_zip_data)
 
 _numpy_aliases.restore()

@@ -22,6 +22,7 @@ import numpy as np
 
 from .._atomic_write import AtomicFile
 from .._runtime.base import MXNetError
+from ..io.batch import DataIter
 
 __all__ = ["download", "get_mnist", "get_mnist_ubyte", "get_mnist_iterator", "get_cifar10",
            "get_zip_data"]
@@ -197,3 +198,22 @@ def _extract(archive: str, folder: str) -> None:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with zf.open(member) as src, AtomicFile(target) as out:
                 shutil.copyfileobj(src, out)
+
+
+class DummyIter(DataIter):
+    """The first batch of ``real_iter``, returned again and again (never raises
+    StopIteration): MXNet's iterator for timing a step without reading data."""
+
+    def __init__(self, real_iter):
+        super().__init__()
+        self.real_iter = real_iter
+        self.provide_data = real_iter.provide_data
+        self.provide_label = real_iter.provide_label
+        self.batch_size = real_iter.batch_size
+        self.the_batch = next(real_iter)
+
+    def __iter__(self):
+        return self
+
+    def next(self):
+        return self.the_batch
