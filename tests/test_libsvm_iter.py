@@ -70,3 +70,13 @@ def test_csr_ndarray_converts_and_slices():
         mx.nd.sparse.csr_matrix(([1.0], [0], [0, 1]), shape=(3, 3))
     with pytest.raises(MXNetError, match=r"indices: expected columns in \[0, 3\)"):
         mx.nd.sparse.csr_matrix(([1.0], [3], [0, 1]), shape=(1, 3))
+
+
+def test_sparse_namespace_operator_functions_take_dense_arrays():
+    a = mx.nd.array([[1, -2], [3, 4]])
+    assert mx.nd.sparse.elemwise_mul(a, a).asnumpy().tolist() == [[1, 4], [9, 16]]
+    assert mx.nd.sparse.dot(a, a).asnumpy().tolist() == [[-5, -10], [15, 10]]
+    assert mx.nd.sparse.abs(a).asnumpy().tolist() == [[1, 2], [3, 4]]
+    assert mx.nd.sparse.ElementWiseSum(a, a).asnumpy().tolist() == [[2, -4], [6, 8]]
+    with pytest.raises(AttributeError, match="has no attribute 'exp2'"):
+        mx.nd.sparse.exp2

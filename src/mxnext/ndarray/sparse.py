@@ -1,7 +1,11 @@
 """``mx.nd.sparse``: the compressed sparse row (CSR) array, as far as reading sparse data
 goes. A ``CSRNDArray`` holds ``data``, ``indices`` (int64 column of each value) and
 ``indptr`` (int64 row starts) and converts to and from dense arrays; operators do not take
-it (convert with ``tostype('default')``), and row-sparse arrays are not provided."""
+it (convert with ``tostype('default')``), and row-sparse arrays are not provided.
+
+The operator functions MXNet puts in this namespace (its ops with a sparse kernel:
+``elemwise_mul``, ``dot``, ``sgd_update`` ...) are here too, as the dense ops of the same
+name: they take dense arrays, as MXNet's do when given them."""
 
 from __future__ import annotations
 
@@ -160,3 +164,22 @@ def zeros(stype, shape, ctx=None, dtype=None):
 def empty(stype, shape, ctx=None, dtype=None):
     """``zeros(stype, shape)``."""
     return zeros(stype, shape, ctx, dtype)
+
+
+# MXNet's ``mx.nd.sparse`` operator functions (its ops registered with a ``_sparse_`` alias)
+_OPS = """ElementWiseSum Embedding FullyConnected LinearRegressionOutput LogisticRegressionOutput
+MAERegressionOutput abs adagrad_update adam_update add_n arccos arccosh arcsin arcsinh arctan
+arctanh broadcast_add broadcast_div broadcast_minus broadcast_mul broadcast_plus broadcast_sub
+cast_storage cbrt ceil clip concat cos cosh degrees dot elemwise_add elemwise_div elemwise_mul
+elemwise_sub exp expm1 fix floor ftrl_update gamma gammaln log log10 log1p log2 make_loss mean
+negative norm radians relu retain rint round rsqrt sgd_mom_update sgd_update sigmoid sign sin
+sinh slice sqrt square stop_gradient sum tan tanh trunc where zeros_like""".split()
+
+
+def __getattr__(name):
+    if name in _OPS:
+        from .. import ndarray as nd
+        fn = getattr(nd, name, None)
+        if fn is not None:
+            return fn
+    raise AttributeError(f"module 'mxnext.ndarray.sparse' has no attribute {name!r}")
