@@ -178,8 +178,8 @@ sinh slice sqrt square stop_gradient sum tan tanh trunc where zeros_like""".spli
 
 def __getattr__(name):
     if name in _OPS:
-        from .. import ndarray as nd
-        fn = getattr(nd, name, None)
+        from . import op
+        fn = getattr(op, name, None)
         if fn is not None:
             return fn
     raise AttributeError(f"module 'mxnext.ndarray.sparse' has no attribute {name!r}")
