@@ -90,24 +90,38 @@ def _decode(anchors, deltas, iou_loss):
                     axis=1).astype(_F)
 
 
-def _nms(boxes, threshold, limit):
-    """Greedy NMS over boxes sorted by score: indices of at most ``limit`` kept boxes."""
-    x1, y1, x2, y2 = boxes.T
-    area = (x2 - x1 + _F(1)) * (y2 - y1 + _F(1))
+def _overlaps(a, b):
+    """MXNet's NMS overlap of every box of ``a`` (5, P: corners and area) with every box of
+    ``b`` (5, Q), (P, Q), in float32 and the C++ operation order."""
+    (ax1, ay1, ax2, ay2, aa), (bx1, by1, bx2, by2, ba) = a[:, :, None], b[:, None, :]
+    w = np.maximum(_F(0), np.minimum(ax2, bx2) - np.maximum(ax1, bx1) + _F(1))
+    h = np.maximum(_F(0), np.minimum(ay2, by2) - np.maximum(ay1, by1) + _F(1))
+    inter = w * h
+    return inter / (aa + ba - inter)
+
+
+def _nms(boxes, threshold, limit, block=256):
+    """Greedy NMS over boxes sorted by score: indices of at most ``limit`` kept boxes. Boxes
+    go in blocks: a block is first tested against every box kept before it at once, then
+    its survivors are settled in order among themselves; nothing past the block that
+    reaches ``limit`` is looked at."""
+    area = (boxes[:, 2] - boxes[:, 0] + _F(1)) * (boxes[:, 3] - boxes[:, 1] + _F(1))
+    cols = np.ascontiguousarray(np.concatenate([boxes, area[:, None]], axis=1).T)
     thresh = _F(threshold)
-    alive = np.ones(len(boxes), bool)
-    keep = []
-    i = 0
-    while i < len(boxes) and len(keep) < limit:
-        keep.append(i)
-        rest = slice(i + 1, None)
-        w = np.maximum(_F(0), np.minimum(x2[i], x2[rest]) - np.maximum(x1[i], x1[rest]) + _F(1))
-        h = np.maximum(_F(0), np.minimum(y2[i], y2[rest]) - np.maximum(y1[i], y1[rest]) + _F(1))
-        inter = w * h
-        alive[rest] &= ~(inter / (area[i] + area[rest] - inter) > thresh)
-        later = np.flatnonzero(alive[rest])
-        i = i + 1 + int(later[0]) if later.size else len(boxes)
-    return np.asarray(keep, np.int64)
+    kept = np.empty(0, np.int64)
+    for start in range(0, len(boxes), block):
+        if kept.size >= limit:
+            break
+        cand = np.arange(start, min(start + block, len(boxes)))
+        if kept.size:
+            cand = cand[~(_overlaps(cols[:, kept], cols[:, cand]) > thresh).any(axis=0)]
+        inner = _overlaps(cols[:, cand], cols[:, cand]) > thresh
+        alive = np.ones(cand.size, bool)
+        for i in range(cand.size):
+            if alive[i]:
+                alive[i + 1:] &= ~inner[i, i + 1:]
+        kept = np.concatenate([kept, cand[alive]])
+    return kept[:limit]
 
 
 def propose(p, op, anchors, scores, deltas, info):
