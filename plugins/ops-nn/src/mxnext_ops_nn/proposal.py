@@ -201,6 +201,17 @@ def _forward(op, ctx, inputs, req, outputs, p):
     put(outputs[1], req[1], xp.asarray(np.concatenate(scores)))
 
 
+def _examples(batch):
+    info = np.array([[60, 70, 1.0], [50, 80, 0.5]][:batch], _F)
+    return [{"inputs": [(batch, 12, 4, 5), (batch, 24, 4, 5), info], "grad": False,
+             "domain": [(0.0, 1.0), (-0.5, 0.5), (0.0, 1.0)],
+             "params": {"scales": (2, 4), "ratios": (0.5, 1, 2), "rpn_pre_nms_top_n": 40,
+                        "rpn_post_nms_top_n": 12, "rpn_min_size": 4, "output_score": True}},
+            {"inputs": [(batch, 2, 3, 3), (batch, 4, 3, 3), info], "grad": False,
+             "params": {"scales": "(8,)", "ratios": "(1,)", "feature_stride": 30,
+                        "threshold": 0.5, "iou_loss": True, "rpn_post_nms_top_n": 5}}]
+
+
 def _register(name, per_image, describe):
     (register_op(name)
         .describe(describe)
@@ -213,6 +224,7 @@ def _register(name, per_image, describe):
         .set_attr("FInferType", _float32(name, ["cls_prob", "bbox_pred", "im_info"]))
         .set_attr("FCompute<cpu>", functools.partial(_forward, name))
         .set_attr("FGradient", MakeZeroGradNodes)
+        .set_attr("TExamples", _examples(1 if per_image else 2))
         .add_argument("cls_prob", "NDArray-or-Symbol", "Background then foreground scores "
                       "per anchor, (batch, 2 * num_anchors, H, W).")
         .add_argument("bbox_pred", "NDArray-or-Symbol", "Box deltas per anchor, (batch, "
