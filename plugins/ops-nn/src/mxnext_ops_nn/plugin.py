@@ -9,7 +9,8 @@ _MODULES = ("softmax", "softmax_output", "regression_output", "make_loss", "smoo
             "deconvolution", "fully_connected", "pooling", "activation", "leaky_relu", "dropout", "batch_norm",
             "layer_norms", "l2_normalization", "lrn", "embedding", "upsampling", "transformer",
             "spatial_transformer", "roi", "svm_output", "correlation", "resize", "im2col",
-            "detection", "box_nms", "multibox", "deformable_convolution")
+            "detection", "box_nms", "multibox", "deformable_convolution", "proposal",
+            "psroi_pooling")
 
 
 @hookimpl

@@ -46,7 +46,8 @@ class _PooledParam(Param):
 
 def _rois_shape(op, cols, out_names, channels_out=None):
     """FInferShape: data (N, C, H, W) and rois (R, cols) give outputs (R, C', PH, PW), C' =
-    ``channels_out(params, C)`` (default C), one per name in ``out_names``."""
+    ``channels_out(params, C)`` (default C), one per name in ``out_names`` (an int
+    ``pooled_size`` is square)."""
     def infer(p, ins, outs):
         ins = list(ins)
         data, rois = ins
@@ -59,7 +60,8 @@ def _rois_shape(op, cols, out_names, channels_out=None):
         if data is None or rois is None:
             return ins, list(outs)
         c = channels_out(p, data[1]) if channels_out else data[1]
-        out = (rois[0], c) + tuple(p.pooled_size)
+        size = p.pooled_size
+        out = (rois[0], c) + ((size, size) if isinstance(size, int) else tuple(size))
         return ins, result_shapes(op, outs, [out] * len(out_names), out_names)
     return infer
 
