@@ -1,4 +1,5 @@
-"""_contrib_quantize, _contrib_quantize_v2, _contrib_dequantize, _contrib_requantize: bit-exact
+"""_contrib_quantize, _contrib_quantize_v2, _contrib_dequantize, _contrib_requantize,
+_contrib_quantized_flatten, _contrib_quantized_embedding: bit-exact
 against MXNet 1.9.1 (fixtures/quantization_ref.npz, written by
 fixtures/make_quantization_ref.py), shape/type inference, errors and the zero gradient."""
 
@@ -24,7 +25,7 @@ def _rng(lo, hi):
 @pytest.mark.parametrize("i", CASES)
 def test_matches_mxnet(i):
     op, params = str(REF[f"op:{i}"]), json.loads(str(REF[f"params:{i}"]))
-    inputs = [REF[f"in{k}:{i}"] for k in range(3) if f"in{k}:{i}" in REF.files]
+    inputs = [REF[f"in{k}:{i}"] for k in range(4) if f"in{k}:{i}" in REF.files]
     outs = run_op(op, inputs, params)
     for k, got in enumerate(outs):
         want = REF[f"out{k}:{i}"]
@@ -89,6 +90,14 @@ def test_shape_and_type_inference():
     assert touts == [np.uint8, np.float32, np.float32]
     assert _infer("_contrib_dequantize", [(3,), (1,), (1,)], [np.uint8, None, None])[3] == \
         [np.float32]
+    ins, outs, _, touts = _infer("_contrib_quantized_embedding", [(2, 5), None, None, None],
+                                 [np.float32, None, None, None],
+                                 {"input_dim": 7, "output_dim": 3})
+    assert ins[1:] == [(7, 3), (1,), (1,)] and outs == [(2, 5, 3), (1,), (1,)]
+    assert touts == [np.int8, np.float32, np.float32]
+    assert _infer("_contrib_quantized_flatten", [(2, 3, 4), None, None],
+                  [np.uint8, None, None])[1:4:2] == ([(2, 12), (1,), (1,)],
+                                                     [np.uint8, np.float32, np.float32])
     s = mx.sym.contrib.quantize_v2(mx.sym.var("x"), out_type="uint8")
     assert s.list_outputs()[1:] == [s.name + "_min_output", s.name + "_max_output"]
     assert s.infer_shape(x=(4, 2))[1] == [(4, 2), (1,), (1,)]
@@ -101,6 +110,11 @@ def test_errors_name_op_and_argument():
         run_op("_contrib_quantize", [np.zeros(3, np.int32), *_rng(0, 1)])
     with pytest.raises(ShapeError, match="_contrib_quantize.*input 1"):
         run_op("_contrib_quantize", [np.zeros(3, F32), np.zeros(2, F32), np.ones(1, F32)])
+    with pytest.raises(TypeInferError, match="quantized_embedding.*weight.*float32.*int8"):
+        run_op("_contrib_quantized_embedding", [np.zeros(2, F32), np.zeros((3, 2), F32),
+                                                *_rng(0, 1)], {"input_dim": 3, "output_dim": 2})
+    with pytest.raises(TypeInferError, match="quantized_flatten.*float32.*int8 or uint8"):
+        run_op("_contrib_quantized_flatten", [np.zeros((2, 2), F32), *_rng(0, 1)])
     with pytest.raises(Exception, match="out_type"):
         run_op("_contrib_quantize", [np.zeros(3, F32), *_rng(0, 1)], {"out_type": "int32"})
 
