@@ -5,6 +5,7 @@ Follows MXNet's CPU kernel step by step, its quirks included: the histogram coun
 truncated to integers where the candidate distribution q is built (not in the reference p),
 the two edge bins of p collect everything outside the window, and both distributions are
 smoothed (zeros -> 1e-4, taken off the non-zero bins) before the divergence, in float32.
+A sequential search over host arrays, as MXNet has it (a CPU kernel only).
 """
 
 from __future__ import annotations

@@ -24,8 +24,13 @@ _INT32_RANGE = _F32(2 ** 31)           # MinAbs(INT32_MIN, INT32_MAX) as a float
 _ONE = (1,)                            # the shape of every min/max range
 
 
+def _f32(v):
+    """A host float32 from a number or a 0-d array of any device."""
+    return _F32(float(v))
+
+
 def _max_abs(a, b):
-    return max(abs(_F32(a)), abs(_F32(b)))
+    return max(abs(_f32(a)), abs(_f32(b)))
 
 
 def _saturate(xp, x, scale, dtype):
@@ -55,12 +60,12 @@ def _calib(params):
 
 
 def _scalar(x):
-    return _F32(x.reshape(-1)[0])
+    return _f32(x.reshape(-1)[0])
 
 
-def _write_range(outputs, req, lo, hi):
-    assign(outputs[1], req[1], np.full(_ONE, lo, _F32))
-    assign(outputs[2], req[2], np.full(_ONE, hi, _F32))
+def _write_range(xp, outputs, req, lo, hi):
+    assign(outputs[1], req[1], xp.full(_ONE, lo, _F32))
+    assign(outputs[2], req[2], xp.full(_ONE, hi, _F32))
 
 
 def _assign_types(op, what, types, want):
@@ -119,7 +124,7 @@ def _quantize(ctx, inputs, req, outputs, params):
     dtype = np.dtype(params.out_type)
     scale = (_F32(127) if dtype == np.int8 else _F32(255)) / real
     assign(outputs[0], req[0], _saturate(ctx.xp, x, scale, dtype))
-    _write_range(outputs, req, *((-real, real) if dtype == np.int8 else (lo, hi)))
+    _write_range(ctx.xp, outputs, req, *((-real, real) if dtype == np.int8 else (lo, hi)))
 
 
 (register_op("_contrib_quantize")
@@ -171,13 +176,13 @@ def _quantize_v2(ctx, inputs, req, outputs, params):
         if calib is None:
             calib = (_F32(0), _UINT8_RANGE) if x.dtype == np.uint8 else (-_INT8_RANGE,
                                                                           _INT8_RANGE)
-        _write_range(outputs, req, *calib)
+        _write_range(ctx.xp, outputs, req, *calib)
         return
-    lo, hi = calib if calib is not None else (_F32(x.min()), _F32(x.max()))
+    lo, hi = calib if calib is not None else (_f32(x.min()), _f32(x.max()))
     real = _max_abs(lo, hi)
     scale = (_INT8_RANGE if dtype == np.int8 else _UINT8_RANGE) / real
     assign(outputs[0], req[0], _saturate(ctx.xp, x, scale, dtype))
-    _write_range(outputs, req, *((-real, real) if dtype == np.int8 else (lo, hi)))
+    _write_range(ctx.xp, outputs, req, *((-real, real) if dtype == np.int8 else (lo, hi)))
 
 
 (register_op("_contrib_quantize_v2")
@@ -258,7 +263,7 @@ def _requantize(ctx, inputs, req, outputs, params):
     first = data_scale / _INT32_RANGE
     second = (_F32(127) if dtype == np.int8 else _F32(255)) / real
     assign(outputs[0], req[0], _saturate(ctx.xp, x, first * second, dtype))
-    _write_range(outputs, req, -real if dtype == np.int8 else _F32(0), real)
+    _write_range(ctx.xp, outputs, req, -real if dtype == np.int8 else _F32(0), real)
 
 
 (register_op("_contrib_requantize")
