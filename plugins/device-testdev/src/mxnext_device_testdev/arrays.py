@@ -5,7 +5,8 @@ that would fail on cupy fails here too, on any machine.
 in one operation (``TypeError``, cupy's "Unsupported type numpy.ndarray"), assigning a host
 array into it (``d[...] = host``) or filling with one (``ValueError``), and ``.ctypes``
 (cupy arrays have none). ``namespace(numpy)`` is the device's ``xp``: numpy's functions
-handing out ``DeviceArray``s, with ``asarray``/``array`` as the only ways in from the host.
+handing out ``DeviceArray``s, with ``asarray``/``array`` as the only ways in from the host
+and ``asnumpy`` (cupy's) the way out.
 Not caught: ``numpy.asarray(device_array)`` (numpy takes its subclasses without asking).
 
 What cupy allows but pays for with a wait for the device, turning a device value into a
@@ -142,6 +143,8 @@ class namespace:
         self._module = module
 
     def __getattr__(self, name):
+        if name == "asnumpy" and self._module is numpy:
+            return _asnumpy
         v = getattr(self._module, name)
         if isinstance(v, types.ModuleType) or isinstance(v, numpy.random.Generator):
             return namespace(v)
@@ -158,6 +161,15 @@ class namespace:
 
     def __repr__(self):
         return f"<testdev namespace over {getattr(self._module, '__name__', self._module)}>"
+
+
+def _asnumpy(x):
+    """cupy's ``asnumpy``: a host copy of a device array, counted in ``host_reads`` as
+    ``tolist`` is (it waits for the device)."""
+    if isinstance(x, DeviceArray):
+        host_reads.add()
+        return numpy.array(_base(x))
+    return numpy.asarray(x)
 
 
 XP = namespace(numpy)         # testdev's ``xp``

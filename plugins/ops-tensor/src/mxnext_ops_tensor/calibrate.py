@@ -81,7 +81,9 @@ def _divergence(hist, i, nq):
 
 
 def _calibrate(ctx, inputs, req, outputs, params):
-    hist, edges = (np.asarray(x, _F32).reshape(-1) for x in inputs)
+    xp = ctx.xp                 # a host search: a device's arrays are copied over and back
+    hist, edges = (np.asarray(x if xp is np else xp.asnumpy(x), _F32).reshape(-1)
+                   for x in inputs)
     if edges.size != hist.size + 1:
         raise MXNetError(f"Operator {OP!r}: hist_edges has {edges.size} elements, expected "
                          f"len(hist) + 1 = {hist.size + 1}")
@@ -93,8 +95,9 @@ def _calibrate(ctx, inputs, req, outputs, params):
                          f"bins of hist")
     best = int(np.argmin(div))
     low = div[best] if np.isfinite(div[best]) else np.finfo(_F32).max
-    assign(outputs[0], req[0], np.full((1,), edges[hist.size // 2 + widths[best] + 1], _F32))
-    assign(outputs[1], req[1], np.full((1,), low, _F32))
+    assign(outputs[0], req[0], xp.asarray(np.full((1,), edges[hist.size // 2 + widths[best] + 1],
+                                                  _F32)))
+    assign(outputs[1], req[1], xp.asarray(np.full((1,), low, _F32)))
 
 
 def _shape(params, ins, outs):
