@@ -104,11 +104,22 @@ def cores() -> int:
 
 
 _cache: dict = {}
+# On POSIX ``os.environ`` keeps its variables in ``_data`` (encoded name -> encoded value),
+# changed along with it: reading the policy's variables there costs a tuple of dict lookups,
+# where ``os.environ.get`` encodes and decodes each (kernels read the policy on every call).
+_RAW = getattr(os.environ, "_data", None)
+_RAW_NAMES = tuple(os.environ.encodekey(n) for n in _NAMES) if _RAW is not None else None
+
+
+def _env_key() -> tuple:
+    if _RAW is not None:
+        return tuple(map(_RAW.get, _RAW_NAMES))
+    return tuple(os.environ.get(n) for n in _NAMES)     # pragma: no cover - not POSIX
 
 
 def thread_policy() -> ThreadPolicy:
     """The policy for this process now (read again whenever one of its variables changes)."""
-    key = (os.getpid(),) + tuple(os.environ.get(n) for n in _NAMES)
+    key = _env_key()
     got = _cache.get(key)
     if got is None:
         _cache.clear()
@@ -157,9 +168,11 @@ class cpu_share:
 
 
 def _reset_share() -> None:
-    """A forked child runs none of its parent's kernels (and may not inherit the lock free)."""
+    """A forked child runs none of its parent's kernels (and may not inherit the lock free),
+    and may run on other cores (its policy is decided again)."""
     global _held, _held_lock
     _held, _held_lock = 0, threading.Lock()
+    _cache.clear()
 
 
 os.register_at_fork(after_in_child=_reset_share)

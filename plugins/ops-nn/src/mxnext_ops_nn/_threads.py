@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from opsdk import cpu_share, thread_policy
 
-__all__ = ["parallel", "row_parts"]
+__all__ = ["parallel", "row_parts", "worth_threads"]
 
 # multiply-adds below which a product runs whole: a hand-off costs ~50 µs of GIL traffic
 _MIN_PART = 1 << 22
@@ -88,3 +88,10 @@ def row_parts(m, k, n) -> int:
     so blocks beyond the cores that could run them cost time (an MLP step on 2 cores ran
     ~10% faster in 2 blocks than in 4)."""
     return max(1, min(_MAX_PARTS, thread_policy().cores, m // 16, (m * k * n) // _MIN_PART))
+
+
+def worth_threads(m, k, n) -> bool:
+    """Whether an (m, k) @ (k, n) product is large enough that a kernel's independent parts
+    (a gradient's products) pay for the hand-off to kernel threads."""
+    return m * k * n >= _MIN_PART
+

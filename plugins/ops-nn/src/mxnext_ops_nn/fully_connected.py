@@ -9,7 +9,7 @@ from opsdk.shape import dims_prod
 
 from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, put,
                            result_shapes, same_type, set_shape, writes_into)
-from ._threads import parallel, row_parts
+from ._threads import parallel, row_parts, worth_threads
 
 OP = "FullyConnected"
 
@@ -64,7 +64,8 @@ def _product_into(out, req, a, b, dt, host):
 
 
 def _run(host, parts):
-    """Host products go to the kernel threads; a device's run in order on its stream."""
+    """Host products go to the kernel threads; a device's (and a gradient's small products,
+    ``host`` False) run in order."""
     if host:
         parallel(*parts)
     else:
@@ -127,7 +128,7 @@ def _backward(ctx, inputs, req, outputs, p):
     g = og.reshape(-1, p.num_hidden).astype(dt, copy=False)
     x2, w2 = _rows(p, x).astype(dt, copy=False), w.astype(dt, copy=False)
     dx = _rows(p, outputs[0]) if req[0] else None
-    host = ctx.xp is np
+    host = ctx.xp is np and worth_threads(*x2.shape, p.num_hidden)   # else parts in turn
     parts = _product_parts(outputs[1], req[1], g.T, x2, dt, host) if req[1] else []
     if not p.no_bias and req[2]:
         parts.append(lambda: put(outputs[2], req[2], g.sum(axis=0).reshape(outputs[2].shape)))
