@@ -23,3 +23,9 @@ def test_teststore_sums_broadcasts_and_cannot_run_an_optimizer():
     np.testing.assert_array_equal(out[1].asnumpy(), a[0].asnumpy())
     with pytest.raises(NotImplementedError, match="'teststore' cannot run an optimizer"):
         kv.set_optimizer(mx.optimizer.SGD())
+    for method in (kv.save_optimizer_states, kv.load_optimizer_states):
+        with pytest.raises(NotImplementedError, match=method.__name__):
+            method("states")
+    # a static method in MXNet: asked of the store types themselves
+    assert type(kv).is_capable("optimizer") is False
+    assert type(mx.kv.create("local")).is_capable("optimizer") is True

@@ -52,7 +52,8 @@ class KVStore(KVStoreBase):
     def num_workers(self) -> int:
         return 1
 
-    def is_capable(self, capability) -> bool:
+    @staticmethod
+    def is_capable(capability) -> bool:
         if capability.lower() == KVStoreBase.OPTIMIZER:
             return True
         raise ValueError(f"KVStore.is_capable: unknown capability {capability!r}; known: "

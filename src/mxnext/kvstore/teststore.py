@@ -36,12 +36,25 @@ class TestStore(KVStore):
         for o in targets if isinstance(targets, (list, tuple)) else [targets]:
             o[:] = total
 
-    def is_capable(self, capability) -> bool:
+    @staticmethod
+    def is_capable(capability) -> bool:
+        """Whether the store type has ``capability`` (a static method, as in MXNet: asked of
+        the class as well as of a store)."""
         if capability.lower() == KVStoreBase.OPTIMIZER:
             return False
         raise ValueError(f"TestStore.is_capable: unknown capability {capability!r}; known: "
                          f"{KVStoreBase.OPTIMIZER!r}")
 
     def set_optimizer(self, optimizer) -> None:
-        raise NotImplementedError("KVStore type 'teststore' cannot run an optimizer "
-                                  "(is_capable('optimizer') is False)")
+        raise _no_optimizer("set_optimizer")
+
+    def save_optimizer_states(self, fname, dump_optimizer=False) -> None:
+        raise _no_optimizer("save_optimizer_states")
+
+    def load_optimizer_states(self, fname) -> None:
+        raise _no_optimizer("load_optimizer_states")
+
+
+def _no_optimizer(method):
+    return NotImplementedError(f"KVStore type 'teststore' cannot run an optimizer "
+                               f"(is_capable('optimizer') is False): {method} is not supported")
