@@ -201,3 +201,26 @@ def test_a_failed_allocation_says_what_was_asked_and_leaves_the_counters():
         sm.alloc(2 ** 64, cpu)                # beyond what numpy can address
     assert sm.stats(cpu)["peak"] == before["peak"]
     sm.free(held)
+
+
+def test_a_large_miss_gives_large_cached_blocks_back_first(monkeypatch, null_dev):
+    """Shape after shape, the cache of large blocks stays near what is live: a new large
+    block first returns as many cached large bytes (largest first); small ones stay."""
+    monkeypatch.setenv("MXNEXT_MEM_POOL_ROUND_LINEAR_CUTOFF", "10")     # large: >= 1 KB
+    sm = StorageManager("Round")
+    small, a, b = sm.alloc(100, NULL), sm.alloc(3000, NULL), sm.alloc(5000, NULL)
+    for h in (small, a, b):
+        sm.free(h)
+    assert sm.stats(NULL)["pooled"] == 128 + 3072 + 5120
+    live0 = null_dev.live_bytes
+    c = sm.alloc(4000, NULL)                        # a miss: the 5 KB block goes back
+    st = sm.stats(NULL)
+    assert (st["pooled"], st["evicted"], st["in_use"]) == (128 + 3072, 5120, 4096)
+    assert null_dev.live_bytes == live0 - 5120 + 4096
+    assert sm.alloc(3000, NULL).raw is a.raw        # the other large block is still cached
+    sm.alloc(60, NULL)                              # small misses give nothing back
+    assert sm.stats(NULL)["evicted"] == 5120
+    d = sm.alloc(9000, NULL)                        # too little cached to cover it: kept
+    assert sm.stats(NULL)["evicted"] == 5120
+    for h in (c, d):
+        sm.free(h)

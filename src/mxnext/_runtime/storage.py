@@ -8,6 +8,8 @@ One pool per (device type, device id) wraps the device's raw ``alloc``/``free``.
 - ``Naive``: blocks are kept and reused by exact size;
 - ``Unpooled``: every free goes straight back to the device.
 
+A miss for a large block first gives large cached blocks back (``_Pool._make_room``).
+
 A freed block is handed out again, so it must not be freed while an engine
 function may still read it: ``free_async(h, var)`` returns it through
 ``engine.push_delete`` after everything pushed on ``var``. A handle that is
@@ -122,7 +124,7 @@ class _Pool:
         self.fences: dict[int, tuple] = {}    # id(raw) -> marks of its old work (streams.py)
         self.caps: dict[int, int] = {}        # nbytes -> size class, computed once
         self.in_use = self.pooled = self.peak = 0
-        self.hits = self.misses = self.allocs = self.frees = 0
+        self.hits = self.misses = self.allocs = self.frees = self.evicted = 0
 
     def size_class(self, nbytes):
         if not self.round or nbytes <= 0:
@@ -154,6 +156,7 @@ class _Pool:
             if raw is not None and self.in_use > self.peak:
                 self.peak = self.in_use
         if raw is None:
+            self._make_room(cap)
             try:
                 raw = self._raw_alloc(nbytes, cap)
             except BaseException:
@@ -197,6 +200,37 @@ class _Pool:
                     f"bytes in use by other blocks, peak {self.peak}; cached blocks were freed "
                     f"and the allocation retried once): {exc}") from exc
 
+    def _make_room(self, cap):
+        """Before a large block (``cap`` above the linear cutoff) comes fresh from the
+        device, give large cached blocks back to it, largest first, until ``cap`` bytes went
+        back, while they hold at least ``cap``: a program whose large sizes change (shape
+        after shape, test after test) keeps a footprint near its live peak, where the cache
+        would keep every large size it ever freed. A loop of repeated sizes never misses, so
+        gives nothing back; small blocks (cheap, reused by most ops) always stay."""
+        if cap < self.linear:
+            return
+        back = []
+        with self.lock:
+            large = sorted((c for c in self.free_lists if c >= self.linear), reverse=True)
+            if sum(c * len(self.free_lists[c]) for c in large) < cap:
+                return
+            freed = 0
+            for c in large:
+                lst = self.free_lists[c]
+                while lst and freed < cap:
+                    raw = lst.pop()
+                    self.fences.pop(id(raw), None)    # the device's free waits for its work
+                    back.append(raw)
+                    freed += c
+                if not lst:
+                    del self.free_lists[c]
+                if freed >= cap:
+                    break
+            self.pooled -= freed
+            self.evicted += freed
+        for raw in back:
+            self.dev.free(raw, self.device_id)
+
     def _put(self, raw, cap, var=None):
         """Return a buffer of size class ``cap`` to the pool (or the device, unpooled); ``var``
         guarded it: a stream device's marks on it stay with the block."""
@@ -231,7 +265,7 @@ class _Pool:
         with self.lock:
             return {"in_use": self.in_use, "pooled": self.pooled, "peak": self.peak,
                     "hits": self.hits, "misses": self.misses, "allocs": self.allocs,
-                    "frees": self.frees, "pool_type": self.pool_type}
+                    "frees": self.frees, "evicted": self.evicted, "pool_type": self.pool_type}
 
 
 class StorageManager:
