@@ -448,23 +448,30 @@ def test_a_consumed_graph_leaves_its_arrays_without_history():
         e.backward()
 
 
-def test_get_symbol_shows_a_hybridized_blocks_ops():
-    """A hybridized call is one CachedOp node on the tape; get_symbol spells out its graph,
-    fed by the call's inputs."""
+@pytest.mark.parametrize("inline_limit, ops", [
+    (3, ["FullyConnected", "Activation", "FullyConnected", "_mul_scalar"]),
+    (2, ["_CachedOp", "_mul_scalar"])])
+def test_get_symbol_shows_a_hybridized_call_as_mxnet_does(inline_limit, ops):
+    """A hybridized call is one CachedOp node on the tape; get_symbol spells out its graph
+    where MXNet inlines it (at most inline_limit ops), else shows one _CachedOp node that
+    carries the graph; either way the symbol computes what the call did."""
     import json
     net = mx.gluon.nn.HybridSequential()
     net.add(mx.gluon.nn.Dense(3), mx.gluon.nn.Activation("relu"), mx.gluon.nn.Dense(2))
     net.initialize()
-    net.hybridize()
+    net.hybridize(inline_limit=inline_limit)
     x = mx.nd.ones((1, 4))
     with mx.autograd.record():
         y = net(x) * 2
     sym = mx.autograd.get_symbol(y)
-    ops = [n["op"] for n in json.loads(sym.tojson())["nodes"] if n["op"] != "null"]
-    assert ops == ["FullyConnected", "Activation", "FullyConnected", "_mul_scalar"]
+    assert [n["op"] for n in json.loads(sym.tojson())["nodes"] if n["op"] != "null"] == ops
     assert len(sym.list_arguments()) == 5          # the data, 2 weights, 2 biases
     args = dict(zip(sym.list_arguments(), [x] + [p.data() for p in net.collect_params().values()]))
     np.testing.assert_allclose(sym.eval(**args)[0].asnumpy(), y.asnumpy(), rtol=1e-6)
+    net.hybridize(inline_limit=3, static_alloc=True)      # never inlined with static_alloc
+    with mx.autograd.record():
+        y = net(x)
+    assert "_CachedOp" in mx.autograd.get_symbol(y).tojson()
 
 
 def test_get_symbol_refuses_arrays_without_history_and_python_functions():

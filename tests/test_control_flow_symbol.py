@@ -241,3 +241,30 @@ def test_deferred_parameter_shapes_are_inferred_through_the_body():
         results.append(net(x, nd.zeros((2, 4)), nd.zeros((2, 4))).asnumpy())
         assert net.cell.i2h_weight.shape == (16, 3)
     np.testing.assert_allclose(results[1], results[0], rtol=1e-6)
+
+
+def test_cached_op_runs_a_graph_given_as_json_as_one_operator():
+    """MXNet's ``_CachedOp(*args, subgraph=js)``: shapes through the graph, forward and
+    backward as the graph's, a JSON round trip, and a bad graph named as such."""
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    inner = mx.sym.broadcast_mul(a, b) + a
+    y = mx.sym._internal._CachedOp(mx.sym.var("a"), mx.sym.var("b"), subgraph=inner.tojson()) * 2
+    assert y.infer_shape(a=(2, 3), b=(1, 3))[1] == [(2, 3)]
+    rng = np.random.default_rng(0)
+    av, bv = rng.random((2, 3), dtype=np.float32), rng.random((1, 3), dtype=np.float32)
+    grads = {"a": mx.nd.zeros((2, 3)), "b": mx.nd.zeros((1, 3))}
+    ex = y.bind(mx.cpu(), {"a": mx.nd.array(av), "b": mx.nd.array(bv)}, args_grad=grads)
+    np.testing.assert_allclose(ex.forward(is_train=True)[0].asnumpy(), 2 * (av * bv + av),
+                               rtol=1e-6)
+    ex.backward(mx.nd.ones((2, 3)))
+    np.testing.assert_allclose(grads["a"].asnumpy(), 2 * (bv + 1) * np.ones((2, 3)), rtol=1e-6)
+    np.testing.assert_allclose(grads["b"].asnumpy(), 2 * av.sum(0, keepdims=True), rtol=1e-6)
+    js = y.tojson()
+    assert json.loads(js)["nodes"][2]["attrs"]["subgraph"] == inner.tojson()
+    assert mx.sym.load_json(js).tojson() == js
+    out = mx.nd._internal._CachedOp(mx.nd.array(av), mx.nd.array(bv), subgraph=inner.tojson())
+    np.testing.assert_allclose(out.asnumpy(), av * bv + av, rtol=1e-6)
+    with pytest.raises(mx.base.MXNetError, match="subgraph.*symbol JSON"):
+        mx.sym._internal._CachedOp(a, b, subgraph="{not json")
+    with pytest.raises(mx.base.MXNetError, match="expected 2 input"):
+        mx.nd._internal._CachedOp(mx.nd.array(av), subgraph=inner.tojson())

@@ -1,6 +1,8 @@
 """The registered control-flow ops ``_foreach``, ``_while_loop`` and ``_cond`` (and their
 ``_backward_*``): nodes that carry their body graphs (MXNet's ``subgraphs``) in a parameter,
-as ``mx.sym.contrib.foreach`` / ``while_loop`` / ``cond`` build them.
+as ``mx.sym.contrib.foreach`` / ``while_loop`` / ``cond`` build them; and ``_CachedOp``, a
+graph given as symbol JSON run as one operator (MXNet's ``_CachedOp(*args, subgraph=js)``,
+and a hybridized block's call in ``autograd.get_symbol``).
 
 Shapes and dtypes are inferred through the body graphs. Running is ``_control_flow_run``'s:
 each application runs its bodies through ``CachedOp`` step by step, on a custom-op thread
@@ -10,6 +12,7 @@ the forward's state, passes the output gradients back through the recorded steps
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import ClassVar
 
 from pydantic import ConfigDict, Field, field_validator
@@ -101,6 +104,46 @@ class CondParam(_LoopParam):
     else_input_locs: tuple[int, ...] = Field(description="The op inputs else_func reads.")
 
 
+class CachedOpParam(Param):
+    """``_CachedOp``'s parameters, MXNet's ``CachedOpConfig``: the graph as a symbol JSON
+    string, and CachedOp's flags (kept and written back; they change nothing here)."""
+
+    kind: ClassVar[str] = "cached_op"
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    subgraph: str = Field(description="The graph, as symbol JSON.")
+    static_alloc: bool = Field(False, description="Keep the memory between calls.")
+    static_shape: bool = Field(False, description="The input shapes never change.")
+    is_dynamic: bool = Field(False, description="The graph has ops of dynamic shape.")
+    inline_limit: int = Field(2, description="Graphs of at most this many ops are inlined.")
+    forward_bulk_size: int | None = Field(None, description="Ops per forward segment.")
+    backward_bulk_size: int | None = Field(None, description="Ops per backward segment.")
+    data_indices: tuple[int, ...] | None = Field(None, description="The data inputs.")
+    param_indices: tuple[int, ...] | None = Field(None, description="The parameter inputs.")
+
+    @field_validator("subgraph")
+    @classmethod
+    def _parses(cls, value):
+        from .symbol import _json
+        try:
+            _json.loads(value)
+        except MXNetError as exc:
+            raise ValueError(f"expected a graph as symbol JSON ({exc})") from None
+        return value
+
+    @cached_property
+    def subgraphs(self) -> Subgraphs:
+        from .symbol import _json
+        return Subgraphs([_json.loads(self.subgraph)])
+
+    @property
+    def num_args(self) -> int:
+        return self.subgraphs.num_inputs(0) + 1
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.subgraphs.graphs[0])
+
+
 # -- inference through a body graph ---------------------------------------------------------
 def _through(p, k, given, infer):
     """(input values, output values) of body graph ``k`` given ``given`` (one value or None
@@ -165,6 +208,12 @@ def _cond_infer(p, ins, outs, infer, is_shape):
     return ins, outs
 
 
+def _cached_infer(p, ins, outs, infer, is_shape):
+    sub_in, sub_out = _through(p, 0, ins, infer)
+    return ([i if i is not None else v for i, v in zip(ins, sub_in)],
+            [o if o is not None else v for o, v in zip(outs, sub_out)])
+
+
 def _rules(infer_fn):
     return (lambda p, ins, outs: infer_fn(p, ins, outs, infer_shapes, True),
             lambda p, ins, outs: infer_fn(p, ins, outs, infer_types, False))
@@ -191,6 +240,8 @@ _KINDS = {  # op: (parameter model, body graphs, inference, description)
                     "Run a while loop over with user-defined condition and computation."),
     "_cond": (CondParam, 3, _cond_infer,
               "Run an if-then-else using user-defined condition and computation."),
+    "_CachedOp": (CachedOpParam, 1, _cached_infer,
+                  "Run a graph given as symbol JSON (subgraph) as one operator."),
 }
 
 
@@ -219,9 +270,11 @@ def define(registrar) -> None:
             "FListInputNames": lambda p, count=count: [f"data{i}" for i in range(count(p))],
             "FInferShape": shape_rule, "FInferType": type_rule, "FGradient": _gradient,
             "FExecType": lambda p: "async", "FCreateOpState": run.LoopState,
-            "FStatefulCompute<cpu>": run.forward, "key_var_num_args": "num_args",
+            "FStatefulCompute<cpu>": run.forward,
         }.items():
             fwd.set_attr(key, value)
+        if "num_args" in model.model_fields:
+            fwd.set_attr("key_var_num_args", "num_args")
         bwd = _backward_ops[name] = registrar.register("_backward" + name)
         bwd.description = f"Backward of {name}."
         bwd.set_param_model(model)

@@ -165,4 +165,8 @@ def _cond(p, ins, out_shapes):
     return _as_list(subs.cached(2)(*[ins[k] for k in p.else_input_locs]))
 
 
-_RUN = {"foreach": _foreach, "while_loop": _while_loop, "cond": _cond}
+def _cached_op(p, ins, out_shapes):
+    return _as_list(p.subgraphs.cached(0)(*ins))
+
+
+_RUN = {"foreach": _foreach, "while_loop": _while_loop, "cond": _cond, "cached_op": _cached_op}

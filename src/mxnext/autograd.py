@@ -9,6 +9,7 @@ written in Python.
 
 from __future__ import annotations
 
+from ._runtime import registry
 from ._runtime import tape as _tape
 from ._runtime.base import MXNetError
 from ._runtime.tape import FunctionOp as _FunctionOp
@@ -88,7 +89,8 @@ def get_symbol(x):
     """The computation recorded into ``x`` as a Symbol. Recorded ops become op nodes named
     ``node_<k>``; marked variables become variables ``var<k>``, inputs without history
     ``null<k>`` (MXNet's names). A hybridized block's call (one CachedOp node on the tape)
-    appears as the ops of its graph, as MXNet shows a graph within ``inline_limit``."""
+    appears as one ``_CachedOp`` node, or as the ops of its graph where MXNet inlines it
+    (at most ``inline_limit`` ops, without ``static_alloc``)."""
     from ._runtime.graph import IndexedGraph, Node, NodeEntry
     from .symbol import Symbol
     if not isinstance(x, NDArray):
@@ -114,6 +116,9 @@ def get_symbol(x):
             outs[node] = [NodeEntry(Node(None, None, [], name(kind)), 0, 0)]
         elif isinstance(node.op, _FunctionOp) and hasattr(node.op.func, "program"):
             cached = node.op.func.op                                 # a CachedOp's call
+            if not cached.inlined():
+                outs[node] = op_entries(registry.get("_CachedOp"), cached.as_op_params(), ins)
+                continue
             by_var = dict(zip(cached._names, ins))
             copies = {}
             for n in IndexedGraph(cached._sym._outputs).nodes:

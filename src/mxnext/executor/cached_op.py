@@ -56,6 +56,23 @@ class CachedOp:
         self._hook = None           # (callback, monitor_all): ``register_op_hook``
         self._dynamic = has_dynamic_shape(sym._outputs)   # run node by node (_dynamic)
 
+    def inlined(self) -> bool:
+        """Whether MXNet would inline this op's graph into an enclosing recording (its ops
+        recorded one by one): at most ``inline_limit`` ops, and not ``static_alloc``."""
+        from .._runtime.graph import IndexedGraph
+        ops = sum(n.op is not None for n in IndexedGraph(self._sym._outputs).nodes)
+        return not self.flags["static_alloc"] and ops <= self.flags["inline_limit"]
+
+    def as_op_params(self):
+        """The parameters of a ``_CachedOp`` node running this op's graph: the graph as
+        symbol JSON and the flags set to other than their defaults."""
+        from .._runtime import registry
+        model = registry.get("_CachedOp").param_model
+        flags = {k: v for k, v in self.flags.items() if k in model.model_fields and
+                 v != _FLAGS[k] and not (k.endswith("bulk_size") and v == max_nodes()[0 if
+                                         k.startswith("forward") else 1])}
+        return model(subgraph=self._sym.tojson(), **flags)
+
     def register_op_hook(self, callback, monitor_all=False):
         """Call ``callback(name, op_name, array)`` with every node's outputs (with
         ``monitor_all``, its inputs first) as each call pushes the node: names are

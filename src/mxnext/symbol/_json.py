@@ -73,7 +73,8 @@ def _node(g, node, depth) -> str:
     if node._control_deps:
         fields.append(("control_deps",
                        _array([str(g.node_id(c)) for c in node._control_deps], depth + 1)))
-    subs = getattr(node.params, "subgraphs", None)
+    subs = None if node.op is None or "subgraphs" not in _fields(node.op) else \
+        node.params.subgraphs
     if subs is not None:
         fields.append(("subgraphs", _array(
             [_object(_graph_fields(s, depth + 2), depth + 2) for s in subs.graphs],
