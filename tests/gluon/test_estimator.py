@@ -232,3 +232,18 @@ def test_defaults_and_user_handlers_sharing_the_estimator_s_metrics_mix():
                                                  LoggingHandler(log_interval=1,
                                                                 metrics=est.train_metrics)])
     assert est.train_metrics[0].num_inst == 12
+
+
+def test_two_contexts_split_each_batch_and_train_as_one():
+    def train(ctx):
+        net = gluon.nn.Dense(2, in_units=2)
+        net.initialize(mx.init.Constant(0.1), ctx=ctx)
+        trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.5})
+        est = Estimator(net, gluon.loss.SoftmaxCrossEntropyLoss(), trainer=trainer,
+                        context=ctx)
+        est.fit(_loader(), epochs=2)
+        return net.weight.data(ctx[0]).asnumpy(), est.train_metrics[0].num_inst
+
+    one, two = train([mx.cpu(0)]), train([mx.cpu(0), mx.cpu(1)])
+    np.testing.assert_allclose(two[0], one[0], rtol=1e-5)
+    assert one[1] == two[1] == 12          # the metrics saw every sample once an epoch

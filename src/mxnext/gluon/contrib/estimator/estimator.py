@@ -82,7 +82,7 @@ class Estimator:
                              "mx.cpu() or [mx.gpu(0), mx.gpu(1)], refer to "
                              f"mxnet.Context:{context}")
         for ctx in context:
-            if ctx not in gpus and ctx.device_type != "cpu":
+            if ctx not in gpus and not ctx.device_type.startswith("cpu"):
                 raise AssertionError(f"{ctx} is not available, please make sure your context "
                                      "is in one of: mx.cpu(), "
                                      + ", ".join(str(g) for g in gpus))
