@@ -247,3 +247,18 @@ def test_two_contexts_split_each_batch_and_train_as_one():
     one, two = train([mx.cpu(0)]), train([mx.cpu(0), mx.cpu(1)])
     np.testing.assert_allclose(two[0], one[0], rtol=1e-5)
     assert one[1] == two[1] == 12          # the metrics saw every sample once an epoch
+
+
+def test_only_the_uninitialized_layers_get_the_initializer():
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Dense(3, in_units=2))
+    net.initialize(mx.init.Constant(0.3))
+    net.add(gluon.nn.Dense(2, in_units=3))            # the new head, as in fine-tuning
+    with pytest.warns(UserWarning, match="already initialized, ignoring"), \
+            pytest.warns(UserWarning, match="No trainer specified"):
+        est = Estimator(net, gluon.loss.L2Loss(), initializer=mx.init.Constant(0.7))
+    assert [float(p.data().asnumpy().flat[0]) for p in net.collect_params().values()] == \
+        pytest.approx([0.3, 0.0, 0.7, 0.0])
+    with pytest.warns(UserWarning, match="Network already fully initialized"):
+        Estimator(net, gluon.loss.L2Loss(), initializer=mx.init.Zero(), trainer=est.trainer)
+    assert float(net[1].weight.data().asnumpy().flat[0]) == pytest.approx(0.7)
