@@ -11,8 +11,9 @@ import numpy as np
 from ....metric import CompositeEvalMetric, EvalMetric
 from ....metric import Loss as _LossMetric
 from ._checkpoint_handler import CheckpointHandler
-from ._events import (BatchBegin, BatchEnd, EpochBegin, EpochEnd, EventHandler, TrainBegin,
-                      TrainEnd, _check_event_handlers)
+# EventHandler and _check_event_handlers live here too in MXNet 1.9
+from ._events import (BatchBegin, BatchEnd, EpochBegin, EpochEnd, EventHandler,  # noqa: F401
+                      TrainBegin, TrainEnd, _check_event_handlers)
 from ._improvement import comparison, worst
 from ._logging_handler import LoggingHandler
 from .utils import _check_metrics
