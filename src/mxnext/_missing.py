@@ -20,7 +20,6 @@ NAMES = {
     "mxnext.io": {None: """ImageRecordUInt8Iter ImageRecordInt8Iter
                            ImageRecordIter_v1 ImageRecordUInt8Iter_v1"""},
     "mxnext.symbol": {None: "sparse"},
-    "mxnext.gluon.contrib": {None: "estimator"},
     "mxnext.contrib.quantization": {None: """quantize_model quantize_model_mkldnn quantize_graph
                                              calib_graph quantize_net quantize_net_v2
                                              _quantize_params _quantize_symbol
@@ -34,10 +33,7 @@ NAMES = {
 # distributions meant to provide whole modules
 
 # what mxnext has instead of a name it does not provide
-INSTEAD = {
-    "mxnext.gluon.contrib.estimator": "write the loop with autograd.record() and "
-                                      "Trainer.step(), or train a symbol with mx.mod.Module.fit",
-}
+INSTEAD: dict[str, str] = {}
 
 
 class NotProvided(MXNetError, AttributeError):

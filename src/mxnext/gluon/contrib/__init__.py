@@ -1,6 +1,6 @@
 """Contributed Gluon parts (MXNet 1.9's ``gluon.contrib``)."""
 
-from . import cnn, data, nn, rnn
+from . import cnn, data, estimator, nn, rnn
 from ... import _missing
 
 
