@@ -35,6 +35,9 @@ def test_symbol_infers_shapes_both_ways():
     infer = op_def("khatri_rao").get_attr("FInferShape")
     p = op_def("khatri_rao").parse_params({"num_args": 2})
     assert infer(p, [(2, 3), None], [(8, 3)])[0] == [(2, 3), (4, 3)]
+    with pytest.raises(ShapeError, match="output rows 8 are not a multiple of the other "
+                                         "inputs' rows product 3"):
+        infer(p, [(3, 3), None], [(8, 3)])
 
 
 def test_gradient():

@@ -35,6 +35,20 @@ def _columns(ins, outs):
     return cols
 
 
+def _rows(rows, out):
+    """The inputs' row counts, one unknown among them deduced from the output's rows."""
+    unknown = [i for i, r in enumerate(rows) if not dim_known(r)]
+    if len(unknown) != 1 or out is None or not dim_known(out[0]):
+        return rows
+    rest = dims_prod(r for i, r in enumerate(rows) if i != unknown[0])
+    if rest > 0:        # np_shape's empty matrices leave it undecided
+        if out[0] % rest:
+            fail(_OP, f"output rows {out[0]} are not a multiple of the other inputs' rows "
+                      f"product {rest}")
+        rows[unknown[0]] = out[0] // rest
+    return rows
+
+
 def _infer_shape(p, ins, outs):
     """Inputs (M_i, K) give an output (M_1 * ... * M_n, K); partial shapes fill what they
     can (the columns both ways, one input's rows from the output's)."""
@@ -44,14 +58,7 @@ def _infer_shape(p, ins, outs):
     if outs[0] is not None and len(outs[0]) != 2:
         fail(_OP, f"the output is a matrix (2 dims), got shape {tuple(outs[0])}")
     cols = _columns(ins, outs)
-    rows = [unknown_dim() if s is None else s[0] for s in ins]
-    unknown = [i for i, r in enumerate(rows) if not dim_known(r)]
-    if len(unknown) == 1 and outs[0] is not None and dim_known(outs[0][0]):
-        rest = dims_prod(r for i, r in enumerate(rows) if i != unknown[0])
-        if outs[0][0] % rest:
-            fail(_OP, f"output rows {outs[0][0]} are not a multiple of the other inputs' "
-                      f"rows product {rest}")
-        rows[unknown[0]] = outs[0][0] // rest
+    rows = _rows([unknown_dim() if s is None else s[0] for s in ins], outs[0])
     ins = [merge_shape(_OP, s, (r, cols), f"input arg{i}") for i, (s, r) in
            enumerate(zip(ins, rows))]
     return ins, merge(_OP, outs, [(dims_prod(rows), cols)])
