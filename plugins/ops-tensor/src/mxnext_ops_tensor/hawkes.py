@@ -85,15 +85,16 @@ def _steps(op, xp, marks, valid_length, k):
     """Events per sequence: ``valid_length`` rounded up (MXNet reads while j < valid_length),
     negatives as 0; over T, NaN or a mark outside [0, K) in the valid part is an error."""
     t = marks.shape[1]
-    if bool(xp.isnan(valid_length).any()) or bool((valid_length > t).any()):
+    over = xp.isnan(valid_length) | (valid_length > t)
+    if bool(over.any()):
         raise MXNetError(f"Operator {op!r}: valid_length must be within [0, T={t}], got "
-                         f"{valid_length.tolist()}")
+                         f"{valid_length[over][:8].tolist()}")
     steps = xp.ceil(xp.maximum(valid_length, 0)).astype(np.int64)
     valid = xp.arange(t)[None, :] < steps[:, None]
     bad = valid & ((marks < 0) | (marks >= k))
     if bool(bad.any()):
         raise MXNetError(f"Operator {op!r}: marks must lie in [0, K={k}) within valid_length, "
-                         f"got {marks[bad].tolist()}")
+                         f"got {marks[bad][:8].tolist()}")
     return steps
 
 
