@@ -37,8 +37,9 @@ def _relu(x, out):
     """``max(x, 0)`` block by block against a block of zeros: numpy's maximum runs its
     vector loop only when both operands are arrays (with the scalar 0 it took 2-3x as long,
     numpy 2.4); the same ufunc, so the same values and NaNs."""
-    if x.dtype != out.dtype or not (x.flags.c_contiguous and out.flags.c_contiguous):
-        np.maximum(x, 0, out=out)
+    if not (type(x) is np.ndarray and type(out) is np.ndarray and x.dtype == out.dtype
+            and x.flags.c_contiguous and out.flags.c_contiguous):
+        np.maximum(x, 0, out=out)       # a device's arrays (this body runs on them too)
         return
     z = _zeros.get(x.dtype)
     if z is None:
