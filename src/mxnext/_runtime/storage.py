@@ -8,7 +8,8 @@ One pool per (device type, device id) wraps the device's raw ``alloc``/``free``.
 - ``Naive``: blocks are kept and reused by exact size;
 - ``Unpooled``: every free goes straight back to the device.
 
-A miss for a large block first gives large cached blocks back (``_Pool._make_room``).
+Large blocks are cached within bounds (``_Pool._make_room``, ``large_limit``): see
+docs/internals.md.
 
 A freed block is handed out again, so it must not be freed while an engine
 function may still read it: ``free_async(h, var)`` returns it through
@@ -106,6 +107,25 @@ def _env_cutoff():
     return int(v)
 
 
+def _env_large_cache():
+    """Bytes of large blocks a host pool keeps: ``MXNEXT_MEM_POOL_LARGE_CACHE_MB``, by
+    default a thirty-second of the machine's memory."""
+    v = os.environ.get("MXNEXT_MEM_POOL_LARGE_CACHE_MB")
+    if v is not None:
+        try:
+            mb = float(v)
+        except ValueError:
+            mb = -1
+        if mb < 0:
+            raise MXNetError(f"MXNEXT_MEM_POOL_LARGE_CACHE_MB: expected a number of MB >= 0, "
+                             f"got {v!r}")
+        return int(mb * 2**20)
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 32
+    except (ValueError, OSError, AttributeError):    # pragma: no cover - no sysconf
+        return 1 << 30
+
+
 class _Pool:
     """Free lists by capacity over one device id; all counters under one lock."""
 
@@ -124,6 +144,8 @@ class _Pool:
         self.fences: dict[int, tuple] = {}    # id(raw) -> marks of its old work (streams.py)
         self.caps: dict[int, int] = {}        # nbytes -> size class, computed once
         self.in_use = self.pooled = self.peak = 0
+        # host memory keeps a bounded cache of large blocks (MXNet's CPU storage keeps none)
+        self.large_limit = None if self.streams else _env_large_cache()
         self.hits = self.misses = self.allocs = self.frees = self.evicted = 0
 
     def size_class(self, nbytes):
@@ -202,44 +224,66 @@ class _Pool:
 
     def _make_room(self, cap):
         """Before a large block (``cap`` above the linear cutoff) comes fresh from the
-        device, give large cached blocks back to it, largest first, until ``cap`` bytes went
+        device, give cached large blocks back to it, largest first, until ``cap`` bytes went
         back, while they hold at least ``cap``: a program whose large sizes change (shape
         after shape, test after test) keeps a footprint near its live peak, where the cache
         would keep every large size it ever freed. A loop of repeated sizes never misses, so
         gives nothing back; small blocks (cheap, reused by most ops) always stay."""
         if cap < self.linear:
             return
-        back = []
         with self.lock:
-            large = sorted((c for c in self.free_lists if c >= self.linear), reverse=True)
-            if sum(c * len(self.free_lists[c]) for c in large) < cap:
-                return
-            freed = 0
-            for c in large:
-                lst = self.free_lists[c]
-                while lst and freed < cap:
-                    raw = lst.pop()
-                    self.fences.pop(id(raw), None)    # the device's free waits for its work
-                    back.append(raw)
-                    freed += c
-                if not lst:
-                    del self.free_lists[c]
-                if freed >= cap:
-                    break
-            self.pooled -= freed
-            self.evicted += freed
-        for raw in back:
+            back = self._evict_large(cap, at_least=cap)
+        self._free_all(back)
+
+    def _evict_large(self, nbytes, at_least=0):
+        """Take cached large blocks out, largest first, until ``nbytes`` bytes are out, if
+        the large ones hold at least ``at_least``; the caller holds the lock and frees them."""
+        large = sorted((c for c in self.free_lists if c >= self.linear), reverse=True)
+        if sum(c * len(self.free_lists[c]) for c in large) < max(at_least, 1):
+            return []
+        back, freed = [], 0
+        for c in large:
+            lst = self.free_lists[c]
+            while lst and freed < nbytes:
+                raw = lst.pop()
+                self.fences.pop(id(raw), None)        # the device's free waits for its work
+                back.append(raw)
+                freed += c
+            if not lst:
+                del self.free_lists[c]
+            if freed >= nbytes:
+                break
+        self.pooled -= freed
+        self.evicted += freed
+        return back
+
+    def _large_cached(self):
+        return sum(c * len(lst) for c, lst in self.free_lists.items() if c >= self.linear)
+
+    def _free_all(self, raws):
+        for raw in raws:
             self.dev.free(raw, self.device_id)
 
     def _put(self, raw, cap, var=None):
         """Return a buffer of size class ``cap`` to the pool (or the device, unpooled); ``var``
-        guarded it: a stream device's marks on it stay with the block."""
+        guarded it: a stream device's marks on it stay with the block. A host pool keeps at
+        most ``large_limit`` bytes of large blocks (the largest go back first)."""
         if _check.ENABLED:
             _check.returned(raw)
+        back = []
         with self.lock:
             self.in_use -= cap
             self.frees += 1
-            if self.pooled_mode:
+            keep = self.pooled_mode
+            if keep and self.large_limit is not None and cap >= self.linear:
+                if cap > self.large_limit:      # beyond the whole budget: not kept at all
+                    self.evicted += cap
+                    keep = False
+                else:
+                    over = self._large_cached() + cap - self.large_limit
+                    if over > 0:
+                        back = self._evict_large(over)
+            if keep:
                 self.free_lists.setdefault(cap, []).append(raw)
                 if var is not None:
                     if var.dev is not None:
@@ -249,8 +293,9 @@ class _Pool:
                     if marks:
                         self.fences[id(raw)] = marks
                 self.pooled += cap
-                return
-        self.dev.free(raw, self.device_id)
+            else:
+                back.append(raw)
+        self._free_all(back)
 
     def release(self):
         with self.lock:
