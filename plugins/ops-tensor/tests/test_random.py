@@ -170,3 +170,24 @@ def test_unique_zipfian_shape_from_the_output():
     assert infer(d.parse_params({"range_max": 9}), [], [(4, 3), None])[1] == [(4, 3), (4,)]
     with pytest.raises(mx.base.ShapeError, match="2-D"):
         infer(d.parse_params({"range_max": 9, "shape": (4,)}), [], [None, None])
+
+
+@pytest.mark.parametrize("kind, args", [("uniform", {"low": -1, "high": 2}),
+                                        ("normal", {"loc": 1, "scale": 2}),
+                                        ("gamma", {"alpha": 0.3, "beta": 2}),
+                                        ("poisson", {"lam": 30}),
+                                        ("randint", {"low": -3, "high": 9})])
+def test_a_large_output_drawn_in_pieces_holds_the_values_of_one_draw(monkeypatch, kind, args):
+    """A large host output is filled piece by piece (no float64 copy of the whole): the same
+    values as one draw, and the generator left where one draw leaves it."""
+    from mxnext_ops_tensor import random as sampling
+    f = getattr(mx.nd.random, kind)
+
+    def draws():
+        mx.random.seed(7)
+        return f(shape=(5, 11), **args).asnumpy(), f(shape=(3,), **args).asnumpy()
+    whole = draws()
+    monkeypatch.setattr(sampling, "_CHUNK", 4)
+    pieces = draws()
+    for a, b in zip(whole, pieces):
+        assert a.dtype == b.dtype and np.array_equal(a, b)

@@ -156,23 +156,42 @@ _DISTS = {
 _ALIASES = {"uniform": ("random_uniform", "uniform"), "normal": ("random_normal", "normal")}
 
 
-def _sampler(op, checks, args, default_dtype, draw):
+# Draws per generator call when a large host output is filled: numpy draws float64 (twice a
+# float32 output's size) and the whole array at once held 4x the output (a 512 MB uniform
+# peaked at 2 GB). A generator's stream is the same drawn in pieces (checked for every kind
+# but the two-stage generalized_negative_binomial), so the values are too.
+_CHUNK = 1 << 20
+_TWO_STAGE = {"generalized_negative_binomial"}
+
+
+def _fill(ctx, out, req, draw, vals, size, dtype, pieces):
+    gen, n = ctx.requested[0].get_random(), int(np.prod(size, dtype=np.int64))
+    if (pieces and n > _CHUNK and ctx.xp is np and req in (1, 2) and type(out) is np.ndarray
+            and out.dtype == dtype and out.flags.c_contiguous):
+        flat = out.reshape(-1)
+        for i in range(0, n, _CHUNK):
+            j = min(n, i + _CHUNK)
+            flat[i:j] = draw(gen, ctx.xp, *vals, (j - i,))
+        return
+    assign(out, req, draw(gen, ctx.xp, *vals, size).astype(dtype))
+
+
+def _sampler(op, checks, args, default_dtype, draw, pieces):
     """``_random_<kind>``: scalar parameters, output shape ``params.shape``."""
     def compute(ctx, inputs, req, outputs, params):
         _check_args(op, checks, params)
         vals = [getattr(params, a) for a in args]
-        out = draw(ctx.requested[0].get_random(), ctx.xp, *vals, params.shape)
-        assign(outputs[0], req[0], out.astype(params.dtype or default_dtype))
+        _fill(ctx, outputs[0], req[0], draw, vals, params.shape,
+              np.dtype(params.dtype or default_dtype), pieces)
     return compute
 
 
-def _like_sampler(op, checks, args, draw):
+def _like_sampler(op, checks, args, draw, pieces):
     """``_random_<kind>_like``: scalar parameters, the shape and dtype of ``data``."""
     def compute(ctx, inputs, req, outputs, params):
         _check_args(op, checks, params)
         vals = [getattr(params, a) for a in args]
-        out = draw(ctx.requested[0].get_random(), ctx.xp, *vals, inputs[0].shape)
-        assign(outputs[0], req[0], out.astype(outputs[0].dtype))
+        _fill(ctx, outputs[0], req[0], draw, vals, inputs[0].shape, outputs[0].dtype, pieces)
     return compute
 
 
@@ -217,7 +236,8 @@ for _kind, (_args_model, _dtype, _draw, _doc, _ex, _inputs) in _DISTS.items():
                   lambda p, ins, outs, n=_name: (list(ins), merge(n, outs, [p.shape])))
         .set_attr("FInferType", fixed_type(_name, lambda p, d=_dtype: p.dtype or d))
         .set_attr("FResourceRequest", _random)
-        .set_attr("FCompute<cpu>", _sampler(_name, _KERNEL_CHECKS[_kind], _args, _dtype, _draw))
+        .set_attr("FCompute<cpu>", _sampler(_name, _KERNEL_CHECKS[_kind], _args, _dtype, _draw,
+                                            _kind not in _TWO_STAGE))
         .set_attr("TExamples", [{"inputs": [], "params": _first},
                                 {"inputs": [], "params": {"shape": (50,), **_ex}}]))
     if _kind == "randint":
@@ -228,7 +248,7 @@ for _kind, (_args_model, _dtype, _draw, _doc, _ex, _inputs) in _DISTS.items():
         .set_attr("FInferType", FloatOnly(same_type(f"{_name}_like")))
         .set_attr("FResourceRequest", _random)
         .set_attr("FCompute<cpu>", _like_sampler(f"{_name}_like", _KERNEL_CHECKS[_kind], _args,
-                                                  _draw))
+                                                  _draw, _kind not in _TWO_STAGE))
         .set_attr("FGradient", MakeZeroGradNodes)
         .set_attr("TExamples", [{"inputs": [(4, 5)], "params": _ex, "grad": False}])
         .add_argument("data", "NDArray-or-Symbol", "Its shape and dtype are the output's"))
