@@ -167,6 +167,9 @@ class NDArray(Arithmetic, OpMethods, Indexing):
             other = new_array(self._shape, self._dtype, other)
         elif not isinstance(other, NDArray):
             raise TypeError(f"copyto: expected an NDArray or Context, got {type(other).__name__}")
+        elif other.stype != "default":
+            other._take(self)
+            return other
         if other._chunk is self._chunk and other._offset == self._offset:
             return other
         push_copy(self, other)
@@ -191,9 +194,9 @@ class NDArray(Arithmetic, OpMethods, Indexing):
         return invoke_name("Cast", [self], {"dtype": dtype.name})
 
     def tostype(self, stype) -> "NDArray":
-        if stype != "default":
-            raise MXNetError(f"tostype: storage type {stype!r} is not supported; only 'default'")
-        return self
+        """A copy in storage ``stype`` ('default', 'csr' or 'row_sparse'), as MXNet's."""
+        from .sparse import cast_storage
+        return cast_storage(self, stype)
 
     def detach(self) -> "NDArray":
         """The same data without autograd history."""
