@@ -144,7 +144,8 @@ class BaseSparseNDArray(NDArray):
 
     @classmethod
     def _unpickle(cls, state):
-        host = serialization.loads_record(state["handle"], "pickled sparse NDArray state")
+        host = serialization.loads_record(state["handle"], "pickled sparse NDArray state",
+                                          dense=False)
         return cls._make(host, Context("cpu", 0))
 
     # -- arithmetic: MXNet's sparse add/subtract/multiply/divide -------------------------
