@@ -61,6 +61,8 @@ from ._inputs import (assign_each, assign_each2, create_2d_tensor, create_vector
 from ._gradients import (check_numeric_gradient, check_symbolic_backward,
                          check_symbolic_forward, numeric_grad, simple_forward)
 from ._consistency import check_consistency
+from ._sparse import (create_sparse_array, create_sparse_array_zd, rand_sparse_ndarray,
+                      shuffle_csr_column_indices)
 from ._stats import (chi_square_check, gen_buckets_probs_with_ppf, mean_check, var_check,
                      verify_generator)
 from ._env import (EnvManager, discard_stderr, environment, is_aarch64_run, is_cd_run, retry)

@@ -54,15 +54,15 @@ def random_sample(population, k):
 
 def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
                  shuffle_csr_indices=False, distribution=None, ctx=None):
-    """A standard-normal NDArray of ``shape`` on ``ctx`` (default context), float32 by default.
-
-    mxnext has dense storage only: an ``stype`` other than ``'default'`` raises ParamError;
-    the sparse-only arguments (``density``, ``modifier_func``, ``shuffle_csr_indices``,
-    ``distribution``) are ignored for dense arrays, as in MXNet.
+    """A standard-normal NDArray of ``shape`` on ``ctx`` (default context), float32 by default,
+    or for ``stype`` 'csr' / 'row_sparse' the array of ``rand_sparse_ndarray``; the
+    sparse-only arguments are ignored for dense arrays, as in MXNet.
     """
     if stype != "default":
-        raise ParamError(f"rand_ndarray: argument 'stype' expected 'default' (mxnext has dense "
-                         f"storage only), got {stype!r}")
+        from ._sparse import rand_sparse_ndarray
+        return rand_sparse_ndarray(shape, stype, density=density, modifier_func=modifier_func,
+                                   dtype=dtype, shuffle_csr_indices=shuffle_csr_indices,
+                                   distribution=distribution, ctx=ctx)[0]
     from .. import ndarray as nd
     return nd.array(random_arrays(shape), dtype=dtype, ctx=ctx or default_context())
 
