@@ -16,7 +16,7 @@ from ._sparse_array import BaseSparseNDArray, CSRNDArray, RowSparseNDArray, make
 from .sparse_storage import CSRStorage, RowSparseStorage, from_dense
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "csr_matrix",
-           "row_sparse_array", "zeros", "empty", "array", "cast_storage", "retain",
+           "row_sparse_array", "zeros", "empty", "array", "cast_storage",
            "add", "subtract", "multiply", "divide"]
 
 _STYPES = ("csr", "row_sparse")
@@ -206,11 +206,6 @@ def cast_storage(data, stype, out=None, **kwargs):
                              f"{data.shape}")
         result = make_sparse(from_dense(data.asnumpy(), stype), data.context)
     return result if out is None else result.copyto(out)
-
-
-def retain(data, indices, out=None, **kwargs):
-    """The rows of row_sparse ``data`` listed in ``indices`` (MXNet's ``_sparse_retain``)."""
-    return invoke_name("_sparse_retain", [data, indices], kwargs, out)
 
 
 def _arith(name, fallback):
