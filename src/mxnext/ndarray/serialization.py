@@ -207,8 +207,13 @@ def _sparse(r: _Reader, where: str, stype: int, shape: tuple, values, aux):
     return CSRStorage(values, idx[1], idx[0], shape)
 
 
-def _densified(x):
-    return x.todense() if isinstance(x, (CSRStorage, RowSparseStorage)) else x
+def _densified(x, r: _Reader, where: str):
+    if not isinstance(x, (CSRStorage, RowSparseStorage)):
+        return x
+    try:
+        return x.todense()
+    except (ValueError, MemoryError) as e:
+        raise r.fail(f"{where} dense shape {x.shape} cannot be allocated: {e}") from None
 
 
 def loads(buf, source: str = "<buffer>", dense: bool = True):
@@ -223,7 +228,7 @@ def loads(buf, source: str = "<buffer>", dense: bool = True):
         raise r.fail(f"header magic is 0x{magic:X}, expected 0x{LIST_MAGIC:X}")
     arrays = [_read_record(r, i) for i in range(r.count("array count", 4))]
     if dense:
-        arrays = [_densified(a) for a in arrays]
+        arrays = [_densified(a, r, f"array {i}") for i, a in enumerate(arrays)]
     nnames = r.count("name count", 8)
     if nnames not in (0, len(arrays)):
         raise r.fail(f"{nnames} names for {len(arrays)} arrays")
@@ -333,7 +338,7 @@ def loads_record(buf, source: str = "<buffer>", dense: bool = True):
     arr = _read_record(r, 0)
     if r.pos != len(r.buf):
         raise r.fail(f"{len(r.buf) - r.pos} bytes follow the array record")
-    return _densified(arr) if dense else arr
+    return _densified(arr, r, "array 0") if dense else arr
 
 
 def dumps(data) -> bytes:
