@@ -203,3 +203,17 @@ def test_random_sparse_helpers():
     assert np.diff(power.indptr.asnumpy()).tolist() == [2, 4, 8, 16]
     assert create_sparse_array((4, 3), "row_sparse", rsp_indices=[3, 1]).indices \
         .asnumpy().tolist() == [1, 3]
+
+
+def test_csr_reductions_and_quadratic():
+    csr = mx.nd.array(DENSE).tostype("csr")
+    for axis in (0, 1):
+        for keepdims in (False, True):
+            np.testing.assert_allclose(csr.sum(axis=axis, keepdims=keepdims).asnumpy(),
+                                       DENSE.sum(axis=axis, keepdims=keepdims))
+            mean = mx.nd.mean(csr, axis=axis, keepdims=keepdims)
+            assert mean.stype == "default"
+            np.testing.assert_allclose(mean.asnumpy(), DENSE.mean(axis=axis, keepdims=keepdims))
+    np.testing.assert_allclose(mx.nd.norm(csr).asnumpy(), [np.linalg.norm(DENSE)], rtol=1e-6)
+    assert mx.nd.contrib.quadratic(csr, a=1, b=2).stype == "csr"
+    assert mx.nd.contrib.quadratic(csr, a=1, b=2, c=1).stype == "default"

@@ -62,6 +62,43 @@ def _clip(params, inputs, dense):
     return [_with_data(x, dense, x.data)]
 
 
+def _quadratic(params, inputs, dense):
+    """MXNet's contrib quadratic: a CSR input stays CSR when ``c`` is 0."""
+    (x,) = inputs
+    if stype_of(x) != "csr" or params.c != 0:
+        return None
+    return [_with_data(x, dense, x.data)]
+
+
+def _csr_sum(params, inputs, dense):
+    """``sum``/``mean`` of a CSR array along axis 0 or 1 (MXNet's SumCsrImpl): a dense
+    result from the stored values."""
+    (x,) = inputs
+    if stype_of(x) != "csr" or params.axis is None or len(params.axis) != 1 or params.exclude:
+        return None
+    axis = params.axis[0] % 2
+    if axis == 0:
+        sums = np.bincount(x.indices, weights=x.data, minlength=x.shape[1])
+    else:
+        starts = np.concatenate([[0], np.cumsum(x.data, dtype=np.float64)])
+        sums = starts[x.indptr[1:]] - starts[x.indptr[:-1]]
+    return sums
+
+
+def _reduce(scale_by_count):
+    def kernel(params, inputs, dense):
+        sums = _csr_sum(params, inputs, dense)
+        if sums is None:
+            return None
+        x = inputs[0]
+        if scale_by_count:
+            sums = sums / x.shape[params.axis[0] % 2]
+        out = sums.astype(x.dtype)
+        return [out.reshape((1, -1) if params.axis[0] % 2 == 0 else (-1, 1))
+                if params.keepdims else out]
+    return kernel
+
+
 def _zeros_like(params, inputs, dense):
     (x,) = inputs
     if stype_of(x) == "csr":
@@ -159,5 +196,6 @@ for _name in _LOGIC_SCALAR:
 for _name, _kernel in (("_plus_scalar", _plus_minus_scalar), ("_minus_scalar", _plus_minus_scalar),
                        ("clip", _clip), ("zeros_like", _zeros_like), ("elemwise_add", _add_sub),
                        ("elemwise_sub", _add_sub), ("elemwise_mul", _mul), ("add_n", _add_n),
-                       ("_sparse_retain", _retain)):
+                       ("_sparse_retain", _retain), ("_contrib_quadratic", _quadratic),
+                       ("sum", _reduce(False)), ("mean", _reduce(True))):
     extend_op(_name).set_attr("FComputeSparse", _kernel)
