@@ -15,7 +15,7 @@ import numpy as np
 from .._runtime.base import MXNetError, NotSupportedForSparseNDArray
 from .._runtime.context import Context
 from . import serialization
-from ._array import NDArray
+from ._array import NDArray, use_sparse_cast
 from ._imperative import from_host, invoke_name
 from .sparse_storage import (CSRStorage, RowSparseStorage, check_csr, check_rsp, from_dense)
 
@@ -283,3 +283,12 @@ _CLASSES = {"csr": CSRNDArray, "row_sparse": RowSparseNDArray}
 def make_sparse(storage, ctx) -> BaseSparseNDArray:
     """The sparse NDArray of host ``storage`` (CSRStorage or RowSparseStorage) on ``ctx``."""
     return _CLASSES[storage.stype]._make(storage, ctx)
+
+
+def _dense_to_sparse(arr, stype) -> BaseSparseNDArray:
+    if stype == "csr" and arr.ndim != 2:
+        raise ValueError(f"cast_storage: csr storage needs a 2-D array, got shape {arr.shape}")
+    return make_sparse(from_dense(arr.asnumpy(), stype), arr.context)
+
+
+use_sparse_cast(_dense_to_sparse)

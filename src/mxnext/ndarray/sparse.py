@@ -6,6 +6,8 @@ inputs (MXNet's storage fallback); see ``_sparse_dispatch``."""
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .._runtime.base import integer_types
@@ -196,15 +198,7 @@ def cast_storage(data, stype, out=None, **kwargs):
     if stype not in ("default", *_STYPES):
         raise ValueError(f"cast_storage: stype: expected 'default', 'csr' or 'row_sparse', got "
                          f"{stype!r}")
-    if isinstance(data, BaseSparseNDArray):
-        result = data.tostype(stype)
-    elif stype == "default":
-        result = data.copy()
-    else:
-        if stype == "csr" and data.ndim != 2:
-            raise ValueError(f"cast_storage: csr storage needs a 2-D array, got shape "
-                             f"{data.shape}")
-        result = make_sparse(from_dense(data.asnumpy(), stype), data.context)
+    result = data.tostype(stype)
     return result if out is None else result.copyto(out)
 
 
@@ -218,15 +212,10 @@ def _arith(name, fallback):
     return fn
 
 
-def _py(op):
-    from . import ndarray
-    return getattr(ndarray, op)
-
-
-add = _arith("elemwise_add", lambda a, b: _py("add")(a, b))
-subtract = _arith("elemwise_sub", lambda a, b: _py("subtract")(a, b))
-multiply = _arith("elemwise_mul", lambda a, b: _py("multiply")(a, b))
-divide = _arith("elemwise_div", lambda a, b: _py("divide")(a, b))
+add = _arith("elemwise_add", operator.add)
+subtract = _arith("elemwise_sub", operator.sub)
+multiply = _arith("elemwise_mul", operator.mul)
+divide = _arith("elemwise_div", operator.truediv)
 
 
 def __getattr__(name):

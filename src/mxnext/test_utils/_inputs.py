@@ -52,21 +52,6 @@ def random_sample(population, k):
     return pool[:k]
 
 
-def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
-                 shuffle_csr_indices=False, distribution=None, ctx=None):
-    """A standard-normal NDArray of ``shape`` on ``ctx`` (default context), float32 by default,
-    or for ``stype`` 'csr' / 'row_sparse' the array of ``rand_sparse_ndarray``; the
-    sparse-only arguments are ignored for dense arrays, as in MXNet.
-    """
-    if stype != "default":
-        from ._sparse import rand_sparse_ndarray
-        return rand_sparse_ndarray(shape, stype, density=density, modifier_func=modifier_func,
-                                   dtype=dtype, shuffle_csr_indices=shuffle_csr_indices,
-                                   distribution=distribution, ctx=ctx)[0]
-    from .. import ndarray as nd
-    return nd.array(random_arrays(shape), dtype=dtype, ctx=ctx or default_context())
-
-
 def rand_shape_2d(dim0=10, dim1=10, allow_zero_size=False):
     """A random 2-d shape with sides in [1 (0 if ``allow_zero_size``), dim]."""
     low = 0 if allow_zero_size else 1

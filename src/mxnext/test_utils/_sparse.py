@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._inputs import default_context
+from ._inputs import default_context, random_arrays
 from ._tolerance import default_dtype
 
-__all__ = ["rand_sparse_ndarray", "create_sparse_array", "create_sparse_array_zd",
-           "shuffle_csr_column_indices"]
+__all__ = ["rand_ndarray", "rand_sparse_ndarray", "create_sparse_array",
+           "create_sparse_array_zd", "shuffle_csr_column_indices"]
 
 
 def _nd():
@@ -141,3 +141,17 @@ def create_sparse_array_zd(shape, stype, density, data_init=None, rsp_indices=No
     return create_sparse_array(shape, stype, data_init=data_init, rsp_indices=rsp_indices,
                                dtype=dtype, modifier_func=modifier_func, density=density,
                                shuffle_csr_indices=shuffle_csr_indices)
+
+
+def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
+                 shuffle_csr_indices=False, distribution=None, ctx=None):
+    """A standard-normal NDArray of ``shape`` on ``ctx`` (default context), float32 by default,
+    or for ``stype`` 'csr' / 'row_sparse' the array of ``rand_sparse_ndarray``; the
+    sparse-only arguments are ignored for dense arrays, as in MXNet.
+    """
+    if stype != "default":
+        return rand_sparse_ndarray(shape, stype, density=density, modifier_func=modifier_func,
+                                   dtype=dtype, shuffle_csr_indices=shuffle_csr_indices,
+                                   distribution=distribution, ctx=ctx)[0]
+    from .. import ndarray as nd
+    return nd.array(random_arrays(shape), dtype=dtype, ctx=ctx or default_context())
