@@ -1,16 +1,47 @@
-"""MXNet's sparse-only ops: ``_sparse_retain`` (``mx.nd.sparse.retain``), ``_square_sum``
-and ``_contrib_getnnz``. Each has a dense kernel (what its sparse kernel computes, on a
+"""MXNet's sparse-only ops: ``cast_storage``, ``_sparse_retain`` (``mx.nd.sparse.retain``),
+``_square_sum`` and ``_contrib_getnnz``. Each has a dense kernel (what its sparse kernel computes, on a
 dense array) and a sparse one with MXNet's output storage types."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Literal, Optional
 
 import numpy as np
-from opsdk import Field, Param, assign, register_op
-from opsdk.sparse import RowSparseStorage, stype_of
+from opsdk import ElemwiseGradUseNone, Field, Param, assign, register_op
+from opsdk.sparse import RowSparseStorage, from_dense, stype_of, to_dense
 
 from ._layout import fail, first_type, fixed_type, forward_shape, norm_axis
+
+
+# -- cast_storage -------------------------------------------------------------------------
+class CastStorageParam(Param):
+    stype: Literal["default", "csr", "row_sparse"] = Field(description="Output storage type")
+
+
+def _copy(ctx, inputs, req, outputs, params):
+    assign(outputs[0], req[0], inputs[0])
+
+
+def _cast_storage_sparse(params, inputs, dense):
+    (x,) = inputs
+    if stype_of(x) == "csr" and params.stype == "row_sparse" or \
+            stype_of(x) == "row_sparse" and params.stype == "csr":
+        fail("cast_storage", f"cast_storage from {stype_of(x)} to {params.stype} is not "
+                             f"supported")
+    return [from_dense(to_dense(x), params.stype)]
+
+
+(register_op("cast_storage")
+    .describe("data in storage type stype; on dense arrays (and in executors, which run "
+              "sparse arrays densely) a copy.")
+    .set_attr_parser(CastStorageParam).set_num_inputs(1).set_num_outputs(1)
+    .set_attr("FInferShape", forward_shape("cast_storage", lambda p, s: [s[0]]))
+    .set_attr("FInferType", first_type("cast_storage"))
+    .set_attr("FCompute<cpu>", _copy)
+    .set_attr("FComputeSparse", _cast_storage_sparse)
+    .set_attr("FGradient", ElemwiseGradUseNone("_copy"))
+    .set_attr("TExamples", [{"inputs": [(3, 4)], "params": {"stype": "csr"}}])
+    .add_argument("data", "NDArray-or-Symbol", "The input array"))
 
 
 # -- _sparse_retain -----------------------------------------------------------------------
