@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import Literal, Optional
 
 import numpy as np
-from opsdk import ElemwiseGradUseNone, Field, Param, assign, register_op
+from opsdk import ElemwiseGradUseNone, Field, NodeEntry, Param, assign, make_node, register_op
 from opsdk.sparse import RowSparseStorage, from_dense, stype_of, to_dense
 
-from ._layout import fail, first_type, fixed_type, forward_shape, norm_axis
+from ._layout import (backward_shape, fail, first_type, fixed_type, forward_shape, norm_axis,
+                      zeros_entry)
 
 
 # -- cast_storage -------------------------------------------------------------------------
@@ -60,8 +61,11 @@ def _retain(ctx, inputs, req, outputs, params):
     .set_attr("FInferShape", forward_shape("_sparse_retain", lambda p, s: [s[0]]))
     .set_attr("FInferType", first_type("_sparse_retain"))
     .set_attr("FCompute<cpu>", _retain)
+    .set_attr("FGradient", lambda node, og: [   # the kept rows of the head gradient
+        NodeEntry(make_node("_sparse_retain", [og[0], node.inputs[1]]), 0),
+        zeros_entry(node.inputs[1])])
     .set_attr("TExamples", [{"inputs": [(4, 3), np.array([0.0, 2.0], np.float32)],
-                             "grad": []}])
+                             "grad": [0]}])
     .add_argument("data", "NDArray-or-Symbol", "The input array (row_sparse in MXNet)")
     .add_argument("indices", "NDArray-or-Symbol", "Row indices to keep"))
 
@@ -94,6 +98,14 @@ def _square_sum(ctx, inputs, req, outputs, params):
                                           keepdims=params.keepdims).astype(x.dtype))
 
 
+def _square_sum_backward(ctx, inputs, req, outputs, params):
+    og, x = inputs
+    axes = _axes(params, x.ndim)
+    if not params.keepdims:
+        og = ctx.xp.expand_dims(og, axes) if og.ndim < x.ndim else og
+    assign(outputs[0], req[0], (2 * x * og).astype(x.dtype))
+
+
 def _square_sum_sparse(params, inputs, dense):
     """row_sparse only (MXNet): along axis 1 with keepdims a row_sparse column; else dense."""
     (x,) = inputs
@@ -121,9 +133,20 @@ def _square_sum_sparse(params, inputs, dense):
     .set_attr("FInferType", first_type("_square_sum"))
     .set_attr("FCompute<cpu>", _square_sum)
     .set_attr("FComputeSparse", _square_sum_sparse)
-    .set_attr("TExamples", [{"inputs": [(3, 4)], "params": {"axis": (1,), "keepdims": True},
-                             "grad": []}])
+    .set_attr("FGradient", lambda node, og: [NodeEntry(make_node(
+        "_backward_square_sum", [og[0], node.inputs[0]], node.params), 0)])
+    .set_attr("TExamples", [{"inputs": [(3, 4)], "params": {"axis": (1,), "keepdims": True}},
+                            {"inputs": [(3, 4)], "params": {"axis": (0,)}}])
     .add_argument("data", "NDArray-or-Symbol", "The input array"))
+(register_op("_backward_square_sum")
+    .describe("Gradient of _square_sum: 2 * data * the head gradient.")
+    .set_attr_parser(SquareSumParam).set_num_inputs(2).set_num_outputs(1)
+    .set_attr("FInferShape", backward_shape("_backward_square_sum"))
+    .set_attr("FInferType", first_type("_backward_square_sum"))
+    .set_attr("FCompute<cpu>", _square_sum_backward)
+    .set_attr("TExamples", [{"inputs": [(3, 1), (3, 4)], "params": {"axis": (1,),
+                                                                     "keepdims": True},
+                             "grad": []}]))
 
 
 # -- _contrib_getnnz ----------------------------------------------------------------------
