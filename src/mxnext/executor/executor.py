@@ -106,7 +106,10 @@ class Executor:
                                  f"({self._program.output_names[k]!r}) is not a loss function, "
                                  f"so its head gradient is required (pass out_grads, or make "
                                  f"the output a loss with MakeLoss)")
-            push_copy(out_grads[k], head)
+            if _is_sparse(out_grads[k]):
+                out_grads[k].copyto(head)
+            else:
+                push_copy(out_grads[k], head)
         if self._monitor is None:
             inst.run(is_train, backward=True)
         else:
