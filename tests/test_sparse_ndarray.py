@@ -217,3 +217,18 @@ def test_csr_reductions_and_quadratic():
     np.testing.assert_allclose(mx.nd.norm(csr).asnumpy(), [np.linalg.norm(DENSE)], rtol=1e-6)
     assert mx.nd.contrib.quadratic(csr, a=1, b=2).stype == "csr"
     assert mx.nd.contrib.quadratic(csr, a=1, b=2, c=1).stype == "default"
+
+
+def test_executor_runs_sparse_arrays_through_the_fallback():
+    x = mx.sym.Variable("x", stype="csr")
+    y = mx.sym.sparse.elemwise_mul(x, mx.sym.Variable("w"))
+    csr = mx.nd.array(DENSE).tostype("csr")
+    w = mx.nd.ones((3, 4)) * 3
+    grad = mx.nd.zeros((3, 4), stype="row_sparse")
+    exe = y.bind(mx.cpu(), {"x": csr, "w": w}, args_grad={"x": grad})
+    assert exe.arg_dict["x"] is csr
+    np.testing.assert_array_equal(exe.forward(is_train=True)[0].asnumpy(), DENSE * 3)
+    exe.backward(mx.nd.ones((3, 4)).tostype("csr"))
+    assert grad.stype == "row_sparse" and grad.asnumpy().tolist() == [[3] * 4] * 3
+    csr[:] = mx.nd.array(DENSE * 2)                  # a new value is read at the next forward
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), DENSE * 6)
