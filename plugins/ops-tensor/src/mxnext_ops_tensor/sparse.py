@@ -99,6 +99,15 @@ def _reduce(scale_by_count):
     return kernel
 
 
+def _norm(params, inputs, dense):
+    """The norm of a whole sparse array is the norm of its stored values (MXNet's L2
+    ``norm`` FComputeEx); a dense result."""
+    (x,) = inputs
+    if stype_of(x) == "default" or params.axis not in (None, ()) or params.keepdims:
+        return None
+    return [dense(x.data.reshape(-1) if x.data.size else np.zeros(1, x.dtype))[0]]
+
+
 def _zeros_like(params, inputs, dense):
     (x,) = inputs
     if stype_of(x) == "csr":
@@ -197,5 +206,5 @@ for _name, _kernel in (("_plus_scalar", _plus_minus_scalar), ("_minus_scalar", _
                        ("clip", _clip), ("zeros_like", _zeros_like), ("elemwise_add", _add_sub),
                        ("elemwise_sub", _add_sub), ("elemwise_mul", _mul), ("add_n", _add_n),
                        ("_sparse_retain", _retain), ("_contrib_quadratic", _quadratic),
-                       ("sum", _reduce(False)), ("mean", _reduce(True))):
+                       ("sum", _reduce(False)), ("mean", _reduce(True)), ("norm", _norm)):
     extend_op(_name).set_attr("FComputeSparse", _kernel)
