@@ -232,3 +232,14 @@ def test_executor_runs_sparse_arrays_through_the_fallback():
     assert grad.stype == "row_sparse" and grad.asnumpy().tolist() == [[3] * 4] * 3
     csr[:] = mx.nd.array(DENSE * 2)                  # a new value is read at the next forward
     np.testing.assert_array_equal(exe.forward()[0].asnumpy(), DENSE * 6)
+
+
+def test_simple_bind_makes_the_sparse_arguments_stype_dict_names():
+    y = mx.sym.dot(mx.sym.Variable("x"), mx.sym.Variable("w"))
+    exe = y.simple_bind(mx.cpu(), x=(3, 4), w=(4, 2), stype_dict={"x": "csr"})
+    assert exe.arg_dict["x"].stype == "csr" and exe.arg_dict["w"].stype == "default"
+    exe.arg_dict["x"][:] = mx.nd.array(DENSE).tostype("csr")
+    exe.arg_dict["w"][:] = 1
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), DENSE @ np.ones((4, 2)))
+    with pytest.raises(MXNetError, match="stype_dict"):
+        y.simple_bind(mx.cpu(), x=(3, 4), w=(4, 2), stype_dict={"x": "coo"})
