@@ -158,7 +158,7 @@ def _read_record(r: _Reader, i: int):
         for k in range(nad):
             aux_flag = r.type_flag(f"{where} aux {k} type flag")
             aux.append((aux_flag, r.shape(f"{where} aux {k} shape")))
-        values = r.data(flag, sshape, f"{where} data")
+        values = r.data(flag, _values_shape(stype, sshape, shape, aux), f"{where} data")
         aux_data = [r.data(f, s, f"{where} aux {k} data") for k, (f, s) in enumerate(aux)]
         return _sparse(r, where, stype, shape, values, aux_data)
     if magic == V1_MAGIC:
@@ -172,6 +172,14 @@ def _read_record(r: _Reader, i: int):
         return None  # legacy "none" array: nothing follows the shape
     r.context(f"{where} context")
     return r.data(r.type_flag(f"{where} type flag"), shape, f"{where} data")
+
+
+def _values_shape(stype: int, sshape: tuple, shape: tuple, aux) -> tuple:
+    """The stored values' shape: one value (row) per index. MXNet 1.9 can write a stale
+    storage shape (``(0,)`` for an int32 csr made by ``tostype``) while writing every value,
+    and its reader sizes the values by the indices too."""
+    n = aux[-1][1][0] if aux[-1][1] else 0           # csr: column indices; rsp: row indices
+    return (n,) if stype == 2 else (n, *shape[1:]) if shape else sshape
 
 
 def _check_semantics(r: _Reader, where: str, np_shape: bool) -> None:
