@@ -73,7 +73,7 @@ def _segment_sums(values, starts, n):
 def _dot(params, inputs, dense):
     a, b = inputs
     sa, sb = stype_of(a), stype_of(b)
-    want = getattr(params, "forward_stype", None)
+    want = params.forward_stype
     if params.transpose_b or (sa == "csr" and sb == "csr"):
         return None
     if sa == "csr" and sb in ("default", "row_sparse"):
