@@ -12,7 +12,7 @@ from mxnext.base import MXNetError
 @pytest.mark.parametrize("expr, mxnet_name", [
     ("mx.rtc", "mxnet.rtc"), ("mx.np", "mxnet.np"),
     ("mx.io.ImageRecordUInt8Iter", "mxnet.io.ImageRecordUInt8Iter"),
-    ("mx.sym.sparse", "mxnet.symbol.sparse"),
+    ("mx.io.ImageRecordIter_v1", "mxnet.io.ImageRecordIter_v1"),
 ])
 def test_reading_a_missing_mxnet_name_says_mxnext_does_not_provide_it(expr, mxnet_name):
     with pytest.raises(AttributeError) as err:

@@ -30,7 +30,7 @@ def _message(fn, *args, **kwargs) -> str:
 
 # ---------------------------------------------------------------- the star import
 
-# MXNet 1.9's test_utils namespace minus what mxnext leaves out (sparse, gluon, mx.np,
+# MXNet 1.9's test_utils namespace minus what mxnext leaves out (gluon, mx.np,
 # get_mnist_pkl, get_bz2_data, download_model, runtime features, scipy.stats and requests);
 # see docs/user-guide.md.
 MXNET_NAMES = """
@@ -38,7 +38,8 @@ Context OrderedDict almost_equal array assert_allclose assert_almost_equal
 assert_almost_equal_ignore_nan assert_almost_equal_with_err assert_exception assign_each
 DummyIter assign_each2 bz2 checkShapes check_consistency check_numeric_gradient check_symbolic_backward
 check_symbolic_forward chi_square_check collapse_sum_like compare_ndarray_tuple compare_optimizer
-contextmanager
+contextmanager create_sparse_array create_sparse_array_zd rand_sparse_ndarray
+shuffle_csr_column_indices
 create_2d_tensor create_vector current_context default_atols default_context default_dtype
 default_numeric_eps default_rtols discard_stderr download effective_dtype environment errno
 gen_buckets_probs_with_ppf get_atol get_cifar10 get_etol get_identity_mat get_identity_mat_batch
@@ -263,8 +264,8 @@ def test_rand_ndarray():
     assert r.shape == (3, 4) and r.dtype == np.float64 and r.context == mx.cpu(1)
     assert tu.rand_ndarray((2,)).dtype == np.float32
     assert tu.rand_ndarray((2,), density=0.5).context == tu.default_context()
-    with pytest.raises(ParamError, match="dense storage only"):
-        tu.rand_ndarray((2, 2), stype="csr")
+    csr = tu.rand_ndarray((2, 2), stype="csr", density=1)
+    assert csr.stype == "csr" and len(csr.data) == 4
 
 
 def test_assign_each():
@@ -327,8 +328,8 @@ def test_arguments_that_are_neither_symbol_nor_callable_are_rejected_clearly():
         tu.numeric_grad("x * 2", [np.ones(2)])
     with pytest.raises(ParamError, match="'aux_states' is for Symbols"):
         tu.check_numeric_gradient(lambda x: x, [np.ones(2)], aux_states=[np.ones(2)])
-    with pytest.raises(ParamError, match="dense arrays only"):
-        tu.check_numeric_gradient(lambda x: x, [np.ones(2)], grad_stype_dict={"0": "row_sparse"})
+    with pytest.raises(ParamError, match="expected storage types 'default', 'csr' or"):
+        tu.check_numeric_gradient(lambda x: x, [np.ones(2)], grad_stype_dict={"0": "dense"})
 
 
 # ---------------------------------------------------------------- gradient checks

@@ -1,5 +1,5 @@
 """MXNet 1.x modules and names that mxnext does not provide (``mx.np``,
-``mx.io.ImageRecordUInt8Iter``, ``mx.sym.sparse`` ...) say so, naming the distribution meant to
+``mx.io.ImageRecordUInt8Iter`` ...) say so, naming the distribution meant to
 provide one where there is one, instead of a bare AttributeError.
 
 Reading such a name raises ``NotProvided``, an AttributeError (``hasattr`` stays False);
@@ -19,7 +19,6 @@ NAMES = {
                         notebook rtc torch th log library tvmop symbol_doc error"""},
     "mxnext.io": {None: """ImageRecordUInt8Iter ImageRecordInt8Iter
                            ImageRecordIter_v1 ImageRecordUInt8Iter_v1"""},
-    "mxnext.symbol": {None: "sparse"},
     "mxnext.contrib.quantization": {None: """quantize_model quantize_model_mkldnn quantize_graph
                                              calib_graph quantize_net quantize_net_v2
                                              _quantize_params _quantize_symbol

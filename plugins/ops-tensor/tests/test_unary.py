@@ -251,3 +251,13 @@ def test_hard_sigmoid_frontends():
     y.backward()
     np.testing.assert_allclose(y.asnumpy(), [0, 0.5, 0.75])
     np.testing.assert_allclose(x.grad.asnumpy(), [0, 0.25, 0.25])
+
+
+def test_gamma_and_digamma_at_the_poles_are_mxnets():
+    """MXNet 1.9.1: gamma(+-0) = +-inf, nan at negative integers; digamma (the gradients'
+    factor) is +inf at every pole, as cephes' psi returns MAXNUM there."""
+    from mxnext_ops_tensor import _special
+    g = _special.gamma(np, np.array([0.0, -0.0, -1.0, 3.0]))
+    np.testing.assert_array_equal(g, [np.inf, -np.inf, np.nan, 2.0])
+    psi = _special.digamma(np, np.array([0.0, -1.0, -2.5, 3.0]))
+    np.testing.assert_allclose(psi, [np.inf, np.inf, 1.1031568, 0.9227843], rtol=1e-6)

@@ -23,6 +23,14 @@ class Executor:
         self._ctx = ctx
         self._group2ctx = group2ctx
         self._grad_req = grad_req
+        self.arg_dict, self.aux_dict, self.grad_dict = args, aux, grads
+        # MXNet's storage fallback: the graph runs on dense shadows of sparse arrays
+        self._sparse_in = [(a, _dense_shadow(a)) for a in (*args.values(), *aux.values())
+                           if _is_sparse(a)]
+        self._sparse_grads = [(g, _dense_shadow(g)) for g in grads.values() if _is_sparse(g)]
+        shadow = {id(a): d for a, d in self._sparse_in + self._sparse_grads}
+        args, aux, grads = ({n: shadow.get(id(a), a) for n, a in d.items()}
+                            for d in (args, aux, grads))
         arrays = {**args, **aux}
         program = Program(symbol._outputs, grad_req,
                           {n: a.shape for n, a in arrays.items()},
@@ -30,10 +38,10 @@ class Executor:
                           grad_dtypes={n: np.dtype(g.dtype) for n, g in grads.items()
                                        if g is not None})
         self._program = program
-        self.arg_dict = {n: args[n] for n in program.arg_names}
-        self.aux_dict = {n: aux[n] for n in program.aux_names}
+        self.arg_dict = {n: self.arg_dict[n] for n in program.arg_names}
+        self.aux_dict = {n: self.aux_dict[n] for n in program.aux_names}
         # every argument, as MXNet: the array given (also with grad_req 'null') or None
-        self.grad_dict = {n: grads.get(n) for n in program.arg_names}
+        self.grad_dict = {n: self.grad_dict.get(n) for n in program.arg_names}
         self._instance = Instance(program, arrays, {n: g for n, g in grads.items()
                                                     if grad_req.get(n, "null") != "null"},
                                   share=None if shared_exec is None else shared_exec._instance)
@@ -71,6 +79,8 @@ class Executor:
                 value.copyto(dst)
             else:
                 dst[:] = value
+        for sparse, dense in self._sparse_in:
+            sparse.copyto(dense)
         if self._monitor is None:
             self._instance.run(is_train)
         else:
@@ -96,11 +106,16 @@ class Executor:
                                  f"({self._program.output_names[k]!r}) is not a loss function, "
                                  f"so its head gradient is required (pass out_grads, or make "
                                  f"the output a loss with MakeLoss)")
-            push_copy(out_grads[k], head)
+            if _is_sparse(out_grads[k]):
+                out_grads[k].copyto(head)
+            else:
+                push_copy(out_grads[k], head)
         if self._monitor is None:
             inst.run(is_train, backward=True)
         else:
             inst.run(is_train, backward=True, bulk=False, each=self._monitor_node)
+        for sparse, dense in self._sparse_grads:
+            sparse[:] = dense
 
     # -- arrays in and out -----------------------------------------------------------------
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
@@ -145,3 +160,12 @@ class Executor:
         against the naive total (every output its own buffer)."""
         from ._debug import describe
         return describe(self._program)
+
+
+def _is_sparse(a) -> bool:
+    return a is not None and a.stype != "default"
+
+
+def _dense_shadow(a):
+    """The dense array the graph reads or writes in place of sparse ``a``."""
+    return a.tostype("default")

@@ -8,9 +8,11 @@ import os
 import numpy as np
 
 from .._runtime.base import MXNetError
+from .._runtime.context import current_context
 from .._runtime.params import Field, Param
 from ..ndarray import array
-from ..ndarray.sparse import CSRNDArray
+from ..ndarray._sparse_array import make_sparse
+from ..ndarray.sparse_storage import CSRStorage
 from .batch_loader import BatchLoader, BatchParam
 from .native import MXDataIter, PrefetcherParam, parse_params
 
@@ -91,7 +93,8 @@ def _rows_csr(rows, parsed, width):
     picks = np.concatenate([np.arange(starts[r], starts[r + 1]) for r in rows]) \
         if len(rows) else np.zeros(0, np.int64)
     indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    return CSRNDArray(values[picks], columns[picks], indptr, (len(rows), width))
+    return make_sparse(CSRStorage(values[picks], columns[picks].astype(np.int64), indptr,
+                                  (len(rows), width)), current_context())
 
 
 class LibSVMIter(MXDataIter):

@@ -13,12 +13,14 @@ import sys as _sys
 from .. import _missing
 from .._runtime import registry as _registry
 from . import _imperative, _internal, contrib, image, linalg, ndarray, op, random, sparse
+from . import _sparse_dispatch  # noqa: F401  (installs the sparse dispatch)
+from .sparse import cast_storage
 from ._imperative import invoke
 from .ndarray import *  # noqa: F401,F403  (MXNet's mx.nd is its ndarray module's names)
 from .ndarray import __all__ as _ndarray_all
 from .utils import load, load_frombuffer, save
 
-__all__ = [*_ndarray_all, "invoke", "save", "load", "load_frombuffer"]
+__all__ = [*_ndarray_all, "invoke", "save", "load", "load_frombuffer", "cast_storage"]
 
 
 # -- generated op functions -----------------------------------------------------------------

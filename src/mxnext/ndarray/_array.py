@@ -25,7 +25,7 @@ from ._imperative import from_host, invoke_name, new_array
 from ._methods import OpMethods
 from .indexing import Indexing, slice_is_contiguous
 
-__all__ = ["NDArray", "waitall"]
+__all__ = ["NDArray", "waitall", "use_sparse_cast"]
 
 
 class NDArray(Arithmetic, OpMethods, Indexing):
@@ -167,6 +167,9 @@ class NDArray(Arithmetic, OpMethods, Indexing):
             other = new_array(self._shape, self._dtype, other)
         elif not isinstance(other, NDArray):
             raise TypeError(f"copyto: expected an NDArray or Context, got {type(other).__name__}")
+        elif other.stype != "default":
+            other._take(self)
+            return other
         if other._chunk is self._chunk and other._offset == self._offset:
             return other
         push_copy(self, other)
@@ -191,9 +194,11 @@ class NDArray(Arithmetic, OpMethods, Indexing):
         return invoke_name("Cast", [self], {"dtype": dtype.name})
 
     def tostype(self, stype) -> "NDArray":
-        if stype != "default":
-            raise MXNetError(f"tostype: storage type {stype!r} is not supported; only 'default'")
-        return self
+        """A copy in storage ``stype`` ('default', 'csr' or 'row_sparse'), as MXNet's
+        ``cast_storage``."""
+        if stype == "default":
+            return self.copy()
+        return _to_sparse(self, stype)
 
     def detach(self) -> "NDArray":
         """The same data without autograd history."""
@@ -265,6 +270,15 @@ class NDArray(Arithmetic, OpMethods, Indexing):
         self._chunk, self._offset, self._shape, self._dtype = (made._chunk, 0, made._shape,
                                                                made._dtype)
         self._ctx, self._sig, self._v, self._ag = made._ctx, made._sig, made._v, None
+
+
+_to_sparse = None     # dense -> sparse storage, installed by ``_sparse_array`` (use_sparse_cast)
+
+
+def use_sparse_cast(fn) -> None:
+    """``fn(dense NDArray, stype)``: the sparse array ``tostype`` makes."""
+    global _to_sparse
+    _to_sparse = fn
 
 
 _imperative.use_array_class(NDArray)

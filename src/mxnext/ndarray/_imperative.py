@@ -29,7 +29,7 @@ from .._runtime.opfunc import make_op_function
 from ._plan import HOST_TYPES, make_plan
 
 __all__ = ["invoke", "invoke_params", "invoke_name", "op_function", "new_array", "from_host",
-           "push", "array_class", "use_array_class"]
+           "push", "array_class", "use_array_class", "use_sparse_dispatch", "SparseOut"]
 
 _plans: dict = {}
 _PLANS_MAX = 8192
@@ -40,6 +40,24 @@ _WRITE, _NULL, _INPLACE = OpReqType.WRITE_TO, OpReqType.NULL, OpReqType.WRITE_IN
 _sig_of = attrgetter("_sig")
 _NDArray = None            # the NDArray class (use_array_class)
 _new_array = None          # its constructor, NDArray._new
+_sparse_dispatch = None    # runs an op given a sparse array (use_sparse_dispatch)
+
+
+class SparseOut(Exception):
+    """Raised before anything is pushed when an ``out=`` array is sparse: the call goes to
+    the sparse dispatch instead (a try costs nothing on the dense path)."""
+
+
+def use_sparse_dispatch(fn) -> None:
+    """``fn(opdef, inputs, kwargs, out, ctx)`` runs every op call involving a sparse array
+    (``_sparse_dispatch``); sparse arrays have no plan signature, so only calls that miss
+    the plan cache look for them."""
+    global _sparse_dispatch
+    _sparse_dispatch = fn
+
+
+def _any_sparse(arrays) -> bool:
+    return any(getattr(a, "stype", "default") != "default" for a in arrays)
 
 
 def array_class():
@@ -66,10 +84,15 @@ def invoke(opdef, inputs, kwargs, out=None, ctx=None):
     except (TypeError, AttributeError):      # unhashable kwargs, or an input not an NDArray
         key = plan = None
     if plan is None:
+        if _any_sparse(inputs):
+            return _sparse_dispatch(opdef, inputs, kwargs, out, ctx)
         if opdef.get_attr("FInferShapeFromData") is not None:   # never cached: off the hot path
             return _invoke_from_data(opdef, kwargs, inputs, out, ctx)
         plan = _new_plan(opdef, opdef.parse_params(kwargs), inputs, ctx, key)
-    return _run(plan, inputs, out)
+    try:
+        return _run(plan, inputs, out)
+    except SparseOut:
+        return _sparse_dispatch(opdef, inputs, kwargs, out, ctx)
 
 
 def _invoke_from_data(opdef, kwargs, inputs, out, ctx):
@@ -321,6 +344,8 @@ def _check_out(plan, out):
         if not isinstance(o, _NDArray):
             raise MXNetError(f"Operator {plan.name!r}: out[{i}] must be an NDArray, got "
                              f"{type(o).__name__}")
+        if o.stype != "default":
+            raise SparseOut()
         if o._sig != sig and not _host_alike(o._sig, sig):
             s, t = plan.out_specs[i]
             raise ShapeError(f"Operator {plan.name!r}: out[{i}] is {o._shape} {o._dtype} on "

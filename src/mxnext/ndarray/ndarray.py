@@ -45,6 +45,10 @@ def _ctx(ctx):
 def array(source_array, ctx=None, dtype=None) -> NDArray:
     """An array copied from a list, numpy array or NDArray (default dtype: the NDArray's,
     else float32, as in MXNet)."""
+    if getattr(source_array, "stype", "default") != "default" \
+            or type(source_array).__module__.startswith("scipy.sparse"):
+        from . import sparse         # MXNet: a sparse source gives a sparse array
+        return sparse.array(source_array, ctx, dtype)
     ctx = _ctx(ctx)
     if isinstance(source_array, NDArray):
         dtype = np.dtype(dtype) if dtype is not None else source_array._dtype
@@ -75,9 +79,9 @@ def _allocate(what, shape, dtype, ctx):
 
 def _strict(fn):
     """``fn`` refusing keywords it does not have with the error every registered op gives
-    (``ParamError``, with suggestions), instead of Python's bare ``TypeError``. ``stype``
-    must be ``'default'`` (dense storage only); ``name`` is accepted and unused, as in
-    MXNet's ``mx.nd``."""
+    (``ParamError``, with suggestions), instead of Python's bare ``TypeError``. A sparse
+    ``stype`` makes ``zeros``/``empty`` the ``mx.nd.sparse`` ones; ``name`` is accepted and
+    unused, as in MXNet's ``mx.nd``."""
     known = [p for p in inspect.signature(fn).parameters if p != "kwargs"]
 
     @functools.wraps(fn)
@@ -87,11 +91,21 @@ def _strict(fn):
                 raise ParamError(f"Operator {fn.__name__!r}: unknown parameter {k!r}"
                                  f"{did_you_mean(k, known)}; known parameters: "
                                  f"{', '.join(known)}")
-        if kwargs.get("stype") not in (None, "default"):
-            raise ParamError(f"Operator {fn.__name__!r}: stype {kwargs['stype']!r} is not "
-                             f"supported; mxnext has dense ('default') storage only")
+        stype = kwargs.pop("stype", None)
+        if stype not in (None, "default"):
+            return _sparse_creation(fn.__name__, stype, args, kwargs)
         return fn(*args, **kwargs)
     return checked
+
+
+def _sparse_creation(what, stype, args, kwargs):
+    if what not in ("zeros", "empty"):
+        raise ParamError(f"Operator {what!r}: stype {stype!r} is not supported; only zeros "
+                         f"and empty make sparse arrays")
+    from . import sparse
+    kwargs.pop("out", None)
+    kwargs.pop("name", None)
+    return sparse.zeros(stype, *args, **kwargs)
 
 
 @_strict

@@ -14,7 +14,8 @@ Array record (NDArray v2 / v3)::
 
 A shape is ``int32 ndim`` then ``ndim`` int64 dims. Older records are read too: v1 (magic
 0xF993FAC8, shape then context, type flag and data) and the first format, whose magic is the
-ndim followed by uint32 dims. Sparse records load densified (mxnext has dense storage only).
+ndim followed by uint32 dims. Sparse records load as host storages (``sparse_storage``);
+``dense=True`` densifies them.
 
 Two MXNet quirks carried over on purpose: MXNet 1.9 writes a 0-d array as a v2 record of ndim
 0 followed by its data, which its own reader mistakes for a "none" array (so MXNet cannot load
@@ -36,6 +37,7 @@ import numpy as np
 
 from .._atomic_write import write_atomic
 from .._runtime.base import DTYPE_TO_FLAG, FLAG_TO_DTYPE, MXNetError, ParamError, is_np_shape
+from .sparse_storage import CSRStorage, RowSparseStorage
 
 __all__ = ["NDArrayFormatError", "dumps", "loads", "dumps_record", "loads_record",
            "save_arrays", "load_arrays"]
@@ -156,9 +158,9 @@ def _read_record(r: _Reader, i: int):
         for k in range(nad):
             aux_flag = r.type_flag(f"{where} aux {k} type flag")
             aux.append((aux_flag, r.shape(f"{where} aux {k} shape")))
-        values = r.data(flag, sshape, f"{where} data")
+        values = r.data(flag, _values_shape(stype, sshape, shape, aux), f"{where} data")
         aux_data = [r.data(f, s, f"{where} aux {k} data") for k, (f, s) in enumerate(aux)]
-        return _densify(r, where, stype, shape, values, aux_data)
+        return _sparse(r, where, stype, shape, values, aux_data)
     if magic == V1_MAGIC:
         shape = r.shape(f"{where} shape")
     else:  # the first format: the magic is the ndim, dims are uint32
@@ -172,6 +174,14 @@ def _read_record(r: _Reader, i: int):
     return r.data(r.type_flag(f"{where} type flag"), shape, f"{where} data")
 
 
+def _values_shape(stype: int, sshape: tuple, shape: tuple, aux) -> tuple:
+    """The stored values' shape: one value (row) per index. MXNet 1.9 can write a stale
+    storage shape (``(0,)`` for an int32 csr made by ``tostype``) while writing every value,
+    and its reader sizes the values by the indices too."""
+    n = aux[-1][1][0] if aux[-1][1] else 0           # csr: column indices; rsp: row indices
+    return (n,) if stype == 2 else (n, *shape[1:]) if shape else sshape
+
+
 def _check_semantics(r: _Reader, where: str, np_shape: bool) -> None:
     """A record loads only in the shape semantics it was saved in (MXNet's rule)."""
     if np_shape != is_np_shape():
@@ -180,11 +190,9 @@ def _check_semantics(r: _Reader, where: str, np_shape: bool) -> None:
                      f"shape semantics; load it inside `with mx.np_shape({np_shape}):`")
 
 
-def _densify(r: _Reader, where: str, stype: int, shape: tuple, values, aux) -> np.ndarray:
-    """Dense array of a row_sparse (aux: row indices) or csr (aux: indptr, column indices) record.
-
-    The layout is checked against the shape before anything shape-sized is allocated.
-    """
+def _sparse(r: _Reader, where: str, stype: int, shape: tuple, values, aux):
+    """The storage of a row_sparse (aux: row indices) or csr (aux: indptr, column indices)
+    record, its layout checked against the shape."""
     kind = _STYPE_NAMES[stype]
     idx = [a.astype(np.int64).reshape(-1) for a in aux]
     if stype == 1:
@@ -202,27 +210,33 @@ def _densify(r: _Reader, where: str, stype: int, shape: tuple, values, aux) -> n
            if bound is not None and len(a) and (a.min() < 0 or a.max() >= bound)]
     if bad:
         raise r.fail(f"{where} {kind} indices fall outside shape {shape}")
-    try:
-        dense = np.zeros(shape, dtype=values.dtype)
-    except (ValueError, MemoryError) as e:
-        raise r.fail(f"{where} dense shape {shape} cannot be allocated: {e}") from None
     if stype == 1:
-        dense[idx[0]] = values
-    else:
-        dense[np.repeat(np.arange(shape[0]), np.diff(idx[0])), idx[1]] = values
-    return dense
+        return RowSparseStorage(values, idx[0], shape)
+    return CSRStorage(values, idx[1], idx[0], shape)
 
 
-def loads(buf, source: str = "<buffer>"):
+def _densified(x, r: _Reader, where: str):
+    if not isinstance(x, (CSRStorage, RowSparseStorage)):
+        return x
+    try:
+        return x.todense()
+    except (ValueError, MemoryError) as e:
+        raise r.fail(f"{where} dense shape {x.shape} cannot be allocated: {e}") from None
+
+
+def loads(buf, source: str = "<buffer>", dense: bool = True):
     """Decode an MXNet NDArray file's bytes: a list of numpy arrays, or a dict if it has names.
 
-    A "none" array (only old MXNet versions write them) loads as ``None``.
+    A "none" array (only old MXNet versions write them) loads as ``None``; a sparse one as
+    its dense array, or with ``dense=False`` as its storage (CSRStorage, RowSparseStorage).
     """
     r = _Reader(buf, source)
     magic, _reserved = struct.unpack("<QQ", r.take(16, "header"))
     if magic != LIST_MAGIC:
         raise r.fail(f"header magic is 0x{magic:X}, expected 0x{LIST_MAGIC:X}")
     arrays = [_read_record(r, i) for i in range(r.count("array count", 4))]
+    if dense:
+        arrays = [_densified(a, r, f"array {i}") for i, a in enumerate(arrays)]
     nnames = r.count("name count", 8)
     if nnames not in (0, len(arrays)):
         raise r.fail(f"{nnames} names for {len(arrays)} arrays")
@@ -236,11 +250,11 @@ def loads(buf, source: str = "<buffer>"):
     return dict(zip(names, arrays)) if names else arrays
 
 
-def load_arrays(fname):
-    """Read an MXNet NDArray file into a list or dict of numpy arrays."""
+def load_arrays(fname, dense: bool = True):
+    """Read an MXNet NDArray file into a list or dict of numpy arrays (``loads``)."""
     with open(fname, "rb") as f:
         buf = f.read()
-    return loads(buf, source=repr(os.fspath(fname)))
+    return loads(buf, source=repr(os.fspath(fname)), dense=dense)
 
 
 # ---------------------------------------------------------------------------- writing
@@ -261,7 +275,7 @@ def _items(data, op: str, kind):
         raise ParamError(f"{op}: argument 'data' expected a list or dict of {kind.__name__}, "
                          f"got {type(data).__name__}")
     for i, v in enumerate(values):
-        if not isinstance(v, kind):
+        if not isinstance(v, (kind, CSRStorage, RowSparseStorage)):
             raise ParamError(f"{op}: argument 'data' item {names[i] if names else i!r} expected "
                              f"{kind.__name__}, got {type(v).__name__}")
     return names, values
@@ -269,14 +283,42 @@ def _items(data, op: str, kind):
 
 def _record(arr, context, op: str, label) -> bytes:
     """One array record: V3 in NumPy shape semantics, else V2, as MXNet writes them."""
+    if isinstance(arr, (CSRStorage, RowSparseStorage)):
+        return _sparse_record(arr, context, op, label)
+    flag = _flag(arr, op, label)
+    magic = V3_MAGIC if is_np_shape() else V2_MAGIC
+    head = struct.pack(f"<Iii{arr.ndim}qiii", magic, 0, arr.ndim, *arr.shape, *context, flag)
+    return head + np.ascontiguousarray(arr, dtype=FLAG_TO_DTYPE[flag]).tobytes()
+
+
+def _shape_bytes(shape) -> bytes:
+    return struct.pack(f"<i{len(shape)}q", len(shape), *shape)
+
+
+def _sparse_record(s, context, op: str, label) -> bytes:
+    """MXNet's sparse record: storage type, storage shape, shape, context, type flag, each
+    aux array's type flag and shape, the values, the aux arrays (csr: indptr, indices)."""
+    if is_np_shape():
+        raise ParamError(f"{op}: array {label!r} is {s.stype}; MXNet saves only dense arrays "
+                         f"in NumPy shape semantics")
+    flag = _flag(s.data, op, label)
+    aux = [s.indptr, s.indices] if s.stype == "csr" else [s.indices]
+    parts = [struct.pack("<Ii", V2_MAGIC, 2 if s.stype == "csr" else 1),
+             _shape_bytes(s.data.shape), _shape_bytes(s.shape), struct.pack("<iii", *context, flag)]
+    for a in aux:
+        parts += [struct.pack("<i", DTYPE_TO_FLAG[np.dtype(np.int64)]), _shape_bytes(a.shape)]
+    parts.append(np.ascontiguousarray(s.data, dtype=FLAG_TO_DTYPE[flag]).tobytes())
+    parts += [np.ascontiguousarray(a, dtype=np.int64).tobytes() for a in aux]
+    return b"".join(parts)
+
+
+def _flag(arr, op, label) -> int:
     flag = DTYPE_TO_FLAG.get(arr.dtype.newbyteorder("="))
     if flag is None:
         raise ParamError(f"{op}: array {label!r} has dtype {arr.dtype}, which MXNet's NDArray "
                          f"format cannot hold; expected one of "
                          f"{', '.join(d.name for d in FLAG_TO_DTYPE.values())}")
-    magic = V3_MAGIC if is_np_shape() else V2_MAGIC
-    head = struct.pack(f"<Iii{arr.ndim}qiii", magic, 0, arr.ndim, *arr.shape, *context, flag)
-    return head + np.ascontiguousarray(arr, dtype=FLAG_TO_DTYPE[flag]).tobytes()
+    return flag
 
 
 def _encode(names, values, contexts, op: str) -> bytes:
@@ -297,13 +339,14 @@ def dumps_record(arr: np.ndarray, context=(1, 0)) -> bytes:
     return _record(arr, context, "dumps_record", 0)
 
 
-def loads_record(buf, source: str = "<buffer>"):
-    """The array of a bare record (:func:`dumps_record`); None for a "none" array."""
+def loads_record(buf, source: str = "<buffer>", dense: bool = True):
+    """The array of a bare record (:func:`dumps_record`); None for a "none" array; a sparse
+    one densified unless ``dense=False``."""
     r = _Reader(buf, source)
     arr = _read_record(r, 0)
     if r.pos != len(r.buf):
         raise r.fail(f"{len(r.buf) - r.pos} bytes follow the array record")
-    return arr
+    return _densified(arr, r, "array 0") if dense else arr
 
 
 def dumps(data) -> bytes:

@@ -12,11 +12,11 @@ import sys as _sys
 
 from .. import _missing
 from .._runtime import registry as _registry
-from . import _create, _internal, contrib, image, linalg, op, random, symbol
+from . import _create, _internal, contrib, image, linalg, op, random, sparse, symbol
 from .symbol import *  # noqa: F401,F403  (MXNet's mx.sym is its symbol module's names)
 from .symbol import __all__ as _symbol_all
 
-__all__ = [*_symbol_all, "contrib", "image", "linalg", "op", "random"]
+__all__ = [*_symbol_all, "contrib", "image", "linalg", "op", "random", "sparse"]
 
 _HAND_WRITTEN = set(globals())
 
@@ -26,7 +26,7 @@ def _forget(opdef):
     for n in [opdef.name, *opdef.aliases]:
         if n not in _HAND_WRITTEN:
             globals().pop(n, None)
-        for module in (op, _internal):
+        for module in (op, _internal, sparse):
             vars(module).pop(n, None)
     for module, prefix in ((contrib, "_contrib_"), (linalg, "_linalg_"), (image, "_image_")):
         for n in [opdef.name, *opdef.aliases]:

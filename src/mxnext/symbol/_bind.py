@@ -11,6 +11,7 @@ from .._runtime.opctx import as_req
 from ..executor.executor import Executor
 from ..ndarray._array import NDArray
 from ..ndarray._copies import filled
+from ..ndarray.sparse import zeros as sparse_zeros
 
 __all__ = ["BindMethods"]
 
@@ -52,8 +53,7 @@ class BindMethods:
         replaces or joins the buffer's. Without ``shared_buffer``, arrays of ``shared_exec``
         with the same name, shape and dtype are used instead of new ones."""
         _check_ctx(ctx)
-        if stype_dict and any(s not in (None, "default") for s in stype_dict.values()):
-            raise MXNetError("simple_bind: only dense ('default') storage is supported")
+        stypes = _sparse_stypes(stype_dict, self.list_arguments())
         if shared_buffer is not None and not isinstance(shared_buffer, dict):
             raise MXNetError(f"simple_bind: shared_buffer must be a dict of name -> NDArray, "
                              f"got {type(shared_buffer).__name__}")
@@ -91,6 +91,8 @@ class BindMethods:
         grads = {n: make(n, s, t, "grad_dict") for n, s, t in zip(names, arg_shapes, arg_types)
                  if reqs[n] != "null"}
         aux = {n: make(n, s, t, "aux_dict") for n, s, t in zip(aux_names, aux_shapes, aux_types)}
+        for n, stype in stypes.items():      # run through the executor's storage fallback
+            args[n] = sparse_zeros(stype, args[n].shape, args[n].context, args[n].dtype)
         return Executor(self, ctx, args, grads, reqs, aux, group2ctx, shared_exec)
 
     def eval(self, ctx=None, **kwargs):
@@ -223,3 +225,17 @@ def _placement(sym, ctx, group2ctx):
             return target
         return ctx
     return place
+
+
+def _sparse_stypes(stype_dict, names) -> dict:
+    """The arguments ``stype_dict`` makes sparse (name -> 'csr' or 'row_sparse')."""
+    out = {}
+    for name, stype in (stype_dict or {}).items():
+        if stype in (None, "default"):
+            continue
+        if stype not in ("csr", "row_sparse"):
+            raise MXNetError(f"simple_bind: stype_dict[{name!r}]: expected 'default', 'csr' or "
+                             f"'row_sparse', got {stype!r}")
+        if name in names:
+            out[name] = stype
+    return out

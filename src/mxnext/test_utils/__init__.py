@@ -55,12 +55,14 @@ from ._inputs import (assign_each, assign_each2, create_2d_tensor, create_vector
                       default_context, get_identity_mat, get_identity_mat_batch, list_gpus,
                       new_matrix_with_real_eigvals_2d, new_matrix_with_real_eigvals_nd,
                       new_orthonormal_matrix_2d, new_sym_matrix_with_real_eigvals_2d,
-                      new_sym_matrix_with_real_eigvals_nd, rand_coord_2d, rand_ndarray,
+                      new_sym_matrix_with_real_eigvals_nd, rand_coord_2d,
                       rand_shape_2d, rand_shape_3d, rand_shape_nd, random_arrays, random_sample,
                       random_uniform_arrays, set_default_context)
 from ._gradients import (check_numeric_gradient, check_symbolic_backward,
                          check_symbolic_forward, numeric_grad, simple_forward)
 from ._consistency import check_consistency
+from ._sparse import (create_sparse_array, create_sparse_array_zd, rand_ndarray,
+                      rand_sparse_ndarray, shuffle_csr_column_indices)
 from ._stats import (chi_square_check, gen_buckets_probs_with_ppf, mean_check, var_check,
                      verify_generator)
 from ._env import (EnvManager, discard_stderr, environment, is_aarch64_run, is_cd_run, retry)

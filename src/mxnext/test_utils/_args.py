@@ -31,16 +31,18 @@ def float_dtype(dtype, op: str, allow_asnumpy=False):
     return np.dtype(dtype)
 
 
-def dense_only(stypes, what: str, op: str) -> None:
-    """Storage types must be 'default' (None counts as it): mxnext has dense arrays only."""
+def check_stypes(stypes, what: str, op: str) -> None:
+    """A dict of input name -> storage type ('default', 'csr', 'row_sparse'; None counts as
+    'default'). Executors run sparse arrays through the storage fallback, so a gradient asked
+    for in a sparse type is computed densely and compared by value."""
     if stypes is None:
         return
     if not isinstance(stypes, dict):
         raise ParamError(f"{op}: argument '{what}' expected a dict of input name -> storage "
                          f"type, got {type(stypes).__name__}")
-    if any(s not in (None, "default") for s in stypes.values()):
-        raise ParamError(f"{op}: argument '{what}' expected 'default' storage only (mxnext has "
-                         f"dense arrays only), got {stypes}")
+    if any(s not in (None, "default", "csr", "row_sparse") for s in stypes.values()):
+        raise ParamError(f"{op}: argument '{what}' expected storage types 'default', 'csr' or "
+                         f"'row_sparse', got {stypes}")
 
 
 def grad_reqs(grad_req, names, op: str, what="grad_req") -> dict:

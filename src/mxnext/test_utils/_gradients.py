@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .._runtime.base import ParamError
 from . import _callable, _symbolic
-from ._args import dense_only, is_symbol
+from ._args import check_stypes, is_symbol
 from ._inputs import default_context
 from ._tolerance import default_dtype
 
@@ -66,11 +66,12 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
     runs from it in train mode, each gradient buffer starting as small random values ('add'
     must add to them, 'null' must leave them); the finite differences run in train mode unless
     ``use_forward_train=False``. ``numeric_eps`` defaults by the output's dtype and must be at
-    least 1e-5 below float64. ``grad_stype_dict``: 'default' storage only. A Symbol must have
+    least 1e-5 below float64. ``grad_stype_dict``: storage types by name (a sparse one is
+    computed through the storage fallback and compared by value). A Symbol must have
     one output; a callable may have several, each with its own projection.
     """
     op = "check_numeric_gradient"
-    dense_only(grad_stype_dict, "grad_stype_dict", op)
+    check_stypes(grad_stype_dict, "grad_stype_dict", op)
     ctx = ctx or default_context()
     if is_symbol(sym, op):
         _symbolic.check_numeric_gradient(sym, location, aux_states, numeric_eps, rtol, atol,
@@ -108,10 +109,10 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     name; arguments not in it get no gradient buffer. ``grad_req`` ('write', 'add' or 'null';
     one str, a list per argument or a dict) applies to buffers that start as random normal
     values, as in MXNet: 'add' must add to them and 'null' must leave them. ``grad_stypes``:
-    'default' storage only. Returns ``{argument name: gradient NDArray}``.
+    storage types by name (sparse ones compared by value). Returns ``{argument name: gradient NDArray}``.
     """
     op = "check_symbolic_backward"
-    dense_only(grad_stypes, "grad_stypes", op)
+    check_stypes(grad_stypes, "grad_stypes", op)
     ctx = ctx or default_context()
     if is_symbol(sym, op):
         return _symbolic.check_symbolic_backward(sym, location, out_grads, expected, rtol, atol,

@@ -52,21 +52,6 @@ def random_sample(population, k):
     return pool[:k]
 
 
-def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
-                 shuffle_csr_indices=False, distribution=None, ctx=None):
-    """A standard-normal NDArray of ``shape`` on ``ctx`` (default context), float32 by default.
-
-    mxnext has dense storage only: an ``stype`` other than ``'default'`` raises ParamError;
-    the sparse-only arguments (``density``, ``modifier_func``, ``shuffle_csr_indices``,
-    ``distribution``) are ignored for dense arrays, as in MXNet.
-    """
-    if stype != "default":
-        raise ParamError(f"rand_ndarray: argument 'stype' expected 'default' (mxnext has dense "
-                         f"storage only), got {stype!r}")
-    from .. import ndarray as nd
-    return nd.array(random_arrays(shape), dtype=dtype, ctx=ctx or default_context())
-
-
 def rand_shape_2d(dim0=10, dim1=10, allow_zero_size=False):
     """A random 2-d shape with sides in [1 (0 if ``allow_zero_size``), dim]."""
     low = 0 if allow_zero_size else 1

@@ -5,12 +5,13 @@ from __future__ import annotations
 import copy
 
 from ._compare import assert_almost_equal, compare_ndarray_tuple
-from ._inputs import default_context, rand_ndarray
+from ._inputs import default_context
+from ._sparse import rand_ndarray
 
 
 def _pair(shape, stype, dtype, density=None):
     """Two equal arrays: a dense one for ``opt1`` and one of storage ``stype`` for ``opt2``
-    (mxnext stores dense arrays only: another ``stype`` raises ParamError)."""
+    (a sparse one's updates take the storage fallback: dense kernels, written back)."""
     from .. import random
     ctx = default_context()
     if stype == "default":

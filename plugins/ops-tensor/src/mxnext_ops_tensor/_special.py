@@ -67,7 +67,7 @@ def gammaln(xp, x):
 
 
 def gamma(xp, x):
-    """Gamma(x); nan at the poles (as MXNet)."""
+    """Gamma(x); +-inf at +-0 and nan at the negative integers (as MXNet's tgamma)."""
     z = xp.asarray(x, dtype="float64")
     low = z < 0.5
     zr = xp.where(low, 1 - z, z)
@@ -79,12 +79,13 @@ def gamma(xp, x):
     if exact.any():
         n = xp.where(exact, z - 1, 0).astype("int64")
         out = xp.where(exact, xp.asarray(_FACTORIALS)[n], out)
-    return xp.where(low & whole, xp.nan, out)
+    out = xp.where(low & whole, xp.nan, out)
+    return xp.where(z == 0, xp.copysign(xp.inf, z), out)
 
 
 def digamma(xp, x):
     """psi(x) = d/dx log Gamma(x): reflection below 0.5, recurrence up to 10, then the
-    asymptotic series."""
+    asymptotic series; +inf at the poles 0, -1, -2, ... (cephes' MAXNUM, as MXNet)."""
     z = xp.asarray(x, dtype="float64")
     low = z < 0.5
     w = xp.where(low, 1 - z, z)
@@ -99,4 +100,4 @@ def digamma(xp, x):
         1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
     psi = series + acc
     refl = psi - math.pi / xp.tan(math.pi * (z - xp.floor(z)))
-    return xp.where(low, refl, psi)
+    return xp.where(low & (z == xp.floor(z)), xp.inf, xp.where(low, refl, psi))

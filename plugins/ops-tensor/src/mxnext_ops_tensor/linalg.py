@@ -14,7 +14,8 @@ from ._layout import fail, forward_shape, same_type
 class DotParam(Param):
     transpose_a: bool = Field(False, description="Use the transpose of lhs")
     transpose_b: bool = Field(False, description="Use the transpose of rhs")
-    forward_stype: Literal["default"] | None = Field(None, description="Output storage type (dense only)")
+    forward_stype: Literal["default", "csr", "row_sparse"] | None = Field(
+        None, description="Output storage type of a sparse dot (dense inputs give dense)")
 
 
 def _dot_parts(p, a, b):

@@ -9,7 +9,8 @@ _MODULES = ("unary", "binary", "scalar", "reduce", "ordering",
             "init", "random", "random_pdf", "scan", "histogram", "la", "la_diag", "la_factor",
             "amp", "moments", "space_depth", "index_contrib", "contrib_math", "quantization",
             "quantized_copy", "calibrate", "image", "image_geometry", "ste", "krprod",
-            "hawkes")
+            "hawkes", "sparse", "sparse_ops",
+            "sparse_index")
 
 
 @hookimpl

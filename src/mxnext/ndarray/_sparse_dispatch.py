@@ -1,0 +1,86 @@
+"""Running an op on sparse arrays (MXNet's storage dispatch, ``Imperative::Invoke`` with
+``FInferStorageType``).
+
+An op may carry ``FComputeSparse``: ``kernel(params, inputs, dense) -> outputs or None``,
+with inputs as host storages (``sparse_storage``) or numpy arrays, and ``dense(*arrays)``
+running the op's own dense kernel on numpy arrays (zero-preserving ops map the stored
+values with it). The kernel returns the visible outputs, each a storage or a numpy array,
+in the storage type MXNet's ``FInferStorageType`` gives; None means MXNet has no sparse
+kernel for these storage types. Then, and for ops without the attribute, the storage
+fallback runs: sparse inputs are densified, the dense kernel runs, outputs are dense
+(MXNet logs this; here it is a debug log record). An ``out=`` array receives the results
+in its own storage type.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from .._runtime.base import MXNetError
+from ._array import NDArray
+from ._imperative import from_host, invoke, use_sparse_dispatch
+from ._sparse_array import BaseSparseNDArray, make_sparse
+
+__all__ = ["dispatch"]
+
+_log = logging.getLogger(__name__)
+
+
+def dispatch(opdef, inputs, kwargs, out, ctx):
+    """Run ``opdef`` on ``inputs`` (some sparse) or into ``out`` (some sparse)."""
+    for i, a in enumerate(inputs):
+        if not isinstance(a, NDArray):
+            raise MXNetError(f"Operator {opdef.name!r}: input {i} must be an NDArray, got "
+                             f"{type(a).__name__} {a!r:.60}")
+    params = opdef.parse_params(dict(kwargs))
+    ctx = ctx or (inputs[0].context if inputs else None)
+    results = _sparse_kernel(opdef, params, inputs, kwargs, ctx)
+    if results is None:
+        _log.debug("storage fallback: %s on %s", opdef.name, [a.stype for a in inputs])
+        dense = [a.tostype("default") if isinstance(a, BaseSparseNDArray) else a
+                 for a in inputs]
+        if out is None or not any(isinstance(o, BaseSparseNDArray) for o in _listed(out)):
+            return invoke(opdef, dense, kwargs, out, ctx)
+        results = _listed(invoke(opdef, dense, kwargs, None, ctx))
+    if out is None:
+        return results[0] if len(results) == 1 else results
+    for target, value in zip(_listed(out), results):
+        _write(target, value)
+    return out
+
+
+def _sparse_kernel(opdef, params, inputs, kwargs, ctx):
+    """The outputs (NDArrays) of the op's sparse kernel, or None for the fallback."""
+    kernel = opdef.get_attr("FComputeSparse")
+    if kernel is None or not any(isinstance(a, BaseSparseNDArray) for a in inputs):
+        return None
+    hosts = [a._host() if isinstance(a, BaseSparseNDArray) else a.asnumpy() for a in inputs]
+
+    def dense(*arrays):
+        outs = invoke(opdef, [from_host(np.ascontiguousarray(x), ctx) for x in arrays],
+                      kwargs, None, ctx)
+        return [o.asnumpy() for o in _listed(outs)]
+
+    results = kernel(params, hosts, dense)
+    if results is None:
+        return None
+    return [from_host(np.ascontiguousarray(r), ctx) if isinstance(r, np.ndarray)
+            else make_sparse(r, ctx) for r in results]
+
+
+def _listed(x):
+    return [x] if isinstance(x, NDArray) else list(x)
+
+
+def _write(target, value):
+    if isinstance(target, BaseSparseNDArray):
+        target._take(value)
+    elif isinstance(value, BaseSparseNDArray):
+        value.copyto(target)
+    else:
+        value.astype(target.dtype, copy=False).copyto(target)
+
+
+use_sparse_dispatch(dispatch)

@@ -1,0 +1,16 @@
+"""Sparse kernels for plugin authors: the host storages an op's ``FComputeSparse`` kernel
+receives and returns, and their conversions.
+
+``FComputeSparse``: ``kernel(params, inputs, dense) -> list of outputs, or None``. Each input
+is a ``CSRStorage``, a ``RowSparseStorage`` or a numpy array (dense); ``dense(*arrays)``
+runs the op's own dense kernel on numpy arrays and returns its outputs (numpy). Return the
+visible outputs in the storage types MXNet's ``FInferStorageType`` gives, or None where
+MXNet has no sparse kernel for these inputs: the core then runs the storage fallback
+(inputs densified, dense kernel, dense outputs).
+"""
+
+from mxnext.ndarray.sparse_storage import (CSRStorage, RowSparseStorage, csr_from_dense,
+                                           from_dense, rsp_from_dense, stype_of, to_dense)
+
+__all__ = ["CSRStorage", "RowSparseStorage", "stype_of", "to_dense", "from_dense",
+           "csr_from_dense", "rsp_from_dense"]
