@@ -106,6 +106,14 @@ def test_imresize_modes_match_opencv(interp):
                                        err_msg=f"interp {interp} {size} {kind}")
 
 
+@pytest.mark.parametrize("interp", [-1, 6, 9, 10])
+def test_imresize_refuses_a_mode_opencv_does_not_have(interp):
+    """MXNet's imresize hands interp to OpenCV, which refuses an unknown mode (9 and 10 are
+    meant for the augmenters, which pick a real mode first)."""
+    with pytest.raises(mx.base.MXNetError, match=f"unknown interpolation method interp={interp}"):
+        mx.image.imresize(mx.nd.ones((12, 16, 3)), 3, 3, interp=interp)
+
+
 @pytest.mark.parametrize("name, make, source", [
     ("brightness", lambda: mx.image.BrightnessJitterAug(0.5), "aug_src"),
     ("contrast", lambda: mx.image.ContrastJitterAug(0.5), "aug_src"),

@@ -56,6 +56,10 @@ def _apply(kernel, src, *args):
 
 def imresize(src, w, h, interp=1, out=None):
     """``src`` resized to ``w`` x ``h``."""
+    if interp not in range(6):        # OpenCV's modes (5: bilinear, exact), as MXNet's check
+        raise MXNetError(f"imresize: unknown interpolation method interp={interp}; OpenCV's "
+                         f"are 0 (nearest), 1 (bilinear), 2 (bicubic), 3 (area), 4 (Lanczos) "
+                         f"and 5 (bilinear, exact)")
     return _out(_apply(_image.resize, src, int(w), int(h), interp), out)
 
 
