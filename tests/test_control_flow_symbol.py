@@ -268,3 +268,28 @@ def test_cached_op_runs_a_graph_given_as_json_as_one_operator():
         mx.sym._internal._CachedOp(a, b, subgraph="{not json")
     with pytest.raises(mx.base.MXNetError, match="expected 2 input"):
         mx.nd._internal._CachedOp(mx.nd.array(av), subgraph=inner.tojson())
+
+
+def test_cached_op_lists_its_graphs_auxiliary_states_as_its_own():
+    """A BatchNorm inside: its moving statistics are the node's auxiliary states (mutable
+    inputs, no gradient), the rest arguments whose gradients match the plain graph's."""
+    data = mx.sym.var("data")
+    inner = mx.sym.BatchNorm(mx.sym.FullyConnected(data, num_hidden=3, name="fc"),
+                             fix_gamma=False, name="bn")
+    node = mx.sym._internal._CachedOp(*[mx.sym.var(n) for n in inner.list_inputs()],
+                                      subgraph=inner.tojson())
+    assert node.list_arguments() == inner.list_arguments()
+    assert node.list_auxiliary_states() == inner.list_auxiliary_states()
+    arg_shapes, _, aux_shapes = inner.infer_shape(data=(4, 5))
+    rng = np.random.default_rng(1)
+    args = {n: rng.random(s, dtype=np.float32) for n, s in zip(inner.list_arguments(), arg_shapes)}
+    grads = []
+    for sym in (inner, node):
+        g = {n: mx.nd.zeros(v.shape) for n, v in args.items()}
+        ex = sym.bind(mx.cpu(), {n: mx.nd.array(v) for n, v in args.items()}, args_grad=g,
+                      aux_states=[mx.nd.ones(s) for s in aux_shapes])
+        ex.forward(is_train=True)
+        ex.backward(mx.nd.ones((4, 3)))
+        grads.append({n: a.asnumpy() for n, a in g.items()})
+    for n in args:
+        np.testing.assert_allclose(grads[0][n], grads[1][n], rtol=1e-5, atol=1e-6)

@@ -139,6 +139,15 @@ class CachedOpParam(Param):
     def num_args(self) -> int:
         return self.subgraphs.num_inputs(0) + 1
 
+    @cached_property
+    def aux_positions(self) -> list:
+        """The inputs that are the graph's auxiliary states (read and updated: the node's
+        mutable inputs, so an enclosing symbol lists them as its auxiliary states)."""
+        from .symbol._symbol import Symbol
+        sym = Symbol(self.subgraphs.graphs[0])
+        aux = set(sym.list_auxiliary_states())
+        return [i for i, name in enumerate(sym.list_inputs()) if name in aux]
+
     @property
     def num_outputs(self) -> int:
         return len(self.subgraphs.graphs[0])
@@ -275,6 +284,8 @@ def define(registrar) -> None:
             fwd.set_attr(key, value)
         if "num_args" in model.model_fields:
             fwd.set_attr("key_var_num_args", "num_args")
+        if model is CachedOpParam:
+            fwd.set_attr("FMutateInputs", lambda p: p.aux_positions)
         bwd = _backward_ops[name] = registrar.register("_backward" + name)
         bwd.description = f"Backward of {name}."
         bwd.set_param_model(model)

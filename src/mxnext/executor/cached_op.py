@@ -205,7 +205,7 @@ class _Backward:
         inst, p = self.inst, self.program
         grads = {}
         for n, w in zip(self.names, self.wanted):
-            if w:
+            if w and n in p.grads:    # an auxiliary state (read and updated) has no gradient
                 eid = p.inputs[n]
                 grads[n] = new_array(p.shapes[eid], p.dtypes[eid], inst.ctx)
         inst.rebind({}, grads=grads)
