@@ -226,11 +226,11 @@ def test_a_large_miss_gives_large_cached_blocks_back_first(monkeypatch, null_dev
         sm.free(h)
 
 
-def test_a_host_pool_keeps_a_bounded_cache_of_large_blocks(monkeypatch, null_dev):
-    """Freed large blocks stay cached up to MXNEXT_MEM_POOL_LARGE_CACHE_MB (the largest
-    others go back to make room for the one freed now); one larger than that never stays."""
+def test_a_host_pool_keeps_a_bounded_cache(monkeypatch, null_dev):
+    """Freed blocks stay cached up to MXNEXT_MEM_POOL_CACHE_MB (the largest others go back
+    to make room for the one freed now); one larger than that never stays."""
     monkeypatch.setenv("MXNEXT_MEM_POOL_ROUND_LINEAR_CUTOFF", "10")     # large: >= 1 KB
-    monkeypatch.setenv("MXNEXT_MEM_POOL_LARGE_CACHE_MB", str(10000 / 2**20))
+    monkeypatch.setenv("MXNEXT_MEM_POOL_CACHE_MB", str(10000 / 2**20))
     sm = StorageManager("Round")
     hs = [sm.alloc(n, NULL) for n in (3000, 5000, 4000, 20000, 100)]
     live0 = null_dev.live_bytes
@@ -241,10 +241,10 @@ def test_a_host_pool_keeps_a_bounded_cache_of_large_blocks(monkeypatch, null_dev
     st = sm.stats(NULL)
     assert (st["pooled"], st["evicted"]) == (3072 + 4096, 5120)
     sm.free(hs[3])                                  # larger than the whole budget
-    sm.free(hs[4])                                  # small blocks are not counted
+    sm.free(hs[4])                                  # small ones count too; this one fits
     st = sm.stats(NULL)
     assert (st["pooled"], st["evicted"], st["in_use"]) == (3072 + 4096 + 128, 5120 + 20480, 0)
     assert null_dev.live_bytes == live0 - 5120 - 20480
-    monkeypatch.setenv("MXNEXT_MEM_POOL_LARGE_CACHE_MB", "lots")
-    with pytest.raises(MXNetError, match="MXNEXT_MEM_POOL_LARGE_CACHE_MB: expected a number"):
+    monkeypatch.setenv("MXNEXT_MEM_POOL_CACHE_MB", "lots")
+    with pytest.raises(MXNetError, match="MXNEXT_MEM_POOL_CACHE_MB: expected a number"):
         StorageManager("Round").alloc(10, NULL)

@@ -8,8 +8,7 @@ One pool per (device type, device id) wraps the device's raw ``alloc``/``free``.
 - ``Naive``: blocks are kept and reused by exact size;
 - ``Unpooled``: every free goes straight back to the device.
 
-Large blocks are cached within bounds (``_Pool._make_room``, ``large_limit``): see
-docs/internals.md.
+The cache is bounded (``_Pool._make_room``, ``limit``): see docs/internals.md.
 
 A freed block is handed out again, so it must not be freed while an engine
 function may still read it: ``free_async(h, var)`` returns it through
@@ -107,17 +106,17 @@ def _env_cutoff():
     return int(v)
 
 
-def _env_large_cache():
-    """Bytes of large blocks a host pool keeps: ``MXNEXT_MEM_POOL_LARGE_CACHE_MB``, by
-    default a thirty-second of the machine's memory."""
-    v = os.environ.get("MXNEXT_MEM_POOL_LARGE_CACHE_MB")
+def _env_cache_limit():
+    """Bytes of free blocks a host pool keeps: ``MXNEXT_MEM_POOL_CACHE_MB``, by default a
+    thirty-second of the machine's memory."""
+    v = os.environ.get("MXNEXT_MEM_POOL_CACHE_MB")
     if v is not None:
         try:
             mb = float(v)
         except ValueError:
             mb = -1
         if mb < 0:
-            raise MXNetError(f"MXNEXT_MEM_POOL_LARGE_CACHE_MB: expected a number of MB >= 0, "
+            raise MXNetError(f"MXNEXT_MEM_POOL_CACHE_MB: expected a number of MB >= 0, "
                              f"got {v!r}")
         return int(mb * 2**20)
     try:
@@ -144,8 +143,8 @@ class _Pool:
         self.fences: dict[int, tuple] = {}    # id(raw) -> marks of its old work (streams.py)
         self.caps: dict[int, int] = {}        # nbytes -> size class, computed once
         self.in_use = self.pooled = self.peak = 0
-        # host memory keeps a bounded cache of large blocks (MXNet's CPU storage keeps none)
-        self.large_limit = None if self.streams else _env_large_cache()
+        # host memory keeps a bounded cache (MXNet's CPU storage keeps none)
+        self.limit = None if self.streams else _env_cache_limit()
         self.hits = self.misses = self.allocs = self.frees = self.evicted = 0
 
     def size_class(self, nbytes):
@@ -232,13 +231,14 @@ class _Pool:
         if cap < self.linear:
             return
         with self.lock:
-            back = self._evict_large(cap, at_least=cap)
+            back = self._evict(cap, self.linear, at_least=cap)
         self._free_all(back)
 
-    def _evict_large(self, nbytes, at_least=0):
-        """Take cached large blocks out, largest first, until ``nbytes`` bytes are out, if
-        the large ones hold at least ``at_least``; the caller holds the lock and frees them."""
-        large = sorted((c for c in self.free_lists if c >= self.linear), reverse=True)
+    def _evict(self, nbytes, smallest=0, at_least=0):
+        """Take cached blocks of size classes from ``smallest`` up out, largest first, until
+        ``nbytes`` bytes are out, if those hold at least ``at_least``; the caller holds the
+        lock and frees them."""
+        large = sorted((c for c in self.free_lists if c >= smallest), reverse=True)
         if sum(c * len(self.free_lists[c]) for c in large) < max(at_least, 1):
             return []
         back, freed = [], 0
@@ -257,9 +257,6 @@ class _Pool:
         self.evicted += freed
         return back
 
-    def _large_cached(self):
-        return sum(c * len(lst) for c, lst in self.free_lists.items() if c >= self.linear)
-
     def _free_all(self, raws):
         for raw in raws:
             self.dev.free(raw, self.device_id)
@@ -267,7 +264,7 @@ class _Pool:
     def _put(self, raw, cap, var=None):
         """Return a buffer of size class ``cap`` to the pool (or the device, unpooled); ``var``
         guarded it: a stream device's marks on it stay with the block. A host pool keeps at
-        most ``large_limit`` bytes of large blocks (the largest go back first)."""
+        most ``limit`` bytes (the largest blocks go back first)."""
         if _check.ENABLED:
             _check.returned(raw)
         back = []
@@ -275,14 +272,12 @@ class _Pool:
             self.in_use -= cap
             self.frees += 1
             keep = self.pooled_mode
-            if keep and self.large_limit is not None and cap >= self.linear:
-                if cap > self.large_limit:      # beyond the whole budget: not kept at all
+            if keep and self.limit is not None:
+                if cap > self.limit:            # beyond the whole budget: not kept at all
                     self.evicted += cap
                     keep = False
-                else:
-                    over = self._large_cached() + cap - self.large_limit
-                    if over > 0:
-                        back = self._evict_large(over)
+                elif self.pooled + cap > self.limit:
+                    back = self._evict(self.pooled + cap - self.limit)
             if keep:
                 self.free_lists.setdefault(cap, []).append(raw)
                 if var is not None:
