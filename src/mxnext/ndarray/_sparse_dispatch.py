@@ -18,6 +18,7 @@ import logging
 
 import numpy as np
 
+from .._runtime import tape as _tape
 from .._runtime.base import MXNetError
 from ._array import NDArray
 from ._imperative import from_host, invoke, use_sparse_dispatch
@@ -39,11 +40,12 @@ def dispatch(opdef, inputs, kwargs, out, ctx):
     results = _sparse_kernel(opdef, params, inputs, kwargs, ctx)
     if results is None:
         _log.debug("storage fallback: %s on %s", opdef.name, [a.stype for a in inputs])
-        dense = [a.tostype("default") if isinstance(a, BaseSparseNDArray) else a
-                 for a in inputs]
+        dense = [_densified(a) for a in inputs]
         if out is None or not any(isinstance(o, BaseSparseNDArray) for o in _listed(out)):
             return invoke(opdef, dense, kwargs, out, ctx)
         results = _listed(invoke(opdef, dense, kwargs, None, ctx))
+    elif _tape.state.recording:
+        _record(opdef, params, inputs, results)
     if out is None:
         return results[0] if len(results) == 1 else results
     for target, value in zip(_listed(out), results):
@@ -68,6 +70,25 @@ def _sparse_kernel(opdef, params, inputs, kwargs, ctx):
         return None
     return [from_host(np.ascontiguousarray(r), ctx) if isinstance(r, np.ndarray)
             else make_sparse(r, ctx) for r in results]
+
+
+def _densified(a):
+    """``a`` as a dense array; a sparse one's dense copy keeps its autograd history, so an
+    op recorded on it differentiates with respect to the sparse array."""
+    if not isinstance(a, BaseSparseNDArray):
+        return a
+    dense = a.tostype("default")
+    dense._ag = a._ag
+    return dense
+
+
+def _record(opdef, params, inputs, results):
+    """Put a sparse kernel's call on the autograd tape: its gradient rule runs on dense
+    copies of the inputs and outputs (the gradient buffers give the gradients' storage)."""
+    outs = [_densified(r) for r in results]
+    _tape.record(opdef, params, [_densified(a) for a in inputs], outs)
+    for r, o in zip(results, outs):
+        r._ag = o._ag
 
 
 def _listed(x):
