@@ -203,7 +203,7 @@ class Parameter:
                 f"saved params.")
         if dtype_source == "current":
             return data.astype(self.dtype, copy=False)
-        self._dtype = data.dtype
+        self.cast(data.dtype)            # the values held already take the saved dtype too
         return data
 
     def _first_load_contexts(self, ctx):
