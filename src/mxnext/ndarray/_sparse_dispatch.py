@@ -74,8 +74,16 @@ def _sparse_kernel(opdef, params, inputs, run, ctx):
     results = kernel(params, hosts, dense)
     if results is None:
         return None
-    return [from_host(np.ascontiguousarray(r), ctx) if isinstance(r, np.ndarray)
-            else make_sparse(r, ctx) for r in results]
+    results = [from_host(np.ascontiguousarray(r), ctx) if isinstance(r, np.ndarray)
+               else make_sparse(r, ctx) for r in results]
+    mutate = opdef.get_attr("FMutateInputs")
+    mutated = list(mutate(params)) if mutate is not None else []
+    if mutated:          # the new values of the mutated inputs follow the outputs
+        visible = len(results) - len(mutated)
+        for i, value in zip(mutated, results[visible:]):
+            _write(inputs[i], value)
+        results = results[:visible]
+    return results
 
 
 def _densified(a):
