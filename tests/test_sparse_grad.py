@@ -117,3 +117,71 @@ def test_clip_global_norm_of_row_sparse_arrays():
     norm = gluon.utils.clip_global_norm([a], 1.0)
     assert np.isclose(norm, np.sqrt(12))
     assert np.allclose(a.asnumpy(), 1 / np.sqrt(12), rtol=1e-5)
+
+
+def _rsp(rows, shape=(4, 2)):
+    dense = np.zeros(shape, np.float32)
+    for r, v in rows.items():
+        dense[r] = v
+    return mx.nd.array(dense).tostype("row_sparse")
+
+
+def test_lazy_sgd_mom_touches_only_the_gradient_rows():
+    grad = _rsp({1: 1.0, 3: 2.0})
+    weight, mom = mx.nd.ones((4, 2)), mx.nd.zeros((4, 2))
+    mx.nd.sgd_mom_update(weight, grad, mom, out=weight, lr=0.5, momentum=0.9, wd=0.1)
+    # rows 1 and 3: mom = -lr*wd*w - lr*g; rows 0 and 2 (no gradient): unchanged, no decay
+    assert np.allclose(mom.asnumpy()[:, 0], [0, -0.55, 0, -1.05])
+    assert np.allclose(weight.asnumpy()[:, 0], [1, 0.45, 1, -0.05])
+    dense_w, dense_mom = mx.nd.ones((4, 2)), mx.nd.zeros((4, 2))
+    mx.nd.sgd_mom_update(dense_w, grad, dense_mom, out=dense_w, lr=0.5, momentum=0.9, wd=0.1,
+                         lazy_update=False)
+    assert np.allclose(dense_w.asnumpy()[:, 0], [0.95, 0.45, 0.95, -0.05])
+
+
+def test_lazy_updates_of_row_sparse_weights_and_states():
+    weight = mx.nd.ones((4, 2)).tostype("row_sparse")
+    opt = mx.optimizer.Adam(learning_rate=0.1, wd=0.1)
+    state = opt.create_state(0, weight)
+    assert [s.stype for s in state] == ["row_sparse", "row_sparse"]
+    opt.update(0, weight, _rsp({2: 1.0}), state)
+    assert weight.stype == "row_sparse"
+    w = weight.asnumpy()[:, 0]
+    assert (w[[0, 1, 3]] == 1).all() and w[2] < 1
+    assert state[0].indices.asnumpy().tolist() == [2]
+
+
+def test_adagrad_and_group_adagrad_on_row_sparse_gradients():
+    grad = _rsp({0: 1.0, 3: 2.0})
+    for opt, history_shape in ((mx.optimizer.AdaGrad(learning_rate=0.1), (4, 2)),
+                               (mx.optimizer.contrib.GroupAdaGrad(learning_rate=0.1), (4, 1))):
+        weight = mx.nd.ones((4, 2))
+        history = opt.create_state(0, weight)
+        assert history.shape == history_shape
+        opt.update(0, weight, grad, history)
+        assert np.allclose(history.asnumpy()[:, 0], [1, 0, 0, 4])
+        assert np.allclose(weight.asnumpy()[:, 0], [1 - 0.1 / np.sqrt(1 + opt.float_stable_eps),
+                                                    1, 1, 1 - 0.2 / np.sqrt(4 + opt.float_stable_eps)])
+    with pytest.raises(mx.MXNetError, match="weight decay is not supported"):
+        mx.nd.sparse.adagrad_update(mx.nd.ones((4, 2)), grad, mx.nd.zeros((4, 2)), lr=0.1, wd=0.1)
+
+
+def test_sparse_embedding_op_and_bound_gradient():
+    data = mx.sym.var("data")
+    embed = mx.sym.contrib.SparseEmbedding(data, mx.sym.var("w"), input_dim=5, output_dim=2)
+    exe = embed.simple_bind(mx.cpu(), grad_req={"data": "null", "w": "write"}, data=(3,))
+    exe.arg_dict["data"][:] = np.array([4, 0, 4])
+    exe.arg_dict["w"][:] = np.arange(10).reshape(5, 2)
+    out = exe.forward(is_train=True)[0]
+    assert out.asnumpy()[:, 0].tolist() == [8, 0, 8]
+    exe.backward([mx.nd.ones((3, 2))])
+    grad = exe.grad_dict["w"]
+    assert grad.stype == "row_sparse" and grad.asnumpy()[:, 0].tolist() == [1, 0, 0, 0, 2]
+
+
+def test_teststore_pushpull_of_row_sparse_values():
+    kv = mx.kv.create("teststore")
+    grads = [_rsp({1: 1.0}), _rsp({1: 2.0, 2: 1.0})]
+    out = mx.nd.zeros((4, 2))
+    kv.pushpull(0, grads, out=out)
+    assert out.asnumpy()[:, 0].tolist() == [0, 3, 1, 0]
