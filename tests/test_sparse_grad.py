@@ -185,3 +185,14 @@ def test_teststore_pushpull_of_row_sparse_values():
     out = mx.nd.zeros((4, 2))
     kv.pushpull(0, grads, out=out)
     assert out.asnumpy()[:, 0].tolist() == [0, 3, 1, 0]
+
+
+def test_fallback_writes_back_sparse_states():
+    # csr arrays have no sparse update kernel: the dense fallback runs, and the csr momentum
+    # it mutated takes its new value
+    w, g = mx.nd.ones((2, 3)).tostype("csr"), mx.nd.ones((2, 3)).tostype("csr")
+    mom = mx.nd.zeros((2, 3)).tostype("csr")
+    for _ in range(2):
+        mx.nd.sgd_mom_update(w, g, mom, out=w, lr=0.1, momentum=0.9)
+    assert mom.stype == "csr" and np.allclose(mom.asnumpy(), -0.19)
+    assert np.allclose(w.asnumpy(), 0.71)

@@ -49,8 +49,11 @@ def dispatch(opdef, inputs, kwargs, out, ctx, params=None):
         _log.debug("storage fallback: %s on %s", opdef.name, [a.stype for a in inputs])
         dense = [_densified(a) for a in inputs]
         if out is None or not any(isinstance(o, BaseSparseNDArray) for o in _listed(out)):
-            return run(dense, out)
+            result = run(dense, out)
+            _write_back(opdef, params, inputs, dense)
+            return result
         results = _listed(run(dense, None))
+        _write_back(opdef, params, inputs, dense)
     elif _tape.state.recording:
         _record(opdef, params, inputs, results)
     if out is None:
@@ -76,14 +79,27 @@ def _sparse_kernel(opdef, params, inputs, run, ctx):
         return None
     results = [from_host(np.ascontiguousarray(r), ctx) if isinstance(r, np.ndarray)
                else make_sparse(r, ctx) for r in results]
-    mutate = opdef.get_attr("FMutateInputs")
-    mutated = list(mutate(params)) if mutate is not None else []
+    mutated = _mutated(opdef, params)
     if mutated:          # the new values of the mutated inputs follow the outputs
         visible = len(results) - len(mutated)
         for i, value in zip(mutated, results[visible:]):
             _write(inputs[i], value)
         results = results[:visible]
     return results
+
+
+def _mutated(opdef, params):
+    """The indices of the inputs the op writes (``FMutateInputs``: an optimizer's states)."""
+    mutate = opdef.get_attr("FMutateInputs")
+    return list(mutate(params)) if mutate is not None else []
+
+
+def _write_back(opdef, params, inputs, dense):
+    """After the fallback: sparse inputs the op mutated take the values their dense copies
+    received."""
+    for i in _mutated(opdef, params):
+        if isinstance(inputs[i], BaseSparseNDArray):
+            inputs[i]._take(dense[i])
 
 
 def _densified(a):
