@@ -12,6 +12,7 @@ code catching either keeps working.
 from __future__ import annotations
 
 import warnings
+import weakref
 
 import numpy as np
 
@@ -47,7 +48,7 @@ class Parameter:
         self._grad = None
         self._ctx_list = None
         self._ctx_map = None
-        self._trainer = None
+        self._trainer_ref = None
         self._deferred_init = ()
         self._differentiable = differentiable
         self._allow_deferred_init = allow_deferred_init
@@ -122,14 +123,19 @@ class Parameter:
     def stype(self):
         return self._stype
 
+    @property
+    def _trainer(self):
+        """The Trainer set last (held weakly: a Parameter does not keep its Trainer alive)."""
+        return self._trainer_ref() if self._trainer_ref is not None else None
+
     def _set_trainer(self, trainer):
         """Remember the Trainer (a row_sparse parameter's values come through its store)."""
-        if self._stype != "default" and self._trainer and trainer and \
-                self._trainer is not trainer:
+        current = self._trainer
+        if self._stype != "default" and current and trainer and current is not trainer:
             raise RuntimeError(f"Failed to set the trainer for Parameter {self.name!r} because "
                                f"it was already set. More than one trainers for a "
                                f"{self._stype} Parameter is not supported.")
-        self._trainer = trainer
+        self._trainer_ref = weakref.ref(trainer) if trainer is not None else None
 
     # -- values per context ---------------------------------------------------------------
     def _check_and_get(self, arr_list, ctx):
