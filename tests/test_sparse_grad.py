@@ -196,3 +196,15 @@ def test_fallback_writes_back_sparse_states():
         mx.nd.sgd_mom_update(w, g, mom, out=w, lr=0.1, momentum=0.9)
     assert mom.stype == "csr" and np.allclose(mom.asnumpy(), -0.19)
     assert np.allclose(w.asnumpy(), 0.71)
+
+
+def test_dot_of_a_csr_input_gives_the_weight_the_rows_of_its_columns():
+    x = mx.nd.array([[0, 2, 0, 0], [1, 0, 0, 0]]).tostype("csr")
+    w = mx.nd.ones((4, 3))
+    w.attach_grad(stype="row_sparse")
+    with mx.autograd.record():
+        y = mx.nd.dot(x, w)
+    y.backward()
+    assert y.stype == "default"
+    assert w.grad.indices.asnumpy().tolist() == [0, 1]        # as MXNet 1.9.1
+    assert w.grad.asnumpy()[:, 0].tolist() == [1, 2, 0, 0]
