@@ -189,10 +189,10 @@ def test_bad_keys_and_values_name_the_call_and_the_key():
         kv.pull(1)
 
 
-def test_dense_only_and_single_process_calls():
+def test_row_sparse_pull_refusals_and_single_process_calls():
     kv = mx.kv.create()
     kv.init(1, mx.nd.zeros(SHAPE))
-    with pytest.raises(MXNetError, match="row_sparse_pull: row_sparse arrays are not supported"):
+    with pytest.raises(MXNetError, match="row_sparse_pull: key 1: outputs must be row_sparse"):
         kv.row_sparse_pull(1, out=mx.nd.empty(SHAPE), row_ids=mx.nd.array([0]))
     with pytest.raises(MXNetError, match="set_gradient_compression: not supported for "
                                          "KVStore type 'local'"):

@@ -6,7 +6,9 @@ is a ``CSRStorage``, a ``RowSparseStorage`` or a numpy array (dense); ``dense(*a
 runs the op's own dense kernel on numpy arrays and returns its outputs (numpy). Return the
 visible outputs in the storage types MXNet's ``FInferStorageType`` gives, or None where
 MXNet has no sparse kernel for these inputs: the core then runs the storage fallback
-(inputs densified, dense kernel, dense outputs).
+(inputs densified, dense kernel, dense outputs). An op with ``FMutateInputs`` (an
+optimizer's states) returns after its outputs the new value of each mutated input, in the
+order ``FMutateInputs`` lists them; the core writes them back in each input's storage type.
 """
 
 from mxnext.ndarray.sparse_storage import (CSRStorage, RowSparseStorage, csr_from_dense,

@@ -38,27 +38,10 @@ BLOBS = {
 
 # Run and reported, but outside the score: file -> test -> (category, what in it).
 CATEGORIES = {
-    "sparse": "about row_sparse/csr storage, which mxnext does not provide",
     "gpu": "needs a GPU (or only exercises one)",
 }
 ASIDE = {
     "test_gluon.py": {
-        "test_sparse_parameter": ("sparse", "row_sparse Parameter, row_sparse_data"),
-        "test_parameter_invalid_access": ("sparse", "data() of a row_sparse Parameter"),
-        "test_parameter_dict": ("sparse", "a row_sparse Parameter saved and loaded"),
-        "test_parameter_row_sparse_data": ("sparse", "row_sparse_data, nd.sparse.retain"),
-        "test_sparse_symbol_block": ("sparse", "a row_sparse Variable in a SymbolBlock"),
-        "test_sparse_hybrid_block": ("sparse", "a csr input (the later of two tests of that "
-                                               "name, the one pytest collects)"),
-        "test_global_norm_clip": ("sparse", "loops over default and row_sparse arrays"),
-        "test_embedding": ("sparse", "reads .data of a row_sparse gradient"),
-        "test_split_and_load": ("sparse", "splits a CSRNDArray"),
         "test_sync_batchnorm": ("gpu", "loops over the GPUs; none on CPU"),
-    },
-    "test_gluon_trainer.py": {
-        "test_multi_trainer": ("sparse", "two Trainers of a row_sparse Parameter"),
-        "test_trainer_with_sparse_grad_on_single_context": ("sparse", "row_sparse gradient"),
-        "test_trainer_sparse_save_load": ("sparse", "row_sparse Parameter, sparse Embedding"),
-        "test_trainer_sparse_kv": ("sparse", "row_sparse parameters and gradients in a KVStore"),
     },
 }

@@ -187,3 +187,13 @@ def test_a_program_ending_right_after_its_pushes_ends_at_once(jobs, tmp_path):
                         extra_env={"MXNEXT_KVSTORE_TIMEOUT": "100"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("issued") == 2
+
+
+def test_sparse_values_are_refused_by_name(jobs):
+    code = ("import mxnext as mx; kv = mx.kv.create('dist_sync'); "
+            "kv.init(0, mx.nd.zeros((3, 2))); "
+            "kv.push(0, mx.nd.ones((3, 2)).tostype('row_sparse'))")
+    proc = jobs.run([sys.executable, "-c", code])
+    assert proc.returncode != 0
+    assert "KVStore.push: key 0: the dist stores take dense values, got a row_sparse" in \
+        proc.stderr

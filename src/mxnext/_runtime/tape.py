@@ -54,7 +54,8 @@ def mark_variables(variables, gradients, grad_reqs="write") -> None:
     for v, g, r in zip(variables, gradients, grad_reqs):
         as_req(r)
         node = Node(None, None, ())
-        node.info = Info([v._view(v._shape)], grad=g, grad_req=r)
+        held = v if v.stype != "default" else v._view(v._shape)   # a sparse one has no view
+        node.info = Info([held], grad=g, grad_req=r)
         v._ag = entry(node, 0)
 
 

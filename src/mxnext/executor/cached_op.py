@@ -84,11 +84,14 @@ class CachedOp:
         if len(args) != len(self._names):
             raise MXNetError(f"CachedOp: expected {len(self._names)} inputs "
                              f"({', '.join(self._names)}), got {len(args)}")
+        op_by_op = self._dynamic        # also for sparse inputs: each op's storage dispatch
         for name, a in zip(self._names, args):
             if not isinstance(a, NDArray):
                 raise MXNetError(f"CachedOp: input {name!r} must be an NDArray, got "
                                  f"{type(a).__name__}")
-        if self._dynamic:
+            if a.stype != "default":
+                op_by_op = True
+        if op_by_op:
             return self._run_dynamic(args, out)
         ctx = args[0].context if args else (default_ctx or current_context())
         wanted = tuple(_tape.state.recording and _tape.has_history(a) for a in args)

@@ -48,7 +48,7 @@ class Parameter:
         self._grad = None
         self._ctx_list = None
         self._ctx_map = None
-        self._trainer = None
+        self._trainer_ref = None
         self._deferred_init = ()
         self._differentiable = differentiable
         self._allow_deferred_init = allow_deferred_init
@@ -123,13 +123,19 @@ class Parameter:
     def stype(self):
         return self._stype
 
+    @property
+    def _trainer(self):
+        """The Trainer set last (held weakly: a Parameter does not keep its Trainer alive)."""
+        return self._trainer_ref() if self._trainer_ref is not None else None
+
     def _set_trainer(self, trainer):
-        if self._stype != "default" and self._trainer and trainer and \
-                self._trainer() is not trainer:
+        """Remember the Trainer (a row_sparse parameter's values come through its store)."""
+        current = self._trainer
+        if self._stype != "default" and current and trainer and current is not trainer:
             raise RuntimeError(f"Failed to set the trainer for Parameter {self.name!r} because "
                                f"it was already set. More than one trainers for a "
                                f"{self._stype} Parameter is not supported.")
-        self._trainer = weakref.ref(trainer) if trainer is not None else None
+        self._trainer_ref = weakref.ref(trainer) if trainer is not None else None
 
     # -- values per context ---------------------------------------------------------------
     def _check_and_get(self, arr_list, ctx):
@@ -166,6 +172,8 @@ class Parameter:
                              f"'saved', got {dtype_source!r}")
         self._adopt_saved_shape(data.shape)
         data = self._adopt_saved_dtype(data, cast_dtype, dtype_source)
+        if data.stype != self._stype:
+            data = data.tostype(self._stype)
         if isinstance(ctx, Context):
             ctx = [ctx]
         if self._data is None:
@@ -201,7 +209,7 @@ class Parameter:
                 f"saved params.")
         if dtype_source == "current":
             return data.astype(self.dtype, copy=False)
-        self._dtype = data.dtype
+        self.cast(data.dtype)            # the values held already take the saved dtype too
         return data
 
     def _first_load_contexts(self, ctx):
@@ -241,6 +249,8 @@ class Parameter:
             row = self._ctx_map[ctx.device_typeid & 1]
             row.extend([None] * (ctx.device_id + 1 - len(row)))
             row[ctx.device_id] = i
+        if data.stype != self._stype:
+            data = data.tostype(self._stype)
         self._data = [data.copyto(ctx) for ctx in self._ctx_list]
         self._init_grad()
 
@@ -248,11 +258,20 @@ class Parameter:
         if self.grad_req == "null":
             self._grad = None
             return
-        self._grad = [ndarray.zeros(d.shape, dtype=d.dtype, ctx=d.context) for d in self._data]
+        self._grad = [ndarray.zeros(d.shape, dtype=d.dtype, ctx=d.context,
+                                    stype=self._grad_stype) for d in self._data]
         autograd.mark_variables(self._data, self._grad, self.grad_req)
 
     def _reduce(self):
-        """The value on cpu: the mean over the contexts."""
+        """The value on cpu: the mean over the contexts (a row_sparse one: every row, from
+        the Trainer's store)."""
+        if self._stype != "default":
+            data = ndarray.zeros(self.shape, dtype=self.dtype, ctx=cpu(), stype=self._stype)
+            if self._trainer is None:
+                return self._data[0].copyto(data)
+            all_rows = ndarray.arange(0, self.shape[0], dtype="int64", ctx=cpu())
+            self._trainer._row_sparse_pull(self, data, all_rows, full_idx=True)
+            return data
         block = self.list_data()
         if len(block) == 1:
             return block[0].copyto(cpu())
@@ -311,7 +330,7 @@ class Parameter:
                 raise ParameterError(f"Parameter {self.name!r} has not been initialized")
             self._deferred_init = self._deferred_init[:3] + (data,)
             return
-        trainer = self._trainer() if self._trainer else None
+        trainer = self._trainer
         if trainer is not None and getattr(trainer, "_kv_initialized", False) and \
                 getattr(trainer, "_update_on_kvstore", False) and \
                 self not in getattr(trainer, "_params_to_init", ()):
@@ -343,15 +362,26 @@ class Parameter:
                                f"because its storage type is {self._stype}. Please use data() "
                                f"instead.")
 
+    def _get_row_sparse(self, ctx, row_id):
+        """The value(s) on ``ctx`` with the rows ``row_id`` pulled from the Trainer's store."""
+        if not isinstance(row_id, ndarray.NDArray):
+            raise TypeError(f"row_id must have NDArray type, but {type(row_id)} is given")
+        if self._trainer is None:
+            raise RuntimeError(f"Cannot get row_sparse data for Parameter {self.name!r} when "
+                               f"no Trainer is created with it.")
+        results = self._check_and_get(self._data, ctx)
+        self._trainer._row_sparse_pull(self, results, row_id)
+        return results
+
     def row_sparse_data(self, row_id):
-        """The whole value on ``row_id``'s context (mxnext stores row_sparse parameters
-        dense)."""
+        """The value on ``row_id``'s context holding (only) the rows ``row_id``."""
         self._check_row_sparse("row_sparse_data")
-        return self._check_and_get(self._data, row_id.context)
+        return self._get_row_sparse(row_id.context, row_id)
 
     def list_row_sparse_data(self, row_id):
+        """The values on every context holding (only) the rows ``row_id``."""
         self._check_row_sparse("list_row_sparse_data")
-        return self._check_and_get(self._data, list)
+        return self._get_row_sparse(list, row_id)
 
     def _check_grad(self):
         if self._data is not None and self._grad is None:

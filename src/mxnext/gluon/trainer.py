@@ -76,8 +76,7 @@ def _create_sparse_kvstore(kvstore, update_on_kvstore):
 
 
 def _values(param):
-    """The parameter's arrays on its contexts (row_sparse ones included: mxnext keeps them
-    dense, so the store moves them whole)."""
+    """The parameter's arrays on its contexts (row_sparse ones included)."""
     return param._check_and_get(param._data, list)
 
 
@@ -130,7 +129,6 @@ class Trainer:
             self._param2idx[param.name] = i
             self._params.append(param)
             param._set_trainer(self)
-        # mxnext stores row_sparse parameters dense; their stypes still pick MXNet's rules
         self._contains_sparse_weight = any(p._stype != "default" for p in self._params)
         self._contains_sparse_grad = any(p._grad_stype != "default" for p in self._params)
         self._compression_params = compression_params
@@ -235,8 +233,22 @@ class Trainer:
                 waiting.append(param)
             elif self._kvstore is not None:
                 arrays = _values(param)
-                self._kvstore.broadcast(self._param2idx[param.name], arrays[0], out=arrays)
+                idx = self._param2idx[param.name]
+                if param._stype != "default":
+                    self._kvstore.init(idx, arrays[0])    # the store holds the truth
+                else:
+                    self._kvstore.broadcast(idx, arrays[0], out=arrays)
         self._params_to_init = waiting
+
+    def _row_sparse_pull(self, parameter, out, row_id, full_idx=False):
+        """Pull a row_sparse parameter's rows ``row_id`` from the store into ``out`` (every
+        row, with ``full_idx`` on a local store: a plain pull)."""
+        self._prepare()
+        idx = self._param2idx[parameter.name]
+        if full_idx and "dist" not in self._kvstore.type:
+            self._kvstore.pull(idx, out=out, priority=-idx, ignore_sparse=False)
+        else:
+            self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id, priority=-idx)
 
     def _prepare(self):
         if not self._kv_initialized:
@@ -326,10 +338,20 @@ class Trainer:
             if param.grad_req != "null":
                 if skip_stale and not any(d._fresh_grad for d in _values(param)):
                     continue
-                if on_kvstore:
+                if param._grad_stype != "default":
+                    self._push_pull_sparse(kv, i, param)
+                elif on_kvstore:
                     kv.pushpull(i, param.list_grad(), out=_values(param), priority=-i)
                 else:
                     kv.pushpull(i, param.list_grad(), priority=-i)
+
+    def _push_pull_sparse(self, kv, i, param):
+        """Sparse gradients are pushed, then a dense weight (updated on the store) or the
+        summed gradients are pulled back; a row_sparse weight is pulled by rows later."""
+        kv.push(i, param.list_grad(), priority=-i)
+        if param._stype == "default":
+            pull_list = _values(param) if self._update_on_kvstore else param.list_grad()
+            kv.pull(i, pull_list, priority=-i, ignore_sparse=self._distributed)
 
     def _update(self, ignore_stale_grad):
         scaler = getattr(self, "_amp_loss_scaler", None)    # amp.init_trainer's

@@ -50,14 +50,21 @@ def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
     return [p.as_in_context(ctx) for p, ctx in zip(pieces, ctx_list)]
 
 
+def _squared_norm(a):
+    """The squared 2-norm of ``a`` (a sparse one from its stored values)."""
+    if a.stype != "default":
+        return ndarray.square(ndarray.norm(a))
+    flat = a.reshape((-1,))
+    return ndarray.dot(flat, flat)
+
+
 def clip_global_norm(arrays, max_norm, check_isfinite=True):
     """Scale ``arrays`` in place so that their joint 2-norm is at most ``max_norm``; returns
     the norm before scaling (a float, or an NDArray without ``check_isfinite``)."""
     if not arrays:
         raise ValueError("clip_global_norm: arrays is empty; expected at least one NDArray")
     ctx = arrays[0].context
-    squares = [ndarray.dot(a.reshape((-1,)), a.reshape((-1,))).as_in_context(ctx)
-               for a in arrays]
+    squares = [_squared_norm(a).as_in_context(ctx) for a in arrays]
     total = ndarray.sqrt(ndarray.add_n(*squares))
     if check_isfinite and not np.isfinite(total.asscalar()):
         warnings.warn(UserWarning("nan or inf is detected. Clipping results will be "

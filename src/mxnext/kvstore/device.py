@@ -16,6 +16,7 @@ import numpy as np
 from .. import ndarray as nd
 from .._runtime.base import MXNetError
 from ._comm import assign_sum, assign_sum_compressed
+from ._rows import any_sparse
 from .compression import GradientCompression
 from .kvstore import KVStore
 
@@ -55,11 +56,15 @@ class DeviceKVStore(KVStore):
         assign_sum_compressed(vals, residuals, dst, self._gc, priority, "KVStore.push", key)
 
     def push(self, key, value, priority=0) -> None:
-        """As ``local``'s, but each key is summed on, and then kept on, its device."""
+        """As ``local``'s, but each key is summed on, and then kept on, its device (sparse
+        values: as ``local``'s)."""
         if self._updater is not None:
             super().push(key, value, priority)
             return
         for k, vals in self.group("push", key, value).items():
+            if self.stored("push", k).stype != "default" or any_sparse(vals):
+                super().push(k, vals, priority)
+                continue
             stored = self._placed(k, vals, self.stored("push", k), priority, keep=False)
             self.reduce_devices(k, vals, stored, priority)
 

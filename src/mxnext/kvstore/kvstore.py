@@ -17,6 +17,7 @@ from ..ndarray import NDArray
 from ..ndarray._imperative import new_array
 from ..optimizer._states_file import load_states_file, save_states_file
 from ._comm import assign_sum
+from ._rows import any_sparse, retained_rows, sparse_sum
 from .base import KVStoreBase
 
 __all__ = ["KVStore", "LOCAL_TYPES"]
@@ -67,6 +68,9 @@ class KVStore(KVStoreBase):
                 raise MXNetError(f"KVStore.init: key {k!r} is already initialized")
             if len(vals) != 1:
                 raise MXNetError(f"KVStore.init: key {k!r} takes one NDArray, got {len(vals)}")
+            if vals[0].stype != "default":
+                self._store[k] = vals[0].copyto(self._ctx)
+                continue
             stored = new_array(vals[0].shape, vals[0]._dtype, self._ctx)
             assign_sum(vals, stored, 0, "KVStore.init", k)
             self._store[k] = stored
@@ -77,6 +81,9 @@ class KVStore(KVStoreBase):
         jobs = []
         for k, vals in self.group("push", key, value).items():
             stored = self.stored("push", k)
+            if stored.stype != "default" or any_sparse(vals):
+                self._push_sparse(k, vals, stored)
+                continue
             if self._updater is None:
                 self.reduce_devices(k, vals, stored, priority)
                 jobs.append((k, stored, stored))
@@ -87,6 +94,14 @@ class KVStore(KVStoreBase):
         if self._updater is not None:
             for k, summed, _ in jobs:
                 self.run_updater(k, summed, self.stored("push", k))
+
+    def _push_sparse(self, key, values, stored) -> None:
+        """A push involving sparse arrays: summed as sparse arrays (one worker)."""
+        summed = sparse_sum(values, self._ctx)
+        if self._updater is None:
+            summed.copyto(stored)
+        else:
+            self._updater(key, summed, stored)
 
     # -- extension points: what a backend changes ------------------------------------------
     def reduce_devices(self, key, values, dst, priority) -> None:
@@ -133,20 +148,35 @@ class KVStore(KVStoreBase):
         return buf
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True) -> None:
-        """Copy the stored value of each key into its output array(s).
-
-        ``ignore_sparse`` is accepted for MXNet's signature; mxnext arrays are all dense.
-        """
+        """Copy the stored value of each key into its output array(s); with
+        ``ignore_sparse`` sparse outputs are left alone (MXNet's)."""
         if out is None:
             raise MXNetError("KVStore.pull: out is required (an NDArray or a list of them)")
         for k, outs in self.group("pull", key, out).items():
             stored = self.stored("pull", k)
             for o in outs:
-                assign_sum([stored], o, priority, "KVStore.pull", k)
+                if o.stype == "default" and stored.stype == "default":
+                    assign_sum([stored], o, priority, "KVStore.pull", k)
+                elif not (ignore_sparse and o.stype != "default"):
+                    stored.copyto(o)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
-        raise MXNetError("KVStore.row_sparse_pull: row_sparse arrays are not supported "
-                         "(mxnext arrays are dense); use pull")
+        """Copy the rows ``row_ids`` (an NDArray per output, or one for all) of each key's
+        row_sparse value into its RowSparseNDArray output(s)."""
+        if out is None or row_ids is None:
+            raise MXNetError("KVStore.row_sparse_pull: out and row_ids are required")
+        single = isinstance(row_ids, NDArray)
+        for k, outs in self.group("row_sparse_pull", key, out).items():
+            ids = [row_ids] * len(outs) if single else list(row_ids)
+            if len(ids) != len(outs):
+                raise MXNetError(f"KVStore.row_sparse_pull: key {k!r}: {len(outs)} outputs "
+                                 f"but {len(ids)} row_ids")
+            stored = self.stored("row_sparse_pull", k)
+            for o, rows in zip(outs, ids):
+                if o.stype != "row_sparse":
+                    raise MXNetError(f"KVStore.row_sparse_pull: key {k!r}: outputs must be "
+                                     f"row_sparse, got {o.stype}")
+                o._take(retained_rows("row_sparse_pull", k, stored, rows, o.context))
 
     def set_gradient_compression(self, compression_params):
         raise MXNetError(f"KVStore.set_gradient_compression: not supported for KVStore type "

@@ -206,7 +206,12 @@ class NDArray(Arithmetic, OpMethods, Indexing):
 
     # -- autograd ---------------------------------------------------------------------
     def attach_grad(self, grad_req="write", stype=None) -> None:
-        _tape.mark_variables([self], [filled(self._shape, self._dtype, self._ctx, 0)], grad_req)
+        """Make this array a variable with a zero gradient buffer, stored as ``stype``
+        ('default', or 'row_sparse'/'csr': the gradient is then compressed to that type)."""
+        grad = filled(self._shape, self._dtype, self._ctx, 0)
+        if stype is not None and stype != "default":
+            grad = _to_sparse(grad, stype)
+        _tape.mark_variables([self], [grad], grad_req)
 
     @property
     def grad(self):

@@ -252,7 +252,10 @@ def _write_grad(info, total, owned):
     req, g = info.grad_req, info.grad
     if req != "null":
         info.fresh = True
-    if req == "add":
+    if g.stype != "default":          # a sparse buffer: the total compressed to its type
+        if req != "null":
+            g._take(total if req == "write" else g + total)
+    elif req == "add":
         push_add(total, g)
     elif req != "null":
         if owned and total._sig == g._sig:

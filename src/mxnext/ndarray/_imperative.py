@@ -139,6 +139,9 @@ def invoke_params(opdef, params, inputs, out=None, ctx=None, all_outputs=False, 
     except AttributeError:
         key = plan = None
     if plan is None:
+        if _any_sparse(inputs) and state is None:
+            outs = _sparse_dispatch(opdef, inputs, None, out, ctx, params)
+            return outs if all_outputs else outs[0] if len(outs) == 1 else outs
         plan = _new_plan(opdef, params, inputs, ctx, key, out_specs)
     return _run(plan, inputs, out, all_outputs, req, state)
 

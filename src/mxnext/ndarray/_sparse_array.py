@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._runtime import tape as _tape
 from .._runtime.base import MXNetError, NotSupportedForSparseNDArray
 from .._runtime.context import Context
 from . import serialization
@@ -208,7 +209,13 @@ class BaseSparseNDArray(NDArray):
         return self
 
     def attach_grad(self, grad_req="write", stype=None):
-        self._refuse("attach_grad (sparse gradients are not provided)")
+        """A variable whose gradient buffer is stored as ``stype`` (default: this array's
+        storage type), as MXNet's ``zeros_like`` then ``tostype``."""
+        stype = stype or self.stype
+        zeros = np.zeros(self._shape, self._dtype)
+        grad = from_host(zeros, self._ctx) if stype == "default" else \
+            make_sparse(from_dense(zeros, stype), self._ctx)
+        _tape.mark_variables([self], [grad], grad_req)
 
     def _check_key(self, key, what):
         if not isinstance(key, slice) or (key.start, key.stop, key.step) != (None,) * 3:

@@ -18,9 +18,10 @@ import logging
 
 import numpy as np
 
+from .._runtime import tape as _tape
 from .._runtime.base import MXNetError
 from ._array import NDArray
-from ._imperative import from_host, invoke, use_sparse_dispatch
+from ._imperative import from_host, invoke, invoke_params, use_sparse_dispatch
 from ._sparse_array import BaseSparseNDArray, make_sparse
 
 __all__ = ["dispatch"]
@@ -28,30 +29,41 @@ __all__ = ["dispatch"]
 _log = logging.getLogger(__name__)
 
 
-def dispatch(opdef, inputs, kwargs, out, ctx):
-    """Run ``opdef`` on ``inputs`` (some sparse) or into ``out`` (some sparse)."""
+def dispatch(opdef, inputs, kwargs, out, ctx, params=None):
+    """Run ``opdef`` on ``inputs`` (some sparse) or into ``out`` (some sparse); with
+    ``params`` (parsed, as graph nodes hold them) instead of ``kwargs``, every output is
+    returned, as a list."""
     for i, a in enumerate(inputs):
         if not isinstance(a, NDArray):
             raise MXNetError(f"Operator {opdef.name!r}: input {i} must be an NDArray, got "
                              f"{type(a).__name__} {a!r:.60}")
-    params = opdef.parse_params(dict(kwargs))
     ctx = ctx or (inputs[0].context if inputs else None)
-    results = _sparse_kernel(opdef, params, inputs, kwargs, ctx)
+    if kwargs is not None:
+        params = opdef.parse_params(dict(kwargs))
+        run = lambda arrays, o: invoke(opdef, arrays, kwargs, o, ctx)   # noqa: E731
+    else:
+        run = lambda arrays, o: invoke_params(opdef, params, arrays, o, ctx,   # noqa: E731
+                                              all_outputs=True)
+    results = _sparse_kernel(opdef, params, inputs, run, ctx)
     if results is None:
         _log.debug("storage fallback: %s on %s", opdef.name, [a.stype for a in inputs])
-        dense = [a.tostype("default") if isinstance(a, BaseSparseNDArray) else a
-                 for a in inputs]
+        dense = [_densified(a) for a in inputs]
         if out is None or not any(isinstance(o, BaseSparseNDArray) for o in _listed(out)):
-            return invoke(opdef, dense, kwargs, out, ctx)
-        results = _listed(invoke(opdef, dense, kwargs, None, ctx))
+            result = run(dense, out)
+            _write_back(opdef, params, inputs, dense)
+            return result
+        results = _listed(run(dense, None))
+        _write_back(opdef, params, inputs, dense)
+    elif _tape.state.recording:
+        _record(opdef, params, inputs, results)
     if out is None:
-        return results[0] if len(results) == 1 else results
+        return results[0] if len(results) == 1 and kwargs is not None else results
     for target, value in zip(_listed(out), results):
         _write(target, value)
     return out
 
 
-def _sparse_kernel(opdef, params, inputs, kwargs, ctx):
+def _sparse_kernel(opdef, params, inputs, run, ctx):
     """The outputs (NDArrays) of the op's sparse kernel, or None for the fallback."""
     kernel = opdef.get_attr("FComputeSparse")
     if kernel is None or not any(isinstance(a, BaseSparseNDArray) for a in inputs):
@@ -59,15 +71,54 @@ def _sparse_kernel(opdef, params, inputs, kwargs, ctx):
     hosts = [a._host() if isinstance(a, BaseSparseNDArray) else a.asnumpy() for a in inputs]
 
     def dense(*arrays):
-        outs = invoke(opdef, [from_host(np.ascontiguousarray(x), ctx) for x in arrays],
-                      kwargs, None, ctx)
+        outs = run([from_host(np.ascontiguousarray(x), ctx) for x in arrays], None)
         return [o.asnumpy() for o in _listed(outs)]
 
     results = kernel(params, hosts, dense)
     if results is None:
         return None
-    return [from_host(np.ascontiguousarray(r), ctx) if isinstance(r, np.ndarray)
-            else make_sparse(r, ctx) for r in results]
+    results = [from_host(np.ascontiguousarray(r), ctx) if isinstance(r, np.ndarray)
+               else make_sparse(r, ctx) for r in results]
+    mutated = _mutated(opdef, params)
+    if mutated:          # the new values of the mutated inputs follow the outputs
+        visible = len(results) - len(mutated)
+        for i, value in zip(mutated, results[visible:]):
+            _write(inputs[i], value)
+        results = results[:visible]
+    return results
+
+
+def _mutated(opdef, params):
+    """The indices of the inputs the op writes (``FMutateInputs``: an optimizer's states)."""
+    mutate = opdef.get_attr("FMutateInputs")
+    return list(mutate(params)) if mutate is not None else []
+
+
+def _write_back(opdef, params, inputs, dense):
+    """After the fallback: sparse inputs the op mutated take the values their dense copies
+    received."""
+    for i in _mutated(opdef, params):
+        if isinstance(inputs[i], BaseSparseNDArray):
+            inputs[i]._take(dense[i])
+
+
+def _densified(a):
+    """``a`` as a dense array; a sparse one's dense copy keeps its autograd history, so an
+    op recorded on it differentiates with respect to the sparse array."""
+    if not isinstance(a, BaseSparseNDArray):
+        return a
+    dense = a.tostype("default")
+    dense._ag = a._ag
+    return dense
+
+
+def _record(opdef, params, inputs, results):
+    """Put a sparse kernel's call on the autograd tape: its gradient rule runs on dense
+    copies of the inputs and outputs (the gradient buffers give the gradients' storage)."""
+    outs = [_densified(r) for r in results]
+    _tape.record(opdef, params, [_densified(a) for a in inputs], outs)
+    for r, o in zip(results, outs):
+        r._ag = o._ag
 
 
 def _listed(x):

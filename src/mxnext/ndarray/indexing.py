@@ -95,6 +95,8 @@ def setitem(self, key, value):
     if isinstance(value, _ARRAY):
         if value._ctx != self._ctx:
             value = value.as_in_context(self._ctx)
+        if value.stype != "default":          # a sparse value is written densified
+            value = value.tostype("default")
         const, v = [value._chunk.var], value._data()
     elif isinstance(value, (numbers.Number, np.generic)):
         const, v = [], value

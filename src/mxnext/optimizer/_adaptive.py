@@ -19,10 +19,18 @@ from .optimizer import FusedUpdate, Optimizer, register
 __all__ = ["Adam", "AdaGrad", "RMSProp", "AdaDelta", "Ftrl", "FTML", "Adamax", "Nadam", "LAMB"]
 
 
-def _zeros_like(weight, n, dtype=None):
+def _zeros_like(weight, n, dtype=None, stype="default"):
     """``n`` zero arrays shaped as ``weight`` (its dtype unless given), as a tuple."""
-    return tuple(nd.zeros(weight.shape, weight.context, dtype=dtype or weight.dtype)
-                 for _ in range(n))
+    return tuple(nd.zeros(weight.shape, weight.context, dtype=dtype or weight.dtype,
+                          stype=stype) for _ in range(n))
+
+
+def _sparse_kwargs(opt):
+    """epsilon, rescale_grad and clip_gradient of an AdaGrad for its sparse update op."""
+    kwargs = {"epsilon": opt.float_stable_eps, "rescale_grad": opt.rescale_grad}
+    if opt.clip_gradient:
+        kwargs["clip_gradient"] = opt.clip_gradient
+    return kwargs
 
 
 def _clipped(grad, bound):
@@ -47,7 +55,8 @@ class Adam(Optimizer):
         self.lazy_update = lazy_update
 
     def create_state(self, index, weight):
-        return _zeros_like(weight, 2)  # mean, variance
+        stype = weight.stype if self.lazy_update else "default"
+        return _zeros_like(weight, 2, stype=stype)  # mean, variance
 
     def update(self, index, weight, grad, state):
         _check_arrays([weight], [grad])
@@ -71,7 +80,8 @@ class AdaGrad(Optimizer):
         g = clip(rescale_grad * grad, clip_gradient);  history += g**2
         weight -= lr * (g / sqrt(history + eps) + wd * weight)
 
-    The history is float32 whatever the weight's dtype, as MXNet's.
+    The history is float32 whatever the weight's dtype, as MXNet's. A row_sparse gradient
+    updates only its rows (``_sparse_adagrad_update``, which refuses a nonzero ``wd``).
     """
 
     def __init__(self, eps=1e-7, **kwargs):
@@ -79,12 +89,16 @@ class AdaGrad(Optimizer):
         self.float_stable_eps = eps
 
     def create_state(self, index, weight):
-        return nd.zeros(weight.shape, weight.context)
+        return nd.zeros(weight.shape, weight.context, stype=weight.stype)
 
     def update(self, index, weight, grad, state):
         _check_arrays([weight], [grad])
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
+        if grad.stype == "row_sparse":
+            nd.sparse.adagrad_update(weight, grad, state, out=weight, lr=lr, wd=wd,
+                                     **_sparse_kwargs(self))
+            return
         grad = _clipped(grad * self.rescale_grad, self.clip_gradient)
         state[:] += nd.square(grad)
         div = grad / nd.sqrt(state + self.float_stable_eps)
@@ -179,7 +193,7 @@ class Ftrl(Optimizer):
         self.lr = learning_rate
 
     def create_state(self, index, weight):
-        return _zeros_like(weight, 2, "float32")  # z, n
+        return _zeros_like(weight, 2, "float32", weight.stype)  # z, n
 
     def update(self, index, weight, grad, state):
         _check_arrays([weight], [grad])

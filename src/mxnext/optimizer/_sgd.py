@@ -35,7 +35,8 @@ class _Momentum(FusedUpdate, Optimizer):
     def create_state(self, index, weight):
         if self.momentum == 0.0:
             return None
-        return nd.zeros(weight.shape, weight.context, dtype=weight.dtype)
+        stype = weight.stype if getattr(self, "lazy_update", False) else "default"
+        return nd.zeros(weight.shape, weight.context, dtype=weight.dtype, stype=stype)
 
     def create_state_multi_precision(self, index, weight):
         if weight.dtype == numpy.float16:
@@ -61,9 +62,10 @@ class SGD(_Momentum):
         state = momentum * state - lr * (clip(rescale_grad * grad, clip_gradient) + wd * weight)
         weight = weight + state
 
-    (without momentum, ``weight -= lr * (...)``). ``lazy_update`` is accepted and passed on;
-    with dense gradients (mxnext's only storage) it changes nothing. Lists of indices are
-    updated together with ``multi_sgd(_mom)_update``; the Updater sends at most
+    (without momentum, ``weight -= lr * (...)``). With a row_sparse gradient and
+    ``lazy_update`` only the gradient's rows change (weight decay included) and the
+    momentum takes the weight's storage type. Lists of dense indices are updated together
+    with ``multi_sgd(_mom)_update``; the Updater sends at most
     ``MXNET_OPTIMIZER_AGGREGATION_SIZE`` (default 4) at a time.
     """
 
@@ -79,7 +81,7 @@ class SGD(_Momentum):
         self._update_count(indices)
         lrs, wds = self._get_lrs(indices), self._get_wds(indices)
         kwargs = self._kwargs(self.momentum)
-        if not multi_precision and len(weights) > 1:
+        if not multi_precision and len(weights) > 1 and _all_dense(weights, grads):
             flat = [a for group in zip(weights, grads, states) for a in group
                     if self.momentum > 0 or a is not None]
             op = nd.multi_sgd_mom_update if self.momentum > 0 else nd.multi_sgd_update
@@ -89,6 +91,14 @@ class SGD(_Momentum):
         for weight, grad, state, lr, wd in zip(weights, grads, states, lrs, wds):
             _sgd_step(weight, grad, state, multi_precision, lr=lr, wd=wd,
                       lazy_update=self.lazy_update, **kwargs)
+
+
+def _all_dense(*groups):
+    for group in groups:
+        for a in group:
+            if a.stype != "default":
+                return False
+    return True
 
 
 def _sgd_step(weight, grad, state, multi_precision, lazy_update, **kwargs):

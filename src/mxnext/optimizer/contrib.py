@@ -1,7 +1,7 @@
 """MXNet's ``mx.optimizer.contrib``: GroupAdaGrad."""
 
 from .. import ndarray as nd
-from ._adaptive import _clipped
+from ._adaptive import _clipped, _sparse_kwargs
 from ._sgd import _check_arrays
 from .optimizer import Optimizer, register
 
@@ -27,7 +27,7 @@ class GroupAdaGrad(Optimizer):
         if len(weight.shape) != 2:
             raise ValueError(f"GroupAdaGrad: weight expected 2 dimensions, got shape "
                              f"{weight.shape}")
-        return nd.zeros((weight.shape[0], 1), weight.context)
+        return nd.zeros((weight.shape[0], 1), weight.context, stype=weight.stype)
 
     def update(self, index, weight, grad, state):
         _check_arrays([weight], [grad])
@@ -36,6 +36,10 @@ class GroupAdaGrad(Optimizer):
         if wd != 0:
             raise ValueError(f"GroupAdaGrad: weight decay is not supported, got wd={wd} for "
                              f"index {index!r}")
+        if grad.stype == "row_sparse":          # only the gradient's rows
+            nd.contrib.group_adagrad_update(weight, grad, state, out=weight, lr=lr,
+                                            **_sparse_kwargs(self))
+            return
         grad = _clipped(grad * self.rescale_grad, self.clip_gradient)
         state[:] += nd.mean(nd.square(grad), axis=1, keepdims=True)
         weight[:] -= lr * grad / nd.sqrt(state + self.float_stable_eps)

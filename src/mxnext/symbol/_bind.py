@@ -7,6 +7,7 @@ import numpy as np
 
 from .._runtime.base import MXNetError
 from .._runtime.context import Context
+from .._runtime.graph import IndexedGraph
 from .._runtime.opctx import as_req
 from ..executor.executor import Executor
 from ..ndarray._array import NDArray
@@ -93,6 +94,9 @@ class BindMethods:
         aux = {n: make(n, s, t, "aux_dict") for n, s, t in zip(aux_names, aux_shapes, aux_types)}
         for n, stype in stypes.items():      # run through the executor's storage fallback
             args[n] = sparse_zeros(stype, args[n].shape, args[n].context, args[n].dtype)
+        for n in _row_sparse_grads(self).intersection(grads):
+            grads[n] = sparse_zeros("row_sparse", grads[n].shape, grads[n].context,
+                                    grads[n].dtype)
         return Executor(self, ctx, args, grads, reqs, aux, group2ctx, shared_exec)
 
     def eval(self, ctx=None, **kwargs):
@@ -225,6 +229,21 @@ def _placement(sym, ctx, group2ctx):
             return target
         return ctx
     return place
+
+
+_SPARSE_GRAD_OPS = ("Embedding", "_contrib_SparseEmbedding")
+
+
+def _row_sparse_grads(sym) -> set:
+    """The variables whose gradient MXNet stores row_sparse (its backward storage inference):
+    the weight of an Embedding with ``sparse_grad``, or of a SparseEmbedding."""
+    names = set()
+    for node in IndexedGraph(sym._outputs).nodes:
+        if node.op is None or node.op.name not in _SPARSE_GRAD_OPS:
+            continue
+        if getattr(node.params, "sparse_grad", True) and node.inputs[1].node.op is None:
+            names.add(node.inputs[1].node.name)
+    return names
 
 
 def _sparse_stypes(stype_dict, names) -> dict:

@@ -75,6 +75,7 @@ class _Dist:
     # -- data ---------------------------------------------------------------------------
     def init(self, key, value) -> None:
         """Store each value, rank 0's for every worker."""
+        _dense_only("init", self.group("init", key, value))
         super().init(key, value)
         keys = list(self.group("init", key, value))
         arrays = [self.stored("init", k) for k in keys]
@@ -84,7 +85,9 @@ class _Dist:
         """Sum the values pushed for each key here, then across the workers, into the stored
         value (or, with an updater, into the sum it applies)."""
         jobs = []
-        for k, vals in self.group("push", key, value).items():
+        groups = self.group("push", key, value)
+        _dense_only("push", groups)
+        for k, vals in groups.items():
             stored = self.stored("push", k)
             src, stored = self._local_sum(k, vals, stored, priority)
             dst = stored if self.updater is None else self.buffer(("recv", k), stored)
@@ -172,6 +175,15 @@ class _Dist:
                 else f"{what} of {len(keys)} keys {keys[0]!r}..{keys[-1]!r}")
         sig = _sig(what, keys, [(a.shape, np.dtype(a.dtype).str) for a in arrays])
         self._world.submit(f"{self.type} {desc}", work, sig, reads, writes, priority)
+
+
+def _dense_only(what, groups):
+    """The dist stores move dense values only (MXNet's row_sparse dist paths are not here)."""
+    for k, vals in groups.items():
+        for v in vals:
+            if v.stype != "default":
+                raise MXNetError(f"KVStore.{what}: key {k!r}: the dist stores take dense "
+                                 f"values, got a {v.stype} one")
 
 
 def _sig(*parts) -> int:

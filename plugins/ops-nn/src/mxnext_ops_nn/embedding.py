@@ -11,14 +11,23 @@ from ._layer_rules import (backward_node, grad_entries, put, result_shapes, set_
                            set_type)
 
 OP = "Embedding"
+SPARSE = "_contrib_SparseEmbedding"
 
 
 class EmbeddingParam(Param):
     input_dim: int = Field(ge=1, description="Number of rows of the table (distinct indices).")
     output_dim: int = Field(ge=1, description="Length of each looked-up vector.")
     dtype: DType = Field("float32", description="Element type of the weight table.")
-    sparse_grad: bool = Field(False, description="Ask for a row_sparse weight gradient "
-                                                 "(accepted; the gradient is dense here).")
+    sparse_grad: bool = Field(False, description="Ask for a row_sparse weight gradient (a "
+                                                 "row_sparse gradient buffer receives it).")
+
+
+class SparseEmbeddingParam(Param):
+    input_dim: int = Field(ge=1, description="Number of rows of the table (distinct indices).")
+    output_dim: int = Field(ge=1, description="Length of each looked-up vector.")
+    dtype: DType = Field("float32", description="Element type of the weight table.")
+    deterministic: bool = Field(False, description="MXNet's switch for a deterministic (slower) "
+                                                   "GPU backward; the host kernel always is.")
 
 
 def _shape(p, ins, outs):
@@ -67,6 +76,11 @@ def _backward(ctx, inputs, req, outputs, p):
 
 def _grad(node, og):
     n = backward_node(f"_backward_{OP}", node, [og[0], node.inputs[0]])
+    return grad_entries(n, 2)
+
+
+def _sparse_grad(node, og):
+    n = backward_node(f"_backward_{SPARSE}", node, [og[0], node.inputs[0]])
     return grad_entries(n, 2)
 
 
@@ -119,6 +133,34 @@ _IDX = np.array([[0, 3, 3], [1, 0, 3]], np.float32)
     .describe("Gradient of Embedding: zeros for the indices and, for the weight, the sum of "
               "the output gradient rows of each index.")
     .set_attr_parser(EmbeddingParam)
+    .set_attr("TIsBackward", True)
+    .set_num_inputs(2).set_num_outputs(2)
+    .set_attr("FInferShape", _backward_shape)
+    .set_attr("FInferType", _backward_type)
+    .set_attr("FCompute<cpu>", _backward)
+    .set_attr("TExamples", [{"inputs": [(2, 3, 5), _IDX],
+                             "params": {"input_dim": 4, "output_dim": 5}}]))
+
+(register_op(SPARSE)
+    .describe("Embedding whose weight gradient is row_sparse (MXNet's SparseEmbedding): the "
+              "same lookup, output[..., :] = weight[data[...], :].")
+    .set_attr_parser(SparseEmbeddingParam)
+    .set_num_inputs(2).set_num_outputs(1)
+    .set_attr("FListInputNames", lambda p: ["data", "weight"])
+    .set_attr("FListOutputNames", lambda p: ["output"])
+    .set_attr("FInferShape", _shape)
+    .set_attr("FInferType", _type)
+    .set_attr("FCompute<cpu>", _forward)
+    .set_attr("FGradient", _sparse_grad)
+    .set_attr("TExamples", [{"inputs": [_IDX, (4, 5)], "params": {"input_dim": 4,
+                                                                  "output_dim": 5},
+                             "grad": [1]}])
+    .add_argument("data", "NDArray-or-Symbol", "Indices to look up (any shape).")
+    .add_argument("weight", "NDArray-or-Symbol", "Table of shape (input_dim, output_dim)."))
+
+(register_op(f"_backward_{SPARSE}")
+    .describe("Gradient of SparseEmbedding (as Embedding's).")
+    .set_attr_parser(SparseEmbeddingParam)
     .set_attr("TIsBackward", True)
     .set_num_inputs(2).set_num_outputs(2)
     .set_attr("FInferShape", _backward_shape)

@@ -5,7 +5,7 @@ from opsdk import hookimpl, register_op_modules
 
 # One module per op family; importing it registers its ops with the process registry.
 _MODULES = ("softmax", "softmax_output", "regression_output", "make_loss", "smooth_l1",
-            "sequence", "optimizer", "adamw", "multi_sum_sq", "ctc", "rnn", "convolution",
+            "sequence", "optimizer", "sparse_updates", "adamw", "multi_sum_sq", "ctc", "rnn", "convolution",
             "deconvolution", "fully_connected", "pooling", "activation", "leaky_relu", "dropout", "batch_norm",
             "layer_norms", "l2_normalization", "lrn", "embedding", "upsampling", "transformer",
             "spatial_transformer", "roi", "svm_output", "correlation", "resize", "im2col",

@@ -310,7 +310,7 @@ class GroupNorm(_Norm):
 
 class Embedding(HybridBlock):
     """Maps integer indices below ``input_dim`` to rows of an ``(input_dim, output_dim)``
-    weight; ``sparse_grad`` is accepted (the gradient is stored dense).
+    weight; with ``sparse_grad`` its gradient is a RowSparseNDArray.
 
     Parameters
     ----------
@@ -323,7 +323,7 @@ class Embedding(HybridBlock):
     weight_initializer : str or Initializer, optional
         Initializer of the weight (the block's default if None).
     sparse_grad : bool, default False
-        MXNet's row_sparse gradient switch; accepted, the gradient is stored dense.
+        Store the weight gradient as row_sparse (the rows the batch touched).
     """
 
     def __init__(self, input_dim, output_dim, dtype="float32", weight_initializer=None,
