@@ -117,3 +117,20 @@ def test_parameter_dict_setattr_zero_grad_select_and_save_load(tmp_path):
         e.load(f, restore_prefix="net_", ignore_extra=True)
     with pytest.raises(ValueError, match="Prefix 'x_' is to be striped"):
         d.save(f, strip_prefix="x_")
+
+
+def test_a_subclass_copies_the_trainer_attribute_as_in_mxnet():
+    """GluonNLP's WeightDropParameter assigns ``_trainer`` from the parameter it wraps; the
+    Parameter holds its Trainer weakly either way."""
+    class Wrapped(gluon.Parameter):
+        def __init__(self, p):
+            super().__init__(p.name, shape=p.shape)
+            self._trainer = p._trainer
+
+    p = gluon.Parameter("w", shape=(2,))
+    p.initialize()
+    trainer = gluon.Trainer([p], "sgd")
+    p._set_trainer(trainer)
+    assert Wrapped(p)._trainer is trainer
+    del trainer
+    assert p._trainer is None

@@ -128,6 +128,11 @@ class Parameter:
         """The Trainer set last (held weakly: a Parameter does not keep its Trainer alive)."""
         return self._trainer_ref() if self._trainer_ref is not None else None
 
+    @_trainer.setter
+    def _trainer(self, trainer):
+        # MXNet's attribute: subclasses copy it (GluonNLP's WeightDropParameter)
+        self._trainer_ref = weakref.ref(trainer) if trainer is not None else None
+
     def _set_trainer(self, trainer):
         """Remember the Trainer (a row_sparse parameter's values come through its store)."""
         current = self._trainer
