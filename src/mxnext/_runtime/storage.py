@@ -297,9 +297,7 @@ class _Pool:
             lists, self.free_lists = self.free_lists, {}
             self.fences = {}          # the device's free waits for the blocks' work
             self.pooled = 0
-        for lst in lists.values():
-            for raw in lst:
-                self.dev.free(raw, self.device_id)
+        self._free_all(raw for lst in lists.values() for raw in lst)
 
     def stats(self):
         with self.lock:

@@ -37,6 +37,13 @@ _FLAGS = {"static_alloc": False, "static_shape": False, "is_dynamic": False,
 _POOL = 4      # static instances kept per program (calls whose backward is pending)
 
 
+def _defaults() -> dict:
+    """The flags a CachedOp has unless given others (bulk sizes from the environment)."""
+    flags = dict(_FLAGS)
+    flags["forward_bulk_size"], flags["backward_bulk_size"] = max_nodes()
+    return flags
+
+
 class CachedOp:
     """``CachedOp(sym, flags=())``; call it with one NDArray per ``sym.list_inputs()``, in
     that order. Returns an NDArray, or a list for several outputs."""
@@ -44,8 +51,7 @@ class CachedOp:
     def __init__(self, sym, flags=()):
         self._sym = sym
         self._names = sym.list_inputs()
-        self.flags = dict(_FLAGS)
-        self.flags["forward_bulk_size"], self.flags["backward_bulk_size"] = max_nodes()
+        self.flags = _defaults()
         for key, value in dict(flags).items():
             if key not in _FLAGS:
                 raise MXNetError(f"CachedOp: unknown flag {key!r}; flags are "
@@ -67,10 +73,9 @@ class CachedOp:
         """The parameters of a ``_CachedOp`` node running this op's graph: the graph as
         symbol JSON and the flags set to other than their defaults."""
         from .._runtime import registry
-        model = registry.get("_CachedOp").param_model
-        flags = {k: v for k, v in self.flags.items() if k in model.model_fields and
-                 v != _FLAGS[k] and not (k.endswith("bulk_size") and v == max_nodes()[0 if
-                                         k.startswith("forward") else 1])}
+        model, defaults = registry.get("_CachedOp").param_model, _defaults()
+        flags = {k: v for k, v in self.flags.items()
+                 if k in model.model_fields and v != defaults[k]}
         return model(subgraph=self._sym.tojson(), **flags)
 
     def register_op_hook(self, callback, monitor_all=False):
