@@ -110,24 +110,34 @@ def _backward_type(p, ins, outs):
 
 _IDX = np.array([[0, 3, 3], [1, 0, 3]], np.float32)
 
-(register_op(OP).add_alias("_npx_embedding").add_alias("_sparse_Embedding")
-    .describe("Table lookup: each index in data selects a row of weight, output[..., :] = "
-              "weight[data[...], :], indices clipped to [0, input_dim).")
-    .set_attr_parser(EmbeddingParam)
-    .set_num_inputs(2).set_num_outputs(1)
-    .set_attr("FListInputNames", lambda p: ["data", "weight"])
-    .set_attr("FListOutputNames", lambda p: ["output"])
-    .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", _type)
-    .set_attr("FCompute<cpu>", _forward)
-    .set_attr("FGradient", _grad)
-    .set_attr("TExamples", [
-        {"inputs": [_IDX, (4, 5)], "params": {"input_dim": 4, "output_dim": 5}, "grad": [1]},
-        {"inputs": [np.array([2, 7, -1, 0], np.int64), (5, 3)], "dtype": ["int64", "float64"],
-         "params": {"input_dim": "5", "output_dim": "3", "dtype": "float64",
-                    "sparse_grad": "False"}}])
-    .add_argument("data", "NDArray-or-Symbol", "Indices to look up (any shape).")
-    .add_argument("weight", "NDArray-or-Symbol", "Table of shape (input_dim, output_dim)."))
+def _lookup(name, param, grad, doc, examples):
+    """Register a table-lookup op (Embedding, SparseEmbedding): ``output[..., :] =
+    weight[data[...], :]``, its gradient rule ``grad``."""
+    return (register_op(name).describe(doc)
+            .set_attr_parser(param)
+            .set_num_inputs(2).set_num_outputs(1)
+            .set_attr("FListInputNames", lambda p: ["data", "weight"])
+            .set_attr("FListOutputNames", lambda p: ["output"])
+            .set_attr("FInferShape", _shape)
+            .set_attr("FInferType", _type)
+            .set_attr("FCompute<cpu>", _forward)
+            .set_attr("FGradient", grad)
+            .set_attr("TExamples", examples)
+            .add_argument("data", "NDArray-or-Symbol", "Indices to look up (any shape).")
+            .add_argument("weight", "NDArray-or-Symbol",
+                          "Table of shape (input_dim, output_dim)."))
+
+
+(_lookup(OP, EmbeddingParam, _grad,
+         "Table lookup: each index in data selects a row of weight, output[..., :] = "
+         "weight[data[...], :], indices clipped to [0, input_dim).", [
+             {"inputs": [_IDX, (4, 5)], "params": {"input_dim": 4, "output_dim": 5},
+              "grad": [1]},
+             {"inputs": [np.array([2, 7, -1, 0], np.int64), (5, 3)],
+              "dtype": ["int64", "float64"],
+              "params": {"input_dim": "5", "output_dim": "3", "dtype": "float64",
+                         "sparse_grad": "False"}}])
+    .add_alias("_npx_embedding").add_alias("_sparse_Embedding"))
 
 (register_op(f"_backward_{OP}")
     .describe("Gradient of Embedding: zeros for the indices and, for the weight, the sum of "
@@ -141,22 +151,11 @@ _IDX = np.array([[0, 3, 3], [1, 0, 3]], np.float32)
     .set_attr("TExamples", [{"inputs": [(2, 3, 5), _IDX],
                              "params": {"input_dim": 4, "output_dim": 5}}]))
 
-(register_op(SPARSE)
-    .describe("Embedding whose weight gradient is row_sparse (MXNet's SparseEmbedding): the "
-              "same lookup, output[..., :] = weight[data[...], :].")
-    .set_attr_parser(SparseEmbeddingParam)
-    .set_num_inputs(2).set_num_outputs(1)
-    .set_attr("FListInputNames", lambda p: ["data", "weight"])
-    .set_attr("FListOutputNames", lambda p: ["output"])
-    .set_attr("FInferShape", _shape)
-    .set_attr("FInferType", _type)
-    .set_attr("FCompute<cpu>", _forward)
-    .set_attr("FGradient", _sparse_grad)
-    .set_attr("TExamples", [{"inputs": [_IDX, (4, 5)], "params": {"input_dim": 4,
-                                                                  "output_dim": 5},
-                             "grad": [1]}])
-    .add_argument("data", "NDArray-or-Symbol", "Indices to look up (any shape).")
-    .add_argument("weight", "NDArray-or-Symbol", "Table of shape (input_dim, output_dim)."))
+_lookup(SPARSE, SparseEmbeddingParam, _sparse_grad,
+        "Embedding whose weight gradient is row_sparse (MXNet's SparseEmbedding): the "
+        "same lookup, output[..., :] = weight[data[...], :].",
+        [{"inputs": [_IDX, (4, 5)], "params": {"input_dim": 4, "output_dim": 5},
+          "grad": [1]}])
 
 (register_op(f"_backward_{SPARSE}")
     .describe("Gradient of SparseEmbedding (as Embedding's).")
