@@ -100,3 +100,28 @@ def test_packing_fits_a_small_group_into_a_dead_large_one():
         nbytes[g.entry_id(g.node_id(e.node))] = n
     p = _plan(g, nbytes, {})
     assert p.total == 4096 + 64 and p.naive == 4096 + 128
+
+
+def test_a_dropped_executor_frees_its_planned_memory_without_the_garbage_collector():
+    """What an executor ran on (its arena's views, held by the functions it pushed) goes
+    when the executor does, by reference count: a loop binding executors for large shapes
+    (bucketing, re-hybridized blocks) does not keep every arena until a collection."""
+    import gc
+    import weakref
+
+    import mxnext as mx
+
+    net = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=64, name="fc")
+    net = mx.sym.SoftmaxOutput(mx.sym.Activation(net, act_type="relu"), name="out")
+    gc.collect()
+    gc.disable()
+    try:
+        ex = net.simple_bind(mx.cpu(), data=(8, 16))
+        ex.forward(is_train=True)
+        ex.backward()
+        mx.nd.waitall()
+        views = [weakref.ref(v) for v in ex._instance.views if v is not None]
+        del ex
+        assert sum(r() is not None for r in views) == 0
+    finally:
+        gc.enable()

@@ -12,6 +12,7 @@ the next.
 
 from __future__ import annotations
 
+import weakref
 from time import perf_counter
 
 import numpy as np
@@ -71,6 +72,7 @@ class Instance:
         self._users = {}                   # rebindable entry -> [(view list, index, run)]
         self._states = {}                  # stateful forward node id -> its state
         self._runs = [self._make_run(nid) for nid in range(len(g.nodes))]
+        weakref.finalize(self, _unlink, self._runs)
         self._transfers = self._make_transfers()
         self._limits = _bulk.limits(len(g.nodes) > p.num_forward, bulk_sizes)
         self._oprs = {}                    # (is_train, backward, bulk) -> [OprHandle]
@@ -408,6 +410,16 @@ class _Run:
         if not self.timing:
             for seg in self.segs:
                 seg.update_cheap()
+
+
+def _unlink(runs):
+    """Break the cycle each run is in (run -> its segments -> their operators -> the pushed
+    function -> run) when its instance goes: the arena views the runs hold are then freed
+    as soon as the engine ran what was pushed on them, not at the next garbage collection
+    (a dropped CachedOp's arena, in a loop of large hybridized calls)."""
+    for run in runs:
+        if run is not None:
+            run.segs = []
 
 
 def _zeros(shape, dtype, ctx):

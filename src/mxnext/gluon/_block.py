@@ -53,17 +53,10 @@ class Block:
 
     def _check_container_with_block(self):
         children = set(self._children.values())
-
-        def unregistered(data):
-            if isinstance(data, (list, tuple)):
-                return any(unregistered(d) for d in data)
-            if isinstance(data, dict):
-                return any(unregistered(d) for d in data.values())
-            return isinstance(data, Block) and data not in children
         for k, v in self.__dict__.items():
             if isinstance(v, (list, tuple, dict)) and not (k.startswith("__") or
                                                             k == "_children"):
-                if unregistered(v):
+                if _unregistered(v, children):
                     warnings.warn(f'"{type(self).__name__}.{k}" is an unregistered container '
                                   f'with Blocks. Note that Blocks inside the list, tuple or dict '
                                   f'will not be registered automatically. Make sure to register '
@@ -250,3 +243,12 @@ class Block:
         (the block must not be hybridized)."""
         from .summary import print_summary
         print_summary(self, inputs)
+
+
+def _unregistered(data, children):
+    """Whether nested lists, tuples and dicts ``data`` hold a Block not in ``children``."""
+    if isinstance(data, (list, tuple)):
+        return any(_unregistered(d, children) for d in data)
+    if isinstance(data, dict):
+        return any(_unregistered(d, children) for d in data.values())
+    return isinstance(data, Block) and data not in children

@@ -30,25 +30,28 @@ def _flatten(args, inout_str):
 
 def _regroup(args, fmt):
     """Inverse of ``_flatten``."""
-    def merge(args, fmt):
-        if isinstance(fmt, int):
-            if fmt < -1:
-                raise ValueError(f"Unsupported encoded format {fmt}.")
-            if fmt == 0:
-                return args[0], args[1:]
-            if fmt == -1:
-                if args[0] is not None:
-                    raise ValueError(f"We do not support passing types that are not None when "
-                                     f"the initial HybridBlock has received NoneType and has "
-                                     f"been hybridized. Received arg = {args[0]}, fmt = {fmt}.")
-                return None, args[1:]
-            return args[:fmt], args[fmt:]
-        ret = []
-        for f in fmt:
-            res, args = merge(args, f)
-            ret.append(res)
-        return ret, args
-    return merge(args, fmt)[0]
+    return _merge(args, fmt)[0]
+
+
+def _merge(args, fmt):
+    """(the structure ``fmt`` rebuilt from the head of ``args``, the rest of ``args``)."""
+    if isinstance(fmt, int):
+        if fmt < -1:
+            raise ValueError(f"Unsupported encoded format {fmt}.")
+        if fmt == 0:
+            return args[0], args[1:]
+        if fmt == -1:
+            if args[0] is not None:
+                raise ValueError(f"We do not support passing types that are not None when "
+                                 f"the initial HybridBlock has received NoneType and has "
+                                 f"been hybridized. Received arg = {args[0]}, fmt = {fmt}.")
+            return None, args[1:]
+        return args[:fmt], args[fmt:]
+    ret = []
+    for f in fmt:
+        res, args = _merge(args, f)
+        ret.append(res)
+    return ret, args
 
 
 def _gather_type_ctx_info(args):
