@@ -1,11 +1,12 @@
-"""gluon.contrib.nn: Concurrent and HybridConcurrent concatenate their children's outputs."""
+"""gluon.contrib.nn: Concurrent and HybridConcurrent concatenate their children's outputs;
+SparseEmbedding looks up and updates rows of a row_sparse weight."""
 
 import numpy as np
 import pytest
 
 import mxnext as mx
 from mxnext.gluon import nn
-from mxnext.gluon.contrib.nn import Concurrent, HybridConcurrent, Identity
+from mxnext.gluon.contrib.nn import Concurrent, HybridConcurrent, Identity, SparseEmbedding
 
 
 @pytest.mark.parametrize('cls, hybridize', [(Concurrent, False), (HybridConcurrent, False),
@@ -45,3 +46,24 @@ def test_sync_batch_norm_on_one_device_is_batch_norm_over_axis_1(train):
         bad = SyncBatchNorm(num_devices=2)
         bad.initialize()
         bad(x)
+
+
+def test_sparse_embedding_pulls_and_updates_only_the_rows_it_looks_up():
+    layer = SparseEmbedding(10, 4)
+    layer.initialize(mx.init.One())
+    trainer = mx.gluon.Trainer(layer.collect_params(), "sgd", {"learning_rate": 1.0})
+    x = mx.nd.array([3, 4, 3])
+    with mx.autograd.record():
+        y = layer(x)
+    y.backward()
+    assert y.shape == (3, 4)
+    grad = layer.weight.grad()
+    assert grad.stype == "row_sparse"
+    assert sorted(grad.indices.asnumpy().tolist()) == [3, 4]
+    expected = np.zeros((10, 4), np.float32)
+    expected[3], expected[4] = 2, 1
+    np.testing.assert_array_equal(grad.asnumpy(), expected)
+    trainer.step(1)
+    weight = layer.weight.row_sparse_data(mx.nd.arange(10)).asnumpy()
+    np.testing.assert_array_equal(weight, 1 - expected)
+    assert repr(layer) == "SparseEmbedding(10 -> 4, float32)"

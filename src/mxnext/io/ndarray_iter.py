@@ -7,7 +7,8 @@ import numpy as np
 from .._runtime.base import MXNetError
 from ..ndarray import concat, tile
 from .batch import DataBatch, DataDesc, DataIter
-from .utils import _getdata_by_idx, _init_data, _slice_along_batch_axis
+from ..ndarray.sparse import CSRNDArray
+from .utils import _getdata_by_idx, _has_instance, _init_data, _slice_along_batch_axis
 
 __all__ = ["NDArrayIter"]
 
@@ -43,6 +44,10 @@ class NDArrayIter(DataIter):
                              f"got {last_batch_handle!r}")
         self.data = _init_data(data, allow_empty=False, default_name=data_name)
         self.label = _init_data(label, allow_empty=True, default_name=label_name)
+        if (_has_instance(self.data, CSRNDArray) or _has_instance(self.label, CSRNDArray)) \
+                and last_batch_handle != "discard":
+            raise NotImplementedError("NDArrayIter: CSRNDArray data or label needs "
+                                      f"last_batch_handle='discard', got {last_batch_handle!r}")
         # the first data array's examples are the iterator's (MXNet's rule): longer arrays
         # have their extra rows left unread, a shorter one could not fill its batches
         counts = {name: arr.shape[0] for name, arr in self.data + self.label}

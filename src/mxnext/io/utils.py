@@ -1,10 +1,13 @@
 """Helpers of ``NDArrayIter``, under MXNet's names (``mx.io`` exports some of them)."""
 
+import sys
 from collections import OrderedDict
 
 import numpy as np
 
 from ..ndarray import NDArray, array
+from ..ndarray import sparse as _sparse
+from ..ndarray.sparse import CSRNDArray
 
 __all__ = ["_init_data", "_has_instance", "_getdata_by_idx", "_slice_along_batch_axis"]
 
@@ -13,7 +16,8 @@ def _init_data(data, allow_empty, default_name):
     """``data`` (an array, a list of arrays or a dict of them) as a name-sorted list of
     ``(name, NDArray)``. A single array is named ``default_name``; the arrays of a longer
     list ``_0_<default_name>``, ``_1_<default_name>``, ...; numpy input becomes float32
-    NDArrays unless it already is an NDArray (as ``mx.nd.array`` does)."""
+    NDArrays unless it already is an NDArray (as ``mx.nd.array`` does); a scipy CSR matrix
+    becomes a ``CSRNDArray``."""
     if data is None:
         if not allow_empty:
             raise ValueError(f"NDArrayIter: {default_name} must be given, got None")
@@ -32,7 +36,9 @@ def _init_data(data, allow_empty, default_name):
                         f"a list of them or a dict with them as values, got {type(data).__name__}")
     out = {}
     for name, value in data.items():
-        if not isinstance(value, NDArray):
+        if _is_scipy_csr(value):
+            value = _sparse.array(value)
+        elif not isinstance(value, NDArray):
             try:
                 value = array(value)
             except Exception as exc:
@@ -42,14 +48,21 @@ def _init_data(data, allow_empty, default_name):
     return sorted(out.items())
 
 
+def _is_scipy_csr(value):
+    spsp = sys.modules.get("scipy.sparse")      # a scipy matrix means scipy is imported
+    return spsp is not None and isinstance(value, spsp.csr_matrix)
+
+
 def _has_instance(data, dtype):
     """Whether any array of a ``_init_data`` list is a ``dtype``."""
     return any(isinstance(arr, dtype) for _, arr in data)
 
 
 def _getdata_by_idx(data, idx):
-    """Each array of a ``_init_data`` list with its first axis permuted by ``idx``."""
-    return [(name, array(arr.asnumpy()[idx], arr.context)) for name, arr in data]
+    """Each array of a ``_init_data`` list with its first axis permuted by ``idx`` (a
+    ``CSRNDArray`` stays one)."""
+    return [(name, _sparse.array(arr.asscipy()[idx], arr.context) if isinstance(arr, CSRNDArray)
+             else array(arr.asnumpy()[idx], arr.context)) for name, arr in data]
 
 
 def _slice_along_batch_axis(data, s, batch_axis):

@@ -161,13 +161,18 @@ class KVStore(KVStoreBase):
                     stored.copyto(o)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
-        """Copy the rows ``row_ids`` (an NDArray per output, or one for all) of each key's
-        row_sparse value into its RowSparseNDArray output(s)."""
+        """Copy the rows ``row_ids`` of each key's row_sparse value into its RowSparseNDArray
+        output(s). ``row_ids`` has the form of ``out`` (per key, an NDArray or a list with one
+        per output), or is one NDArray (or a list of one) for every output."""
         if out is None or row_ids is None:
             raise MXNetError("KVStore.row_sparse_pull: out and row_ids are required")
-        single = isinstance(row_ids, NDArray)
+        if isinstance(row_ids, NDArray):
+            row_ids = [row_ids]
+        single = isinstance(row_ids, (list, tuple)) and len(row_ids) == 1 \
+            and isinstance(row_ids[0], NDArray)
+        grouped = None if single else self.group("row_sparse_pull", key, row_ids)
         for k, outs in self.group("row_sparse_pull", key, out).items():
-            ids = [row_ids] * len(outs) if single else list(row_ids)
+            ids = list(row_ids) * len(outs) if single else grouped[k]
             if len(ids) != len(outs):
                 raise MXNetError(f"KVStore.row_sparse_pull: key {k!r}: {len(outs)} outputs "
                                  f"but {len(ids)} row_ids")
