@@ -377,3 +377,49 @@ def test_sequential_module_matches_one_module():
     ref = as_numpy(whole.get_params()[0])
     for name, value in as_numpy(seq.get_params()[0]).items():
         np.testing.assert_allclose(value, ref[name], rtol=1e-5, atol=1e-6)
+
+
+def test_executor_groups_take_name_shape_pairs_and_share_input_arrays():
+    """As MXNet's bucketing: a group made with ``shared_group`` binds its inputs as views of
+    the first group's (``shared_data_arrays``: inputs only, never parameters) and shares
+    the parameters and their gradients."""
+    from mxnext.module.executor_group import DataParallelExecutorGroup
+
+    def net(hidden):
+        h = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=hidden, name="fc1")
+        h = mx.sym.FullyConnected(h, num_hidden=3, name="fc2")
+        return mx.sym.SoftmaxOutput(h, name="softmax")
+    ctxs = [mx.cpu(0), mx.cpu(1)]
+    params = ["fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias"]
+    first = DataParallelExecutorGroup(net(4), ctxs, [1, 1], [("data", (8, 5))],
+                                      [("softmax_label", (8,))], params, True, False)
+    second = DataParallelExecutorGroup(net(4), ctxs, [1, 1], [("data", (6, 5))],
+                                       [("softmax_label", (6,))], params, True, False,
+                                       shared_group=first)
+    for i in range(2):
+        assert sorted(first.shared_data_arrays[i]) == ["data", "softmax_label"]
+        assert second.shared_data_arrays[i] is first.shared_data_arrays[i]
+        a, b = first.execs[i], second.execs[i]
+        assert b.arg_dict["data"].shape == (3, 5)
+        a.arg_dict["data"][:] = 7
+        assert (b.arg_dict["data"].asnumpy() == 7).all()      # a view of the larger array
+        for name in params:
+            assert mx.test_utils.same_array(a.arg_dict[name], b.arg_dict[name])
+            assert mx.test_utils.same_array(a.grad_dict[name], b.grad_dict[name])
+
+
+def test_a_variable_s_declared_storage_type_reaches_the_module_s_parameters():
+    """``mx.sym.var(stype=...)`` is the storage type simple_bind gives that argument (unless
+    stype_dict says otherwise), so a Module's parameters come out row_sparse (as MXNet's)."""
+    x = mx.sym.var("data", stype="csr")
+    v = mx.sym.var("v", shape=(6, 1), init=mx.init.Uniform(scale=0.1), stype="row_sparse")
+    out = mx.sym.LinearRegressionOutput(mx.sym.dot(x, v), mx.sym.var("label"), name="out")
+    ex = out.simple_bind(mx.cpu(), data=(4, 6), label=(4, 1))
+    assert ex.arg_dict["data"].stype == "csr" and ex.arg_dict["v"].stype == "row_sparse"
+    assert out.simple_bind(mx.cpu(), stype_dict={"v": "default"}, data=(4, 6),
+                           label=(4, 1)).arg_dict["v"].stype == "default"
+    mod = mx.mod.Module(out, data_names=["data"], label_names=["label"])
+    mod.bind(data_shapes=[("data", (4, 6))], label_shapes=[("label", (4, 1))])
+    mod.init_params()
+    arg_params, _ = mod.get_params()
+    assert arg_params["v"].stype == "row_sparse" and np.abs(arg_params["v"].asnumpy()).sum() > 0

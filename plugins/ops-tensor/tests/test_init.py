@@ -34,6 +34,18 @@ def test_eye():
         run_op("_eye", [], {"N": -1})
 
 
+def test_integer_arange_casts_start_and_step_first_and_wraps_as_mxnet():
+    """MXNet 1.9.1: arange(-100, 100, dtype=uint8) starts at 156 and wraps past 255;
+    arange(0.5, 5, 1.5, dtype=int32) is [0, 1, 2] (start and step cast to int first)."""
+    wrapped = np.concatenate([np.arange(156, 256), np.arange(0, 100)]).astype(np.uint8)
+    check_forward("_arange", [], wrapped, {"start": -100, "stop": 100, "dtype": "uint8"})
+    check_forward("_arange", [], np.array([0, 1, 2], np.int32),
+                  {"start": 0.5, "stop": 5, "step": 1.5, "dtype": "int32"})
+    np.testing.assert_array_equal(mx.nd.arange(-100, 100, dtype="uint8").asnumpy(), wrapped)
+    np.testing.assert_array_equal(mx.nd.arange(0.5, 5, 1.5, repeat=2, dtype="int32").asnumpy(),
+                                  [0, 0, 1, 1, 2, 2])
+
+
 def test_arange_like_counts_over_the_input_shape_or_one_axis():
     x = mx.nd.ones((2, 5, 3))
     got = mx.nd.contrib.arange_like(x, start=1, step=0.5, repeat=2)

@@ -81,6 +81,13 @@ def _merge_parts(outputs, axes):
     return merged
 
 
+def _as_descs(shapes):
+    """``DataDesc`` s from MXNet's forms of input shapes: descs or ``(name, shape)`` pairs."""
+    if shapes is None:
+        return None
+    return [d if isinstance(d, DataDesc) else DataDesc(*d) for d in shapes]
+
+
 class DataParallelExecutorGroup:
     """Binds ``symbol`` once per context, each executor to its share of the batch.
 
@@ -103,6 +110,7 @@ class DataParallelExecutorGroup:
         self.state_names = list(state_names or [])
         self.logger = logger
         self.group2ctxs = _group2ctxs_per_device(group2ctxs, len(self.contexts))
+        data_shapes, label_shapes = _as_descs(data_shapes), _as_descs(label_shapes)
         data_names = [d.name for d in data_shapes]
         self.grad_req = self._grad_reqs(grad_req, data_names)
         self.output_names = symbol.list_outputs()
@@ -111,6 +119,10 @@ class DataParallelExecutorGroup:
         self.execs = []
         self.batch_size = None
         self.slices = None
+        # per context, the arrays of the inputs (and other arguments that are not
+        # parameters) by name, shared with every group made with this one as shared_group
+        self.shared_data_arrays = ([{} for _ in self.contexts] if shared_group is None
+                                   else shared_group.shared_data_arrays)
         self._bind(data_shapes, label_shapes, shared_group)
 
     def _grad_reqs(self, grad_req, data_names):
@@ -183,7 +195,7 @@ class DataParallelExecutorGroup:
             execs.append(self.symbol.simple_bind(
                 ctx=ctx, grad_req=self.grad_req, type_dict=types,
                 group2ctx=self.group2ctxs[i], shared_arg_names=self.param_names,
-                shared_exec=shared, **shapes))
+                shared_exec=shared, shared_buffer=self.shared_data_arrays[i], **shapes))
         self.execs = execs
         self.data_shapes, self.label_shapes = data_shapes, label_shapes
         self.data_names = [d.name for d in data_shapes]
@@ -206,6 +218,7 @@ class DataParallelExecutorGroup:
     def reshape(self, data_shapes, label_shapes):
         """Rebind every executor for new input shapes (arrays sharing memory where they
         fit, as ``Executor.reshape(allow_up_sizing=True)``)."""
+        data_shapes, label_shapes = _as_descs(data_shapes), _as_descs(label_shapes)
         if data_shapes == self.data_shapes and label_shapes == self.label_shapes:
             return
         self._bind(data_shapes, label_shapes, None, reshape=True)

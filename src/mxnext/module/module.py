@@ -304,7 +304,8 @@ class Module(BaseModule):
             self._exec_group.set_params(self._arg_params, self._aux_params)
         else:
             group = self._exec_group
-            self._arg_params = {n: nd.zeros(arrs[0].shape, dtype=arrs[0].dtype)
+            self._arg_params = {n: nd.zeros(arrs[0].shape, dtype=arrs[0].dtype,
+                                            stype=arrs[0].stype)
                                 for n, arrs in zip(group.param_names, group.param_arrays)}
             self._aux_params = {n: nd.zeros(arrs[0].shape, dtype=arrs[0].dtype)
                                 for n, arrs in zip(group.aux_names, group.aux_arrays)}

@@ -110,8 +110,12 @@ def _sparse_creation(what, stype, args, kwargs):
 
 @_strict
 def zeros(shape, ctx=None, dtype=None, stype=None, out=None, name=None) -> NDArray:
-    """An array of zeros (float32 unless ``dtype``) on ``ctx``, or written into ``out``."""
+    """An array of zeros (float32 unless ``dtype``) on ``ctx``, or written into ``out``;
+    ``stype`` 'csr' or 'row_sparse' gives a sparse array that stores nothing."""
     _check_known("zeros", shape, dtype)
+    if stype not in (None, "default"):
+        from . import sparse
+        return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype)
     return _filled(shape, 0, ctx, dtype, out, "_zeros")
 
 
@@ -140,7 +144,11 @@ def full(shape, val, ctx=None, dtype=None, out=None) -> NDArray:
 
 @_strict
 def empty(shape, ctx=None, dtype=None, stype=None) -> NDArray:
-    """An uninitialised array (MXNet's ``mx.nd.empty``)."""
+    """An uninitialised array (MXNet's ``mx.nd.empty``); a sparse ``stype`` gives an empty
+    sparse array."""
+    if stype not in (None, "default"):
+        from . import sparse
+        return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype)
     return _allocate("empty", shape, np.dtype(dtype or _FLOAT32), ctx)
 
 
@@ -151,7 +159,12 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
     dtype = np.dtype(dtype) if dtype else _FLOAT32
     n = arange_length(start, stop, step, repeat, dtype)
     try:
-        host = np.arange(start, stop, step, dtype=dtype)
+        if dtype.kind in "iu":     # as MXNet: start and step cast to the type, values wrap
+            lo = 0 if stop is None else start
+            host = (int(lo) + np.arange(n // int(repeat), dtype=np.int64) * int(step)
+                    ).astype(dtype)
+        else:
+            host = np.arange(start, stop, step, dtype=dtype)
         if repeat != 1:
             host = np.repeat(host, int(repeat))
         return _from_host(host, _ctx(ctx))

@@ -47,14 +47,15 @@ class BindMethods:
         context's memory (CPU contexts); the operators still run on ``ctx``.
 
         The arguments named in ``shared_arg_names`` (and their gradients) are
-        ``shared_exec``'s, which must hold them with the same shape and dtype. With
-        ``shared_buffer`` (a dict name -> NDArray, as MXNet's bucketing passes), every other
-        argument, and its gradient as ``"grad of <name>"``, is a view of the buffer's array
+        ``shared_exec``'s, which must hold them with the same shape and dtype (without
+        ``shared_exec``, new arrays). With ``shared_buffer`` (a dict name -> NDArray, as
+        MXNet's bucketing passes), every other argument, and its gradient as ``"grad of <name>"``, is a view of the buffer's array
         of that name when that is large enough (dtypes must match), else a new array that
         replaces or joins the buffer's. Without ``shared_buffer``, arrays of ``shared_exec``
         with the same name, shape and dtype are used instead of new ones."""
         _check_ctx(ctx)
-        stypes = _sparse_stypes(stype_dict, self.list_arguments())
+        stypes = _sparse_stypes({**_declared_stypes(self), **(stype_dict or {})},
+                                self.list_arguments())
         if shared_buffer is not None and not isinstance(shared_buffer, dict):
             raise MXNetError(f"simple_bind: shared_buffer must be a dict of name -> NDArray, "
                              f"got {type(shared_buffer).__name__}")
@@ -79,11 +80,13 @@ class BindMethods:
 
         def make(name, shape, dtype, kind):
             shape, dtype = tuple(shape), np.dtype(dtype)
-            if kind != "aux_dict" and name in shared_names and shared is not None:
-                return _from_shared(shared, kind, name, shape, dtype)
-            if kind != "aux_dict" and shared_buffer is not None:
-                key = name if kind == "arg_dict" else f"grad of {name}"
-                return _from_buffer(shared_buffer, key, shape, dtype, ctx)
+            if kind != "aux_dict":
+                if name in shared_names:        # a parameter: shared_exec's, else new
+                    if shared is not None:
+                        return _from_shared(shared, kind, name, shape, dtype)
+                elif shared_buffer is not None:
+                    key = name if kind == "arg_dict" else f"grad of {name}"
+                    return _from_buffer(shared_buffer, key, shape, dtype, place(name))
             old = None if shared is None else getattr(shared, kind).get(name)
             if old is not None and old.shape == shape and old.dtype == dtype:
                 return old
@@ -92,11 +95,8 @@ class BindMethods:
         grads = {n: make(n, s, t, "grad_dict") for n, s, t in zip(names, arg_shapes, arg_types)
                  if reqs[n] != "null"}
         aux = {n: make(n, s, t, "aux_dict") for n, s, t in zip(aux_names, aux_shapes, aux_types)}
-        for n, stype in stypes.items():      # run through the executor's storage fallback
-            args[n] = sparse_zeros(stype, args[n].shape, args[n].context, args[n].dtype)
-        for n in _row_sparse_grads(self).intersection(grads):
-            grads[n] = sparse_zeros("row_sparse", grads[n].shape, grads[n].context,
-                                    grads[n].dtype)
+        mine = set(names) - (shared_names if shared is not None else set())   # not shared
+        _make_sparse(args, grads, stypes, _row_sparse_grads(self), mine)
         return Executor(self, ctx, args, grads, reqs, aux, group2ctx, shared_exec)
 
     def eval(self, ctx=None, **kwargs):
@@ -244,6 +244,27 @@ def _row_sparse_grads(sym) -> set:
         if getattr(node.params, "sparse_grad", True) and node.inputs[1].node.op is None:
             names.add(node.inputs[1].node.name)
     return names
+
+
+def _make_sparse(args, grads, stypes, rsp_grads, mine):
+    """Sparse zeros in place of the new (not shared) arrays of arguments ``stypes`` makes
+    sparse and of the gradients ``rsp_grads`` makes row_sparse (they run through the
+    executor's storage fallback)."""
+    for n, stype in stypes.items():
+        if n in mine and args[n].stype != stype:
+            args[n] = sparse_zeros(stype, args[n].shape, args[n].context, args[n].dtype)
+    for n in rsp_grads.intersection(grads).intersection(mine):
+        grads[n] = sparse_zeros("row_sparse", grads[n].shape, grads[n].context, grads[n].dtype)
+
+
+_STYPE_IDS = {"0": "default", "1": "row_sparse", "2": "csr"}
+
+
+def _declared_stypes(sym) -> dict:
+    """The storage types variables declare (``mx.sym.var(stype=...)``, the attribute
+    ``__storage_type__``): MXNet's executor takes them for arguments stype_dict leaves out."""
+    return {name: _STYPE_IDS.get(attrs["__storage_type__"], "default")
+            for name, attrs in sym.attr_dict().items() if "__storage_type__" in attrs}
 
 
 def _sparse_stypes(stype_dict, names) -> dict:

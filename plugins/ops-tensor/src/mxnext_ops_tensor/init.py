@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from opsdk import (DType, ElemwiseType, Field, MakeZeroGradNodes, Param, assign,
                    register_op)
 from opsdk.shape import dim_known, unknown_dim
@@ -64,7 +66,10 @@ def _shape_rule(op, shape_of):
 
 def _arange(ctx, inputs, req, outputs, p):
     start, _, n = _bounds(p)
-    value = start + ctx.xp.arange(n, dtype="float64") * p.step
+    if np.dtype(p.dtype).kind in "iu":      # MXNet casts start and step to the integer type
+        value = int(start) + ctx.xp.arange(n, dtype="int64") * int(p.step)   # (wrapping)
+    else:
+        value = start + ctx.xp.arange(n, dtype="float64") * p.step
     assign(outputs[0], req[0], ctx.xp.repeat(value, p.repeat).astype(p.dtype))
 
 
