@@ -32,8 +32,9 @@ def infer_stypes(program, stypes: dict) -> list[str]:
         except MXNetError as exc:
             sparse = ", ".join(f"{node.inputs[k].node.name!r} ({s})"
                                for k, s in enumerate(ins) if s != "default")
-            raise MXNetError(f"Error in operator {node.name!r} ({node.op.name}): storage type "
-                             f"inference failed for sparse inputs {sparse}: {exc}") from exc
+            msg = str(exc).removeprefix(f"Operator {node.op.name!r}: ")
+            raise MXNetError(f"Error in operator {node.name!r} ({node.op.name}) inferring "
+                             f"storage types from sparse inputs {sparse}: {msg}") from exc
         for k, s in enumerate(outs or ()):
             values[g.entry_id(nid, k)] = s
     return values
