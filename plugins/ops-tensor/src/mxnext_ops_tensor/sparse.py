@@ -29,7 +29,7 @@ def _with_data(x, dense, *arrays):
     return x._replace(data=_apply(dense, *arrays))
 
 
-def _map_values(params, inputs, dense):
+def map_values(params, inputs, dense):
     """One sparse input whose zeros stay zeros: the op on its stored values."""
     (x,) = inputs
     if stype_of(x) == "default":
@@ -200,7 +200,7 @@ def _retain(params, inputs, dense):
 
 
 for _name in _ZERO_PRESERVING + ["_mul_scalar", "_div_scalar"]:
-    extend_op(_name).set_attr("FComputeSparse", _map_values)
+    extend_op(_name).set_attr("FComputeSparse", map_values)
 for _name in _LOGIC_SCALAR:
     extend_op(_name).set_attr("FComputeSparse", _logic_scalar)
 for _name, _kernel in (("_plus_scalar", _plus_minus_scalar), ("_minus_scalar", _plus_minus_scalar),
