@@ -167,6 +167,20 @@ def check_symbolic_forward(sym, location, expected, rtol, atol, aux_states, ctx,
     return executor.outputs
 
 
+def _grad_buffers(initial, expected, ctx, dtype, grad_stypes):
+    """The gradient buffers: ``initial`` values, except an empty sparse array where
+    ``grad_stypes`` names a sparse type (as MXNet's; its ``initial`` becomes zeros)."""
+    buffers = {}
+    for k, v in initial.items():
+        stype = grad_stypes.get(k)
+        if stype in (None, "default"):
+            buffers[k] = _nd(v, ctx, expected[k].dtype if dtype is None else dtype)
+        else:
+            buffers[k] = create_sparse_array(v.shape, stype, density=0.0)
+            initial[k] = np.zeros_like(v)
+    return buffers
+
+
 def check_symbolic_backward(sym, location, out_grads, expected, rtol, atol, aux_states,
                             grad_req, ctx, equal_nan, dtype, grad_stypes=None):
     op = "check_symbolic_backward"
@@ -195,12 +209,7 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol, atol, aux_
 
     # the buffers start dirty (random normal, drawn in name order), as in MXNet
     initial = {k: np.random.normal(size=expected[k].shape) for k in sorted(expected)}
-    args_grad = {k: _nd(v, ctx, expected[k].dtype if dtype is None else dtype)
-                 for k, v in initial.items()}
-    for k, stype in (grad_stypes or {}).items():
-        if k in args_grad and stype not in (None, "default"):    # empty, as MXNet's
-            args_grad[k] = create_sparse_array(initial[k].shape, stype, density=0.0)
-            initial[k] = np.zeros_like(initial[k])
+    args_grad = _grad_buffers(initial, expected, ctx, dtype, grad_stypes or {})
     executor = sym.bind(ctx, args=location, args_grad=args_grad, aux_states=aux, grad_req=reqs)
     executor.forward(is_train=True)
     heads = None
