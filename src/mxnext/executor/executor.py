@@ -58,13 +58,13 @@ class Executor:
         program = self._program
         stypes = infer_stypes(program, {n: a.stype for d in (self.arg_dict, self.aux_dict)
                                         for n, a in d.items()})
-        sparse = []
-        self.outputs = list(self.outputs)
-        for k, eid in enumerate(program.graph.outputs[:program.num_outputs]):
-            if stypes[eid] != "default":
-                self.outputs[k] = sparse_zeros(stypes[eid], program.shapes[eid], ctx=ctx,
-                                               dtype=program.dtypes[eid])
-                sparse.append(k)
+        eids = program.graph.outputs[:program.num_outputs]
+        sparse = [k for k, eid in enumerate(eids) if stypes[eid] != "default"]
+        if sparse:
+            self.outputs = list(self.outputs)
+            for k in sparse:
+                self.outputs[k] = sparse_zeros(stypes[eids[k]], program.shapes[eids[k]],
+                                               ctx=ctx, dtype=program.dtypes[eids[k]])
         return sparse
 
     # -- MXNet's views of the arrays ------------------------------------------------------
