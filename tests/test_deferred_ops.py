@@ -310,3 +310,15 @@ def test_shipped_plugins_catalog_lists_every_op_as_loading_them_does(tmp_path):
     providers = {v[0] for v in res["catalog"].values()}
     assert {"ops-nn", "ops-tensor", "builtin"} <= providers
     assert res["catalog"]["Convolution"][0] == "ops-nn" and res["catalog"]["dot"][0] == "ops-tensor"
+
+
+def test_an_alias_lookup_imports_the_modules_extending_the_op_by_name(tmp_path):
+    # ops-tensor's sparse kernels extend "elemwise_mul"; "_mul" is its alias
+    code = '''
+        import json
+        import mxnext as mx
+        x = mx.nd.array([[1.0, 0.0], [0.0, 0.0]]).tostype("row_sparse")
+        print(json.dumps(mx.nd._internal._mul(x, x).stype))
+    '''
+    run(tmp_path, "import mxnext; mxnext.plugins.load(); print('{}')", cache=tmp_path, disable="")
+    assert run(tmp_path, code, cache=tmp_path, disable="") == "row_sparse"

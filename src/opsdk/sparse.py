@@ -9,6 +9,12 @@ MXNet has no sparse kernel for these inputs: the core then runs the storage fall
 (inputs densified, dense kernel, dense outputs). An op with ``FMutateInputs`` (an
 optimizer's states) returns after its outputs the new value of each mutated input, in the
 order ``FMutateInputs`` lists them; the core writes them back in each input's storage type.
+
+The kernel is also the op's storage-type rule in bound graphs: executors call it at bind on
+inputs that store nothing (empty storages, zero dense arrays), so the storage types it
+returns must follow from the inputs' storage types, shapes, dtypes and the parameters
+alone. Raising (an ``MXNetError``) refuses the inputs' storage types, as MXNet's
+``FInferStorageType`` can.
 """
 
 from mxnext.ndarray.sparse_storage import (CSRStorage, RowSparseStorage, csr_from_dense,

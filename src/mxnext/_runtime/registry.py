@@ -50,6 +50,8 @@ def get(name: str) -> OpDef:
     d = _ops.get(name)
     if d is None:
         real = _aliases.get(name)
+        if real in _lazy:       # modules extending the op under its own name (sparse kernels)
+            _import_for(real)
         d = _ops.get(real) if real is not None else None
     if d is not None and d.provider is not None:
         return d

@@ -7,8 +7,11 @@ import numpy as np
 from .._runtime.base import MXNetError, ShapeError
 from ..ndarray._array import NDArray
 from ..ndarray._copies import push_copy
+from ..ndarray.sparse import zeros as sparse_zeros
+from ._dynamic import run_nodes
 from ._instance import Instance
 from ._program import Program
+from ._stypes import infer_stypes
 
 __all__ = ["Executor"]
 
@@ -46,7 +49,23 @@ class Executor:
                                                     if grad_req.get(n, "null") != "null"},
                                   share=None if shared_exec is None else shared_exec._instance)
         self.outputs = self._instance.outputs
+        self._sparse_out = self._bind_sparse_outputs(ctx) if self._sparse_in else []
         self._monitor = None
+
+    def _bind_sparse_outputs(self, ctx) -> list:
+        """MXNet's storage-type inference from the bound arrays: outputs of a sparse storage
+        type become sparse arrays (the indices of ``outputs`` that are)."""
+        program = self._program
+        stypes = infer_stypes(program, {n: a.stype for d in (self.arg_dict, self.aux_dict)
+                                        for n, a in d.items()})
+        eids = program.graph.outputs[:program.num_outputs]
+        sparse = [k for k, eid in enumerate(eids) if stypes[eid] != "default"]
+        if sparse:
+            self.outputs = list(self.outputs)
+            for k in sparse:
+                self.outputs[k] = sparse_zeros(stypes[eids[k]], program.shapes[eids[k]],
+                                               ctx=ctx, dtype=program.dtypes[eids[k]])
+        return sparse
 
     # -- MXNet's views of the arrays ------------------------------------------------------
     @property
@@ -85,6 +104,12 @@ class Executor:
             self._instance.run(is_train)
         else:
             self._instance.run(is_train, bulk=False, each=self._monitor_node)
+        if self._sparse_out:
+            # the sparse outputs: the forward graph again, op by op, each op's storage
+            # dispatch (its sparse kernel: MXNet's values and stored positions)
+            values = run_nodes(self._program.forward_outputs, {**self.arg_dict, **self.aux_dict})
+            for k in self._sparse_out:
+                self.outputs[k]._take(values[k])
         return self.outputs
 
     def backward(self, out_grads=None, is_train=True):

@@ -23,8 +23,9 @@ from .._runtime.base import MXNetError
 from ._array import NDArray
 from ._imperative import from_host, invoke, invoke_params, use_sparse_dispatch
 from ._sparse_array import BaseSparseNDArray, make_sparse
+from .sparse_storage import CSRStorage, RowSparseStorage, stype_of
 
-__all__ = ["dispatch"]
+__all__ = ["dispatch", "output_stypes"]
 
 _log = logging.getLogger(__name__)
 
@@ -69,12 +70,7 @@ def _sparse_kernel(opdef, params, inputs, run, ctx):
     if kernel is None or not any(isinstance(a, BaseSparseNDArray) for a in inputs):
         return None
     hosts = [a._host() if isinstance(a, BaseSparseNDArray) else a.asnumpy() for a in inputs]
-
-    def dense(*arrays):
-        outs = run([from_host(np.ascontiguousarray(x), ctx) for x in arrays], None)
-        return [o.asnumpy() for o in _listed(outs)]
-
-    results = kernel(params, hosts, dense)
+    results = kernel(params, hosts, _dense_kernel(run, ctx))
     if results is None:
         return None
     results = [from_host(np.ascontiguousarray(r), ctx) if isinstance(r, np.ndarray)
@@ -86,6 +82,44 @@ def _sparse_kernel(opdef, params, inputs, run, ctx):
             _write(inputs[i], value)
         results = results[:visible]
     return results
+
+
+def _dense_kernel(run, ctx):
+    """The ``dense`` argument of a sparse kernel: the op's dense kernel on numpy arrays."""
+    def dense(*arrays):
+        outs = run([from_host(np.ascontiguousarray(x), ctx) for x in arrays], None)
+        return [o.asnumpy() for o in _listed(outs)]
+    return dense
+
+
+def output_stypes(opdef, params, stypes, shapes, dtypes, ctx):
+    """MXNet's ``FInferStorageType`` of one graph node: the storage types of the op's
+    visible outputs for inputs of storage types ``stypes`` (shapes, dtypes), or None for
+    the storage fallback (dense outputs). The op's sparse kernel decides, run on inputs of
+    those storage types that store nothing: the storage type a kernel gives depends on
+    the inputs' storage types, shapes and the parameters, never on the stored values. A
+    kernel refusing the storage types (BatchNorm's ``fix_gamma``) raises here."""
+    kernel = opdef.get_attr("FComputeSparse")
+    if kernel is None or all(s == "default" for s in stypes):
+        return None
+    hosts = [_nothing_stored(*a) for a in zip(stypes, shapes, dtypes)]
+    run = lambda arrays, o: invoke_params(opdef, params, arrays, o, ctx,   # noqa: E731
+                                          all_outputs=True)
+    results = kernel(params, hosts, _dense_kernel(run, ctx))
+    if results is None:
+        return None
+    return [stype_of(r) for r in results[:len(results) - len(_mutated(opdef, params))]]
+
+
+def _nothing_stored(stype, shape, dtype):
+    """An array of ``stype`` storing no values (dense: zeros, allocated when first read)."""
+    if stype == "csr":
+        return CSRStorage(np.zeros(0, dtype), np.zeros(0, np.int64),
+                          np.zeros(shape[0] + 1, np.int64), tuple(shape))
+    if stype == "row_sparse":
+        return RowSparseStorage(np.zeros((0, *shape[1:]), dtype), np.zeros(0, np.int64),
+                                tuple(shape))
+    return np.zeros(shape, dtype)
 
 
 def _mutated(opdef, params):

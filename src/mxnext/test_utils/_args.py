@@ -33,8 +33,7 @@ def float_dtype(dtype, op: str, allow_asnumpy=False):
 
 def check_stypes(stypes, what: str, op: str) -> None:
     """A dict of input name -> storage type ('default', 'csr', 'row_sparse'; None counts as
-    'default'). Executors run sparse arrays through the storage fallback, so a gradient asked
-    for in a sparse type is computed densely and compared by value."""
+    'default'); a gradient buffer of a sparse type keeps it (its values are compared)."""
     if stypes is None:
         return
     if not isinstance(stypes, dict):

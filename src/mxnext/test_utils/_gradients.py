@@ -109,14 +109,16 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
     name; arguments not in it get no gradient buffer. ``grad_req`` ('write', 'add' or 'null';
     one str, a list per argument or a dict) applies to buffers that start as random normal
     values, as in MXNet: 'add' must add to them and 'null' must leave them. ``grad_stypes``:
-    storage types by name (sparse ones compared by value). Returns ``{argument name: gradient NDArray}``.
+    storage types by name: a Symbol's buffer of a sparse type starts as an empty sparse array
+    (as MXNet's) and keeps its type. Returns ``{argument name: gradient NDArray}``.
     """
     op = "check_symbolic_backward"
     check_stypes(grad_stypes, "grad_stypes", op)
     ctx = ctx or default_context()
     if is_symbol(sym, op):
         return _symbolic.check_symbolic_backward(sym, location, out_grads, expected, rtol, atol,
-                                                 aux_states, grad_req, ctx, equal_nan, dtype)
+                                                 aux_states, grad_req, ctx, equal_nan, dtype,
+                                                 grad_stypes)
     _callable.no_aux(aux_states, op)
     return _callable.check_symbolic_backward(sym, location, out_grads, expected, rtol, atol,
                                              grad_req, ctx, equal_nan, dtype)

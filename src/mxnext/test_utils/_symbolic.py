@@ -12,6 +12,7 @@ from ._args import (central_differences, fill, float_dtype, grad_reqs, node_reqs
                     per_output)
 from ._callable import check_eps, compare_grad
 from ._compare import _np, assert_almost_equal
+from ._sparse import create_sparse_array
 from ._tolerance import default_numeric_eps, get_tolerance
 
 _PROJ = "__random_proj"
@@ -166,8 +167,22 @@ def check_symbolic_forward(sym, location, expected, rtol, atol, aux_states, ctx,
     return executor.outputs
 
 
+def _grad_buffers(initial, expected, ctx, dtype, grad_stypes):
+    """The gradient buffers: ``initial`` values, except an empty sparse array where
+    ``grad_stypes`` names a sparse type (as MXNet's; its ``initial`` becomes zeros)."""
+    buffers = {}
+    for k, v in initial.items():
+        stype = grad_stypes.get(k)
+        if stype in (None, "default"):
+            buffers[k] = _nd(v, ctx, expected[k].dtype if dtype is None else dtype)
+        else:
+            buffers[k] = create_sparse_array(v.shape, stype, density=0.0)
+            initial[k] = np.zeros_like(v)
+    return buffers
+
+
 def check_symbolic_backward(sym, location, out_grads, expected, rtol, atol, aux_states,
-                            grad_req, ctx, equal_nan, dtype):
+                            grad_req, ctx, equal_nan, dtype, grad_stypes=None):
     op = "check_symbolic_backward"
     dtype = float_dtype(dtype, op, allow_asnumpy=True)
     from .. import ndarray as nd
@@ -194,8 +209,7 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol, atol, aux_
 
     # the buffers start dirty (random normal, drawn in name order), as in MXNet
     initial = {k: np.random.normal(size=expected[k].shape) for k in sorted(expected)}
-    args_grad = {k: _nd(v, ctx, expected[k].dtype if dtype is None else dtype)
-                 for k, v in initial.items()}
+    args_grad = _grad_buffers(initial, expected, ctx, dtype, grad_stypes or {})
     executor = sym.bind(ctx, args=location, args_grad=args_grad, aux_states=aux, grad_req=reqs)
     executor.forward(is_train=True)
     heads = None

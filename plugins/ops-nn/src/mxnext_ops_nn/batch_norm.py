@@ -14,7 +14,8 @@ process has one device here, so SyncBatchNorm takes ``ndev=1`` only.
 from __future__ import annotations
 
 import numpy as np
-from opsdk import AMP_FLOAT_DTYPES, Field, FloatOnly, Param, register_op
+from opsdk import AMP_FLOAT_DTYPES, Field, FloatOnly, MXNetError, Param, register_op
+from opsdk.sparse import stype_of
 from pydantic import field_validator
 
 from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, init_attrs,
@@ -306,3 +307,17 @@ for _param, _op in _OPS.items():
                         (3,), (3,), np.ones(3, np.float32)],
              "params": {"fix_gamma": False,
                         **({"key": "bn0"} if _op == "_contrib_SyncBatchNorm" else {})}}]))
+
+
+def _sparse_inputs(params, inputs, dense):
+    """MXNet's BatchNorm storage rule: sparse inputs take the storage fallback (None), but
+    with ``fix_gamma`` MXNet refuses them (its issue #11647), at bind as imperatively."""
+    sparse = [f"{name} ({stype_of(x)})" for name, x in zip(_INPUTS, inputs)
+              if stype_of(x) != "default"]
+    if params.fix_gamma and sparse:
+        raise MXNetError(f"Operator 'BatchNorm': fix_gamma=True is not supported for sparse "
+                         f"inputs ({', '.join(sparse)}); pass fix_gamma=False or dense arrays")
+    return None
+
+
+register_op("BatchNorm").set_attr("FComputeSparse", _sparse_inputs)

@@ -96,7 +96,7 @@ def _result_type(params, t):
     return np.dtype(np.int64) if t.kind == "b" else t
 
 
-def _infer_type(op):
+def scalar_type(op):
     def infer(params, ins, outs):
         if ins[0] is None:
             return list(ins), list(outs)
@@ -124,7 +124,7 @@ def _scalar(params, x, out):
     return s
 
 
-def _forward(fwd):
+def scalar_forward(fwd):
     """FCompute of a row, one Python call deep for ``Ufunc`` rows (``a + 1``)."""
     if not isinstance(fwd, Ufunc):
         def compute(ctx, inputs, req, outputs, params):
@@ -188,9 +188,9 @@ for _name, (_fwd, _grad) in _OPS.items():
     (register_op(_name).describe(f"Elementwise {_name.strip('_').replace('_', ' ')} of data "
                                  f"and a scalar.")
      .set_attr_parser(ScalarParam).set_num_inputs(1).set_num_outputs(1)
-     .set_attr("FInferShape", ElemwiseShape(1, 1)).set_attr("FInferType", _infer_type(_name))
+     .set_attr("FInferShape", ElemwiseShape(1, 1)).set_attr("FInferType", scalar_type(_name))
      .set_attr("FInplaceOption", INPLACE_0)
-     .set_attr("FCompute<cpu>", _CHECKS.get(_name, lambda c: c)(_forward(_fwd)))
+     .set_attr("FCompute<cpu>", _CHECKS.get(_name, lambda c: c)(scalar_forward(_fwd)))
      .set_attr("FGradient", _grad)
      .add_argument("data", "NDArray-or-Symbol", "The array operand."))
 

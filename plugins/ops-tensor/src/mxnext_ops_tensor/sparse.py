@@ -29,7 +29,7 @@ def _with_data(x, dense, *arrays):
     return x._replace(data=_apply(dense, *arrays))
 
 
-def _map_values(params, inputs, dense):
+def map_values(params, inputs, dense):
     """One sparse input whose zeros stay zeros: the op on its stored values."""
     (x,) = inputs
     if stype_of(x) == "default":
@@ -151,8 +151,9 @@ def _same_sparse(a, b):
     return stype_of(a) == stype_of(b) != "default" and tuple(a.shape) == tuple(b.shape)
 
 
-def _add_sub(params, inputs, dense):
-    """rsp (+|-) rsp -> rsp and csr (+|-) csr -> csr, over the union of stored positions."""
+def _union(params, inputs, dense):
+    """rsp op rsp -> rsp and csr op csr -> csr over the union of stored positions, for ops
+    giving 0 on two zeros (add, sub, maximum, minimum, hypot)."""
     a, b = inputs
     if not _same_sparse(a, b):
         return None
@@ -199,12 +200,13 @@ def _retain(params, inputs, dense):
 
 
 for _name in _ZERO_PRESERVING + ["_mul_scalar", "_div_scalar"]:
-    extend_op(_name).set_attr("FComputeSparse", _map_values)
+    extend_op(_name).set_attr("FComputeSparse", map_values)
 for _name in _LOGIC_SCALAR:
     extend_op(_name).set_attr("FComputeSparse", _logic_scalar)
 for _name, _kernel in (("_plus_scalar", _plus_minus_scalar), ("_minus_scalar", _plus_minus_scalar),
-                       ("clip", _clip), ("zeros_like", _zeros_like), ("elemwise_add", _add_sub),
-                       ("elemwise_sub", _add_sub), ("elemwise_mul", _mul), ("add_n", _add_n),
+                       ("clip", _clip), ("zeros_like", _zeros_like), ("elemwise_add", _union),
+                       ("elemwise_sub", _union), ("_maximum", _union), ("_minimum", _union),
+                       ("_hypot", _union), ("elemwise_mul", _mul), ("add_n", _add_n),
                        ("_sparse_retain", _retain), ("_contrib_quadratic", _quadratic),
                        ("sum", _reduce(False)), ("mean", _reduce(True)), ("norm", _norm)):
     extend_op(_name).set_attr("FComputeSparse", _kernel)
