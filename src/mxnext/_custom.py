@@ -196,6 +196,42 @@ def backward(state, ctx, inputs, req, outputs):
             ctx, given + in_grad + aux, "CustomOp.backward", "_backward_" + state.op_type)
 
 
+def sparse_forward(params, hosts, dense):
+    """``FComputeSparse`` of ``Custom``: the storage types come from the prop's
+    ``infer_storage_type`` (arguments cast to what it names); when any is sparse, ``forward``
+    runs at once on sparse NDArrays, writing outputs of the named storage types. Returns
+    (outputs then aux values, state), or None for the dense fallback."""
+    from .context import current_context
+    from .ndarray import sparse as _sp
+    from .ndarray._imperative import from_host
+    from .ndarray._sparse_array import make_sparse
+    lay, ctx = layout(params), current_context()
+    arrays = [from_host(h, ctx) if isinstance(h, np.ndarray) else make_sparse(h, ctx)
+              for h in hosts]
+    n_in = len(lay.args)
+    i_st, o_st, a_st = _three(lay.prop.infer_storage_type([a.stype for a in arrays[:n_in]]),
+                              "infer_storage_type", lay)
+    if all(st == "default" for st in i_st + o_st + a_st):
+        return None
+    arrays = [a if a.stype == st else a.tostype(st) for a, st in zip(arrays, i_st + a_st)]
+    shapes, dtypes = [a.shape for a in arrays], [a.dtype for a in arrays]
+    _, o_shapes = _infer_shape(params, shapes, [None] * len(o_st))
+    _, o_types = _infer_type(params, dtypes, [None] * len(o_st))
+    outs = [_sp.zeros(st, s, ctx=ctx, dtype=t) for st, s, t in zip(o_st, o_shapes, o_types)]
+    state = _Applied(params, ctx, shapes, dtypes)
+    tape = _tape.state
+    prev = tape.recording, tape.training
+    tape.recording = False
+    try:
+        with ctx:
+            state.op.forward(is_train=prev[1], req=["write"] * len(outs),
+                             in_data=arrays[:n_in], out_data=outs, aux=arrays[n_in:])
+    finally:
+        tape.recording, tape.training = prev
+    host = [o._host() if o.stype != "default" else o.asnumpy() for o in outs + arrays[n_in:]]
+    return host, (state, shapes, dtypes)
+
+
 def _wrap(views, ctx):
     """NDArrays over the op's device views, each with a var of its own."""
     from .ndarray._array import NDArray
@@ -309,6 +345,7 @@ def define(registrar) -> None:
         "FExecType": lambda p: "async",
         "FCreateOpState": _Applied,
         "FStatefulCompute<cpu>": forward,
+        "FComputeSparse": sparse_forward,
     }.items():
         fwd.set_attr(key, value)
     bwd = _backward_op = registrar.register("_backward_Custom")
