@@ -85,8 +85,8 @@ class CustomOpProp:
 
     def infer_storage_type_backward(self, ograd_stype, in_stype, out_stype, igrad_stype,
                                     aux_stype):
-        """Storage types of the backward's arrays; mxnext's backward densifies sparse ones,
-        so this is not consulted."""
+        """Storage types of ``backward``'s arrays (output gradients, inputs, outputs, input
+        gradients, aux states) after a forward on sparse arrays; this default: all dense."""
         return (["default"] * len(ograd_stype), ["default"] * len(in_stype),
                 ["default"] * len(out_stype), ["default"] * len(igrad_stype),
                 ["default"] * len(aux_stype))
