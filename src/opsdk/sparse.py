@@ -9,6 +9,9 @@ MXNet has no sparse kernel for these inputs: the core then runs the storage fall
 (inputs densified, dense kernel, dense outputs). An op with ``FMutateInputs`` (an
 optimizer's states) returns after its outputs the new value of each mutated input, in the
 order ``FMutateInputs`` lists them; the core writes them back in each input's storage type.
+A stateful op's kernel (one with ``FCreateOpState``, as the core's ``Custom``) returns
+``(outputs, (state, input shapes, input dtypes))``, or None: autograd hands that state to
+the op's backward, as on the dense path.
 """
 
 from mxnext.ndarray.sparse_storage import (CSRStorage, RowSparseStorage, csr_from_dense,

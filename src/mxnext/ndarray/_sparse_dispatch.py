@@ -7,7 +7,8 @@ running the op's own dense kernel on numpy arrays (zero-preserving ops map the s
 values with it). The kernel returns the visible outputs, each a storage or a numpy array,
 in the storage type MXNet's ``FInferStorageType`` gives; None means MXNet has no sparse
 kernel for these storage types. A stateful op's kernel (one with ``FCreateOpState``) returns
-``(outputs, state)``: the state its recorded backward is handed, as the dense path records. Then, and for ops without the attribute, the storage
+``(outputs, record)``: what autograd keeps for its backward, ``(state, input shapes, input
+dtypes)`` as the dense path records. Then, and for ops without the attribute, the storage
 fallback runs: sparse inputs are densified, the dense kernel runs, outputs are dense
 (MXNet logs this; here it is a debug log record). An ``out=`` array receives the results
 in its own storage type.
