@@ -684,3 +684,20 @@ def test_simple_bind_makes_each_ctx_groups_arrays_on_its_cpu_context():
     np.testing.assert_allclose(ex.outputs[0].asnumpy(), plain.outputs[0].asnumpy())
     np.testing.assert_allclose(ex.grad_dict["fc1_weight"].asnumpy(),
                                plain.grad_dict["fc1_weight"].asnumpy())
+
+
+@pytest.mark.parametrize("norm, value", [("null", 3.0), ("batch", 1.0)])
+def test_make_loss_output_needs_no_head_gradient(norm, value):
+    """As MXNet: MakeLoss's backward reads no head gradient (only the data with 'valid'), so
+    ``backward()`` needs none; a plain output still does."""
+    x, w = mx.sym.var("data"), mx.sym.var("weight")
+    ones = mx.nd.ones((3, 5))
+    ex = mx.sym.MakeLoss(mx.sym.dot(x, w), normalization=norm).simple_bind(
+        mx.cpu(), data=(3, 5), weight=(5, 2))
+    ex.forward(is_train=True, data=ones)
+    ex.backward()
+    np.testing.assert_allclose(ex.grad_dict["weight"].asnumpy(), np.full((5, 2), value))
+    plain = mx.sym.dot(x, w).simple_bind(mx.cpu(), data=(3, 5), weight=(5, 2))
+    plain.forward(is_train=True, data=ones)
+    with pytest.raises(MXNetError, match="is not a loss function"):
+        plain.backward()

@@ -423,3 +423,30 @@ def test_a_variable_s_declared_storage_type_reaches_the_module_s_parameters():
     mod.init_params()
     arg_params, _ = mod.get_params()
     assert arg_params["v"].stype == "row_sparse" and np.abs(arg_params["v"].asnumpy()).sum() > 0
+
+
+def test_prepare_calls_sparse_row_id_fn_only_with_a_kvstore_that_updates():
+    """MXNet pulls the rows ``sparse_row_id_fn`` names; a module here keeps parameters whole,
+    so the function is called and checked; without an updating KVStore MXNet warns."""
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2),
+                               name="softmax")
+    it = mx.io.NDArrayIter(np.ones((4, 3), np.float32), np.zeros(4, np.float32), 4)
+    batch = next(iter(it))
+    asked = []
+
+    def rows(b):
+        asked.append(b)
+        return {"fullyconnected0_weight": mx.nd.array([0, 1])}
+
+    mod = mx.mod.Module(net)
+    mod.bind(it.provide_data, it.provide_label)
+    mod.init_params()
+    mod.init_optimizer()
+    with pytest.warns(UserWarning, match="not updated in the KVStore"):
+        mod.prepare(batch, sparse_row_id_fn=rows)
+    assert asked == []
+    mod.init_optimizer(kvstore=mx.kv.create("local"), force_init=True)
+    mod.prepare(batch, sparse_row_id_fn=rows)
+    assert asked == [batch]
+    with pytest.raises(ModuleError, match="must return a dict"):
+        mod.prepare(batch, sparse_row_id_fn=lambda b: [1])

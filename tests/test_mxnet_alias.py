@@ -72,6 +72,18 @@ def test_run_restores_numpy_1x_builtin_aliases_for_mxnet_era_code(tmp_path):
     assert plain.stdout.split() == ["False"]     # a plain import mxnext leaves numpy alone
 
 
+def test_run_restores_numpy_1x_fromstring_binary_mode(tmp_path):
+    """MXNet's example MNIST readers decode idx bytes with ``np.fromstring(raw, dtype)``."""
+    (tmp_path / "old.py").write_text(
+        "import numpy as np, struct\n"
+        "a = np.fromstring(struct.pack('>3B', 7, 8, 9), dtype=np.uint8)\n"
+        "a[0] = 1\n"
+        "print(a.tolist(), np.fromstring('1 2', dtype=int, sep=' ').tolist())\n")
+    out = _run("run", str(tmp_path / "old.py"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[1, 8, 9] [1, 2]"
+
+
 def test_install_refuses_when_mxnet_itself_is_imported(monkeypatch):
     fake = types.ModuleType("mxnet")
     fake.__file__ = "/site-packages/mxnet/__init__.py"

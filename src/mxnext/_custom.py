@@ -153,12 +153,13 @@ def _gradient(node, out_grads):
 class _Applied:
     """The state of one application: the ``CustomOp`` its ``create_operator`` made."""
 
-    __slots__ = ("op", "lay", "op_type")
+    __slots__ = ("op", "lay", "op_type", "stypes")
 
     def __init__(self, params, ctx, in_shapes, in_dtypes):
         from .ndarray.serialization import DTYPE_TO_FLAG
         self.op_type = params.op_type
         self.lay = layout(params)
+        self.stypes = None      # (inputs, outputs, aux) when the forward ran on sparse ones
         self.op = self.lay.prop.create_operator(   # dtypes as MXNet's type flags
             ctx, [list(s) for s in in_shapes], [DTYPE_TO_FLAG.get(np.dtype(t), -1)
                                                 for t in in_dtypes])
@@ -190,10 +191,80 @@ def backward(state, ctx, inputs, req, outputs):
         slots[d] = arr
     aux, in_grad = _wrap(inputs[len(lay.deps):], ctx), _wrap(outputs, ctx)
     reqs = [_REQ[r] for r in req]
-    _submit(lambda: op.backward(req=reqs, out_grad=slots[:n_out],
-                                in_data=slots[n_out:n_out + n_in],
-                                out_data=slots[n_out + n_in:], in_grad=in_grad, aux=aux),
-            ctx, given + in_grad + aux, "CustomOp.backward", "_backward_" + state.op_type)
+    if state.stypes is None:
+        call = lambda: op.backward(req=reqs, out_grad=slots[:n_out],  # noqa: E731
+                                   in_data=slots[n_out:n_out + n_in],
+                                   out_data=slots[n_out + n_in:], in_grad=in_grad, aux=aux)
+    else:
+        call = lambda: _sparse_backward(state, reqs, slots, in_grad, aux)  # noqa: E731
+    _submit(call, ctx, given + in_grad + aux, "CustomOp.backward", "_backward_" + state.op_type)
+
+
+def _sparse_backward(state, reqs, slots, in_grad, aux):
+    """``backward`` of an application whose forward ran on sparse arrays: each array in the
+    storage type the prop's ``infer_storage_type_backward`` names (as MXNet), the gradients
+    and aux states it wrote copied back into the op's dense memory."""
+    lay = state.lay
+    n_in, n_out = len(lay.args), len(lay.outs)
+    i_st, o_st, a_st = state.stypes
+    got = lay.prop.infer_storage_type_backward(
+        [s.stype if s is not None else "default" for s in slots[:n_out]], list(i_st),
+        list(o_st), ["default"] * n_in, list(a_st))
+    if len(got) not in (4, 5):
+        raise MXNetError(f"Custom({lay.prop.__class__.__name__}).infer_storage_type_backward "
+                         f"must return 4 or 5 lists, got {len(got)}")
+    og, ind, od, ig, ax = (_as_stypes(arrays, stypes) for arrays, stypes in zip(
+        (slots[:n_out], slots[n_out:n_out + n_in], slots[n_out + n_in:], in_grad, aux),
+        list(got) + [[]] * (5 - len(got))))
+    state.op.backward(req=reqs, out_grad=og, in_data=ind, out_data=od, in_grad=ig, aux=ax)
+    for dst, src in zip(in_grad + aux, ig + ax):
+        if src is not dst:
+            src.copyto(dst)
+
+
+def _as_stypes(arrays, stypes):
+    """``arrays`` (None stays None) in the storage types ``stypes`` ('default' when the
+    list runs short, as for aux states a 4-list answer leaves out)."""
+    stypes = list(stypes) + ["default"] * (len(arrays) - len(stypes))
+    return [a if a is None or a.stype == st else a.tostype(st)
+            for a, st in zip(arrays, stypes)]
+
+
+def sparse_forward(params, hosts, dense):
+    """``FComputeSparse`` of ``Custom``: the storage types come from the prop's
+    ``infer_storage_type`` (arguments cast to what it names); when any is sparse, ``forward``
+    runs at once on sparse NDArrays, writing outputs of the named storage types. Returns
+    (outputs then aux values, state), or None for the dense fallback."""
+    from .context import current_context
+    from .ndarray import sparse as _sp
+    from .ndarray._imperative import from_host
+    from .ndarray._sparse_array import make_sparse
+    lay, ctx = layout(params), current_context()
+    arrays = [from_host(h, ctx) if isinstance(h, np.ndarray) else make_sparse(h, ctx)
+              for h in hosts]
+    n_in = len(lay.args)
+    i_st, o_st, a_st = _three(lay.prop.infer_storage_type([a.stype for a in arrays[:n_in]]),
+                              "infer_storage_type", lay)
+    if all(st == "default" for st in i_st + o_st + a_st):
+        return None
+    arrays = [a if a.stype == st else a.tostype(st) for a, st in zip(arrays, i_st + a_st)]
+    shapes, dtypes = [a.shape for a in arrays], [a.dtype for a in arrays]
+    _, o_shapes = _infer_shape(params, shapes, [None] * len(o_st))
+    _, o_types = _infer_type(params, dtypes, [None] * len(o_st))
+    outs = [_sp.zeros(st, s, ctx=ctx, dtype=t) for st, s, t in zip(o_st, o_shapes, o_types)]
+    state = _Applied(params, ctx, shapes, dtypes)
+    state.stypes = (i_st, o_st, a_st)
+    tape = _tape.state
+    prev = tape.recording, tape.training
+    tape.recording = False
+    try:
+        with ctx:
+            state.op.forward(is_train=prev[1], req=["write"] * len(outs),
+                             in_data=arrays[:n_in], out_data=outs, aux=arrays[n_in:])
+    finally:
+        tape.recording, tape.training = prev
+    host = [o._host() if o.stype != "default" else o.asnumpy() for o in outs + arrays[n_in:]]
+    return host, (state, shapes, dtypes)
 
 
 def _wrap(views, ctx):
@@ -309,6 +380,7 @@ def define(registrar) -> None:
         "FExecType": lambda p: "async",
         "FCreateOpState": _Applied,
         "FStatefulCompute<cpu>": forward,
+        "FComputeSparse": sparse_forward,
     }.items():
         fwd.set_attr(key, value)
     bwd = _backward_op = registrar.register("_backward_Custom")

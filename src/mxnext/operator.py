@@ -72,6 +72,25 @@ class CustomOpProp:
         return (in_type, [in_type[0]] * len(self.list_outputs()),
                 [in_type[0]] * len(self.list_auxiliary_states()))
 
+    def infer_storage_type(self, in_stype):
+        """(input, output[, aux]) storage types from the arguments' ('default', 'csr',
+        'row_sparse'); this default accepts dense arguments only, as MXNet's does."""
+        for i, stype in enumerate(in_stype):
+            if stype != "default":
+                raise MXNetError(f"{type(self).__name__}.infer_storage_type: in_stype[{i}] is "
+                                 f"{stype!r}; the default implementation expects 'default' "
+                                 f"only: implement infer_storage_type for sparse inputs")
+        return (in_stype, ["default"] * len(self.list_outputs()),
+                ["default"] * len(self.list_auxiliary_states()))
+
+    def infer_storage_type_backward(self, ograd_stype, in_stype, out_stype, igrad_stype,
+                                    aux_stype):
+        """Storage types of ``backward``'s arrays (output gradients, inputs, outputs, input
+        gradients, aux states) after a forward on sparse arrays; this default: all dense."""
+        return (["default"] * len(ograd_stype), ["default"] * len(in_stype),
+                ["default"] * len(out_stype), ["default"] * len(igrad_stype),
+                ["default"] * len(aux_stype))
+
     def list_outputs(self):
         return ["output"]
 

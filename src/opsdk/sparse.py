@@ -15,6 +15,11 @@ inputs that store nothing (empty storages, zero dense arrays), so the storage ty
 returns must follow from the inputs' storage types, shapes, dtypes and the parameters
 alone. Raising (an ``MXNetError``) refuses the inputs' storage types, as MXNet's
 ``FInferStorageType`` can.
+
+A stateful op's kernel (one with ``FCreateOpState``, as the core's ``Custom``) returns
+``(outputs, (state, input shapes, input dtypes))``, or None: autograd hands that state to
+the op's backward, as on the dense path; executors do not call it at bind (a stateful op's
+outputs in a bound graph are dense).
 """
 
 from mxnext.ndarray.sparse_storage import (CSRStorage, RowSparseStorage, csr_from_dense,

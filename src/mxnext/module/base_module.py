@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -237,10 +238,23 @@ class BaseModule:
         return self._symbol
 
     def prepare(self, data_batch, sparse_row_id_fn=None):
-        """Called before each forward; dense arrays need nothing prepared."""
-        if sparse_row_id_fn is not None:
-            raise ModuleError("prepare: sparse_row_id_fn needs row_sparse parameters, which "
-                              "mxnext does not have")
+        """Called before each forward. ``sparse_row_id_fn(data_batch)`` gives, per
+        row_sparse parameter, the rows the batch reads, which MXNet pulls from the KVStore
+        here. A module here holds every parameter whole on each device and ``update``
+        pulls whole parameters back, so those rows are already in place: the function is
+        called and its answer checked, and nothing needs pulling. Without a KVStore that
+        updates the parameters MXNet only warns, and so does this."""
+        if sparse_row_id_fn is None:
+            return
+        if not getattr(self, "_kvstore", None) or not getattr(self, "_update_on_kvstore",
+                                                              False):
+            warnings.warn(UserWarning("Parameters are not updated in the KVStore. No need "
+                                      "to call sparse_row_id_fn."), stacklevel=2)
+            return
+        row_ids = sparse_row_id_fn(data_batch)
+        if not isinstance(row_ids, dict):
+            raise ModuleError(f"prepare: sparse_row_id_fn must return a dict of parameter "
+                              f"name -> row ids, got {type(row_ids).__name__}")
 
     def save_params(self, fname):
         """Write the parameters as MXNet's ``.params`` file (``arg:`` / ``aux:`` keys)."""

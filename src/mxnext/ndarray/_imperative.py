@@ -139,9 +139,13 @@ def invoke_params(opdef, params, inputs, out=None, ctx=None, all_outputs=False, 
     except AttributeError:
         key = plan = None
     if plan is None:
-        if _any_sparse(inputs) and state is None:
-            outs = _sparse_dispatch(opdef, inputs, None, out, ctx, params)
-            return outs if all_outputs else outs[0] if len(outs) == 1 else outs
+        if _any_sparse(inputs):
+            if state is None:
+                outs = _sparse_dispatch(opdef, inputs, None, out, ctx, params)
+                return outs if all_outputs else outs[0] if len(outs) == 1 else outs
+            # a stateful backward (a custom op's) given sparse gradients: storage fallback
+            inputs = [a.tostype("default") if a.stype != "default" else a for a in inputs]
+            key = None
         plan = _new_plan(opdef, params, inputs, ctx, key, out_specs)
     return _run(plan, inputs, out, all_outputs, req, state)
 

@@ -6,7 +6,9 @@ with inputs as host storages (``sparse_storage``) or numpy arrays, and ``dense(*
 running the op's own dense kernel on numpy arrays (zero-preserving ops map the stored
 values with it). The kernel returns the visible outputs, each a storage or a numpy array,
 in the storage type MXNet's ``FInferStorageType`` gives; None means MXNet has no sparse
-kernel for these storage types. Then, and for ops without the attribute, the storage
+kernel for these storage types. A stateful op's kernel (one with ``FCreateOpState``) returns
+``(outputs, record)``: what autograd keeps for its backward, ``(state, input shapes, input
+dtypes)`` as the dense path records. Then, and for ops without the attribute, the storage
 fallback runs: sparse inputs are densified, the dense kernel runs, outputs are dense
 (MXNet logs this; here it is a debug log record). An ``out=`` array receives the results
 in its own storage type.
@@ -45,7 +47,7 @@ def dispatch(opdef, inputs, kwargs, out, ctx, params=None):
     else:
         run = lambda arrays, o: invoke_params(opdef, params, arrays, o, ctx,   # noqa: E731
                                               all_outputs=True)
-    results = _sparse_kernel(opdef, params, inputs, run, ctx)
+    results, state = _sparse_kernel(opdef, params, inputs, run, ctx)
     if results is None:
         _log.debug("storage fallback: %s on %s", opdef.name, [a.stype for a in inputs])
         dense = [_densified(a) for a in inputs]
@@ -56,7 +58,7 @@ def dispatch(opdef, inputs, kwargs, out, ctx, params=None):
         results = _listed(run(dense, None))
         _write_back(opdef, params, inputs, dense)
     elif _tape.state.recording:
-        _record(opdef, params, inputs, results)
+        _record(opdef, params, inputs, results, state)
     if out is None:
         return results[0] if len(results) == 1 and kwargs is not None else results
     for target, value in zip(_listed(out), results):
@@ -65,14 +67,17 @@ def dispatch(opdef, inputs, kwargs, out, ctx, params=None):
 
 
 def _sparse_kernel(opdef, params, inputs, run, ctx):
-    """The outputs (NDArrays) of the op's sparse kernel, or None for the fallback."""
+    """(The outputs (NDArrays) of the op's sparse kernel, or None for the fallback; what
+    recording keeps of a stateful op's state)."""
     kernel = opdef.get_attr("FComputeSparse")
     if kernel is None or not any(isinstance(a, BaseSparseNDArray) for a in inputs):
-        return None
+        return None, None
     hosts = [a._host() if isinstance(a, BaseSparseNDArray) else a.asnumpy() for a in inputs]
-    results = kernel(params, hosts, _dense_kernel(run, ctx))
+    results, state = kernel(params, hosts, _dense_kernel(run, ctx)), None
+    if opdef.get_attr("FCreateOpState") is not None and results is not None:
+        results, state = results
     if results is None:
-        return None
+        return None, None
     results = [from_host(np.ascontiguousarray(r), ctx) if isinstance(r, np.ndarray)
                else make_sparse(r, ctx) for r in results]
     mutated = _mutated(opdef, params)
@@ -81,7 +86,7 @@ def _sparse_kernel(opdef, params, inputs, run, ctx):
         for i, value in zip(mutated, results[visible:]):
             _write(inputs[i], value)
         results = results[:visible]
-    return results
+    return results, state
 
 
 def _dense_kernel(run, ctx):
@@ -100,7 +105,8 @@ def output_stypes(opdef, params, stypes, shapes, dtypes, ctx):
     the inputs' storage types, shapes and the parameters, never on the stored values. A
     kernel refusing the storage types (BatchNorm's ``fix_gamma``) raises here."""
     kernel = opdef.get_attr("FComputeSparse")
-    if kernel is None or all(s == "default" for s in stypes):
+    if kernel is None or all(s == "default" for s in stypes) \
+            or opdef.get_attr("FCreateOpState") is not None:    # a Custom op's own code
         return None
     hosts = [_nothing_stored(*a) for a in zip(stypes, shapes, dtypes)]
     run = lambda arrays, o: invoke_params(opdef, params, arrays, o, ctx,   # noqa: E731
@@ -146,11 +152,11 @@ def _densified(a):
     return dense
 
 
-def _record(opdef, params, inputs, results):
+def _record(opdef, params, inputs, results, state=None):
     """Put a sparse kernel's call on the autograd tape: its gradient rule runs on dense
     copies of the inputs and outputs (the gradient buffers give the gradients' storage)."""
     outs = [_densified(r) for r in results]
-    _tape.record(opdef, params, [_densified(a) for a in inputs], outs)
+    _tape.record(opdef, params, [_densified(a) for a in inputs], outs, state=state)
     for r, o in zip(results, outs):
         r._ag = o._ag
 

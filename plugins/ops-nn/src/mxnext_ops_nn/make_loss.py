@@ -9,7 +9,7 @@ from typing import Literal
 from opsdk import (ElemwiseShape, ElemwiseType, Field, FloatOnly, NodeEntry, Param, make_node,
                    register_op)
 
-from ._infer import backward_node, grads_of
+from ._infer import backward_node, grads_of, output_entry
 
 
 class MakeLossParam(Param):
@@ -37,7 +37,7 @@ def _forward(ctx, inputs, req, outputs, params):
 
 
 def _backward(ctx, inputs, req, outputs, params):
-    """Input 0 is the forward data (``valid``) or the head gradient (only its shape is used)."""
+    """Input 0 is the forward data (``valid``) or output (only its shape is used)."""
     x = inputs[0]
     if params.normalization == "valid":
         scale = params.grad_scale / max(int((x > params.valid_thresh).sum()), 1)
@@ -50,8 +50,10 @@ def _backward(ctx, inputs, req, outputs, params):
 
 
 def _gradient(node, og):
-    """Reads the data with ``valid`` normalization, else only the head gradient's shape."""
-    src = node.inputs[0] if node.params.normalization == "valid" else og[0]
+    """Reads the data with ``valid`` normalization, else only the output's shape: never
+    the head gradient, so a bound MakeLoss output needs none (MXNet's backward
+    dependencies)."""
+    src = node.inputs[0] if node.params.normalization == "valid" else output_entry(node, 0)
     return grads_of(backward_node("_backward_MakeLoss", node, [src]), 1)
 
 

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Run MXNet 1.9's own example scripts (outside example/gluon, which
+``tools/gluon-examples.py`` covers) and ``tests/python/train`` scripts, unmodified, on
+mxnext or on MXNet itself, with short settings through their own flags, and print a table
+of exit codes and each run's last metric line.
+
+The scripts are copied from an MXNet checkout (default: the mirror at 1.9.1; ``--from
+DIR`` for a folder holding ``example/`` and ``tests/``). Each runs in its own folder
+under ``--work``, beside small stand-ins written here in the formats the scripts read
+(MNIST idx files raw and gzipped, libsvm text, MovieLens ``::`` ratings, word text,
+``mnist.npz``), so nothing is downloaded. ``--mxnet`` runs the interpreter as plain
+``python`` (a real MXNet); otherwise as ``python -m mxnext run``. A run still going at
+``--timeout`` counts as running (exit 124); compare its metrics with MXNet's.
+
+    python tools/mxnet-examples.py --python .venv/bin/python [--only custom_softmax ...]
+    python tools/mxnet-examples.py --python /path/to/mxnet/python --mxnet
+
+Not part of the test suite (it needs the MXNet sources and takes minutes). The results
+of a sweep are in docs/user-guide.md ("MXNet's example scripts").
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import shutil
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+MIRROR = Path("/work/.mirror/apache+mxnet/repo")
+
+
+# -- stand-in data --------------------------------------------------------------------------
+def mnist(folder: Path, train: int = 2000) -> None:
+    """MNIST idx files in ``folder/data`` (raw) and ``folder`` (gzipped), each digit a
+    fixed random pattern plus noise; ``mnist.npz`` (X, Y, X_test, Y_test) beside them."""
+    rng = np.random.default_rng(0)
+    protos = rng.random((10, 28, 28)) > 0.7
+    (folder / "data").mkdir(parents=True, exist_ok=True)
+    arrays = {}
+    for prefix, n in (("train", train), ("t10k", train // 4)):
+        labels = rng.integers(0, 10, n).astype(np.uint8)
+        images = (protos[labels] * 200 + rng.random((n, 28, 28)) * 55).astype(np.uint8)
+        arrays[prefix] = images.reshape(n, -1).astype(np.float32), labels.reshape(-1, 1)
+        for name, blob in (("labels-idx1-ubyte", struct.pack(">II", 2049, n) + labels.tobytes()),
+                           ("images-idx3-ubyte",
+                            struct.pack(">IIII", 2051, n, 28, 28) + images.tobytes())):
+            (folder / "data" / f"{prefix}-{name}").write_bytes(blob)
+            for where in (folder, folder / "data"):
+                with gzip.open(where / f"{prefix}-{name}.gz", "wb") as f:
+                    f.write(blob)
+    np.savez(folder / "mnist.npz", X=arrays["train"][0], Y=arrays["train"][1],
+             X_test=arrays["t10k"][0], Y_test=arrays["t10k"][1])
+
+
+def libsvm(path: Path, rows: int, max_index: int) -> None:
+    """A binary-labelled libsvm file whose label shows in one feature (learnable)."""
+    rng = np.random.default_rng(1)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for _ in range(rows):
+        y = int(rng.integers(2))
+        idx = np.unique(np.concatenate([rng.integers(0, max_index, 5), [y * 7 + 3]]))
+        lines.append(f"{y} " + " ".join(f"{i}:{rng.random():.3f}" for i in idx))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def text(folder: Path) -> None:
+    """Word files (sherlockholmes.*.txt, text8) and MovieLens-10M style ratings."""
+    rng = np.random.default_rng(2)
+    words = [f"w{i}" for i in range(200)]
+
+    def line(n):
+        return " ".join(words[j % 200] for j in rng.zipf(1.5, n))
+    data = folder / "data"
+    (data / "ml-10M100K").mkdir(parents=True, exist_ok=True)
+    train = [line(int(rng.integers(3, 25))) for _ in range(600)]
+    for part, lines in (("train", train), ("valid", train[:100]), ("test", train[:100])):
+        (data / f"sherlockholmes.{part}.txt").write_text("\n".join(lines) + "\n")
+    (data / "text8").write_text(" " + line(60000))
+    for part, n in (("train", 5000), ("test", 1000)):
+        users, items = rng.integers(1, 300, n), rng.integers(1, 500, n)
+        (data / "ml-10M100K" / f"r1.{part}").write_text(
+            "".join(f"{u}::{i}::{(u + i) % 5 + 1}::0\n" for u, i in zip(users, items)))
+
+
+def sparse_data(folder: Path) -> None:
+    libsvm(folder / "data" / "avazu-app", 4000, 1000000)
+    libsvm(folder / "data" / "avazu-app.t", 1000, 1000000)
+    libsvm(folder / "tr.libsvm", 4000, 1000)
+
+
+def cifar_placeholders(folder: Path) -> None:
+    """Empty .rec files: train_cifar10.py fetches them first, --benchmark never reads them."""
+    mnist(folder)
+    for name in ("cifar10_train.rec", "cifar10_val.rec"):
+        (folder / "data" / name).write_bytes(b"")
+
+
+# (name, script, flags, data)
+EXAMPLES = [
+    ("weighted_logistic_regression", "example/numpy-ops/weighted_logistic_regression.py", "",
+     None),
+    ("custom_softmax", "example/numpy-ops/custom_softmax.py", "", mnist),
+    ("custom_sparse_sqr", "example/numpy-ops/custom_sparse_sqr.py", "", None),
+    ("profiler_ndarray", "example/profiler/profiler_ndarray.py", "", None),
+    ("toy_nce", "example/nce-loss/toy_nce.py", "", None),
+    ("wordvec", "example/nce-loss/wordvec.py", "", text),
+    ("lstm_word", "example/nce-loss/lstm_word.py", "", text),
+    ("svrg_api_train", "example/svrg_module/api_usage_example/example_api_train.py", "-e 3",
+     None),
+    ("svrg_inference", "example/svrg_module/api_usage_example/example_inference.py", "-e 3",
+     None),
+    ("mnist_mlp", "example/module/mnist_mlp.py", "", mnist),
+    ("binary_rbm_module", "example/restricted-boltzmann-machine/binary_rbm_module.py",
+     "--num-epoch 2 --k 5 --num-hidden 64 --ais-num-batch 2 --ais-intermediate-steps 3 "
+     "--ais-burn-in-steps 3 --no-cuda", mnist),
+    ("train_mnist_mlp", "example/image-classification/train_mnist.py",
+     "--num-epochs 1 --kv-store local", mnist),
+    ("train_mnist_lenet", "example/image-classification/train_mnist.py",
+     "--num-epochs 1 --kv-store local --network lenet --batch-size 64", mnist),
+    ("train_cifar10_benchmark", "example/image-classification/train_cifar10.py",
+     "--benchmark 1 --num-epochs 1 --network resnet --num-layers 8 --batch-size 32 "
+     "--num-examples 320 --kv-store local --disp-batches 2", cifar_placeholders),
+    ("sd_mnist", "example/stochastic-depth/sd_mnist.py", "", mnist),
+    ("dsd_mlp", "example/dsd/mlp.py",
+     "--pruning_switch_epoch 1,2 --weight_sparsity 0,50 --bias_sparsity 0,50", mnist),
+    ("lstm_bucketing", "example/rnn/bucketing/lstm_bucketing.py",
+     "--num-layers 1 --num-hidden 32 --num-embed 32 --num-epochs 1 --kv-store local "
+     "--disp-batches 5", text),
+    ("linear_classification", "example/sparse/linear_classification/train.py",
+     "--num-epoch 2 --batch-size 256", sparse_data),
+    ("factorization_machine", "example/sparse/factorization_machine/train.py",
+     "--data-train tr.libsvm --data-test tr.libsvm --input-size 1000 --batch-size 100 "
+     "--num-epoch 2", sparse_data),
+    ("matrix_factorization", "example/sparse/matrix_factorization/train.py",
+     "--num-epoch 1 --factor-size 16 --log-interval 10", text),
+    ("train_test_bucketing", "tests/python/train/test_bucketing.py", "", None),
+    ("train_test_sparse_fm", "tests/python/train/test_sparse_fm.py", "", None),
+    ("train_test_conv", "tests/python/train/test_conv.py", "", mnist),
+    ("train_test_autograd", "tests/python/train/test_autograd.py", "", mnist),
+    ("train_test_mlp", "tests/python/train/test_mlp.py", "",
+     lambda folder: mnist(folder, 40000)),
+]
+
+
+# -- running ------------------------------------------------------------------------------
+def copy_sources(source, rev, dest: Path) -> None:
+    """``example/`` and ``tests/python/train`` from ``source`` or the mirror at ``rev``
+    (files one by one: the mirror lacks some large binaries an archive would need)."""
+    if source:
+        for part in ("example", "tests/python/train"):
+            shutil.copytree(Path(source) / part, dest / part, dirs_exist_ok=True)
+        return
+    git = ["git", f"--git-dir={MIRROR}"]
+    names = subprocess.run(git + ["ls-tree", "-r", "--name-only", rev, "example",
+                                  "tests/python/train"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    for name in names:
+        if name.endswith((".py", ".txt", ".json", ".csv")):
+            blob = subprocess.run(git + ["show", f"{rev}:{name}"], capture_output=True)
+            if blob.returncode == 0:
+                (dest / name).parent.mkdir(parents=True, exist_ok=True)
+                (dest / name).write_bytes(blob.stdout)
+
+
+def run_one(cmd, sources: Path, work: Path, spec, timeout):
+    name, script, flags, data = spec
+    folder = work / name
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(sources / Path(script).parent, folder)
+    if data is not None:
+        data(folder)
+    start = time.time()
+    try:
+        out = subprocess.run(cmd + [Path(script).name, *flags.split()], cwd=folder,
+                             capture_output=True, text=True, timeout=timeout)
+        rc, log = out.returncode, out.stdout + out.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, log = 124, (e.stdout or b"").decode() + (e.stderr or b"").decode()
+    (folder / "run.log").write_text(log)
+    metric = [ln for ln in log.splitlines()
+              if any(k in ln.lower() for k in ("accuracy", "loss", "perplexity", "auc",
+                                               "mse", "nll", "likelihood"))]
+    last = metric[-1] if metric else " ".join(log.split())
+    return rc, time.time() - start, last[-100:]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--from", dest="source", help="a folder holding example/ and tests/")
+    ap.add_argument("--rev", default="1.9.1", help="the mirror's revision (without --from)")
+    ap.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
+    ap.add_argument("--mxnet", action="store_true", help="run as plain python (real MXNet)")
+    ap.add_argument("--work", default="/tmp/mxnet-examples")
+    ap.add_argument("--timeout", type=float, default=90)
+    ap.add_argument("--only", nargs="*", help="names from the table")
+    args = ap.parse_args()
+    work = Path(args.work) / ("mxnet" if args.mxnet else "mxnext")
+    sources = Path(args.work) / "sources"
+    if not sources.exists():
+        copy_sources(args.source, args.rev, sources)
+    cmd = [args.python] if args.mxnet else [args.python, "-m", "mxnext", "run"]
+    failed = 0
+    for spec in EXAMPLES:
+        if args.only and spec[0] not in args.only:
+            continue
+        rc, took, metric = run_one(cmd, sources, work, spec, args.timeout)
+        failed += rc not in (0, 124)
+        print(f"{spec[0]:30s} rc={rc:<4d} {took:5.0f}s  {metric}", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
