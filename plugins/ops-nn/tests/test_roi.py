@@ -95,6 +95,22 @@ def test_roi_align_matches_loop(kw):
                                               **kw}, grad_inputs=[0], rtol=1e-5, atol=1e-8)
 
 
+def test_roi_align_in_roi_chunks_matches_one_pass(monkeypatch):
+    """Many rois are pooled a chunk at a time (bounded intermediates); forward and gradient
+    do not depend on where the chunks split, and rois of two images interleave."""
+    from mxnext_ops_nn import roi
+    x = RNG.standard_normal((2, 4, 10, 12))
+    box = RNG.uniform(0, 9, (9, 2))
+    rois = np.concatenate([np.arange(9)[:, None] % 2, box, box + RNG.uniform(1, 5, (9, 2))], 1)
+    kw = {"pooled_size": (3, 2), "spatial_scale": 0.9, "sample_ratio": 2}
+    og = [RNG.standard_normal((9, 4, 3, 2))]
+    whole = run_op(ALIGN, [x, rois], kw)[0], check_backward(ALIGN, [x, rois], og, [None, None], kw)[0]
+    monkeypatch.setattr(roi, "CHUNK_BYTES", 3 * 4 * 12 * 8 * 2)   # two rois a chunk
+    np.testing.assert_allclose(run_op(ALIGN, [x, rois], kw)[0], whole[0], rtol=1e-12)
+    np.testing.assert_allclose(check_backward(ALIGN, [x, rois], og, [None, None], kw)[0], whole[1],
+                               rtol=1e-12)
+
+
 def test_roi_align_position_sensitive_and_ignored_rois():
     x = RNG.standard_normal((1, 8, 6, 6))
     rois = np.array([[0, 0.3, 0.7, 4.2, 5.1], [-1, 0, 0, 3, 3]])
