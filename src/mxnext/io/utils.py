@@ -1,13 +1,12 @@
 """Helpers of ``NDArrayIter``, under MXNet's names (``mx.io`` exports some of them)."""
 
-import sys
 from collections import OrderedDict
 
 import numpy as np
 
 from ..ndarray import NDArray, array
 from ..ndarray import sparse as _sparse
-from ..ndarray.sparse import CSRNDArray
+from ..ndarray.sparse import CSRNDArray, _is_scipy_csr
 
 __all__ = ["_init_data", "_has_instance", "_getdata_by_idx", "_slice_along_batch_axis"]
 
@@ -46,11 +45,6 @@ def _init_data(data, allow_empty, default_name):
                                 "expected an NDArray or a numpy.ndarray") from exc
         out[name] = value
     return sorted(out.items())
-
-
-def _is_scipy_csr(value):
-    spsp = sys.modules.get("scipy.sparse")      # a scipy matrix means scipy is imported
-    return spsp is not None and isinstance(value, spsp.csr_matrix)
 
 
 def _has_instance(data, dtype):

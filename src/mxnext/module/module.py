@@ -18,7 +18,7 @@ from ..optimizer._states_file import checked_load, load_states_file, save_states
 from ._checkpoint_pair import check_pair, params_digest, save_pair
 from .base_module import DEFAULT_INIT, BaseModule
 from .errors import ModuleError
-from .executor_group import DataParallelExecutorGroup
+from .executor_group import DataParallelExecutorGroup, _as_descs
 
 __all__ = ["Module"]
 
@@ -39,7 +39,7 @@ def _check_input_names(symbol, names, typename, throw):
 
 
 def _descs(names, shapes, kind, throw):
-    descs = [s if isinstance(s, DataDesc) else DataDesc(*s) for s in shapes or []]
+    descs = _as_descs(shapes or [])
     if sorted(names) != sorted(d.name for d in descs):
         msg = (f"bind: {kind}_shapes name {[d.name for d in descs]}, which do not match "
                f"{kind}_names {list(names)}")

@@ -12,6 +12,7 @@ from .._runtime.opctx import as_req
 from ..executor.executor import Executor
 from ..ndarray._array import NDArray
 from ..ndarray._copies import filled
+from ..ndarray.serialization import _STYPE_NAMES
 from ..ndarray.sparse import zeros as sparse_zeros
 
 __all__ = ["BindMethods"]
@@ -257,13 +258,13 @@ def _make_sparse(args, grads, stypes, rsp_grads, mine):
         grads[n] = sparse_zeros("row_sparse", grads[n].shape, grads[n].context, grads[n].dtype)
 
 
-_STYPE_IDS = {"0": "default", "1": "row_sparse", "2": "csr"}
+_STYPE_OF_ATTR = {str(i): name for i, name in _STYPE_NAMES.items()}   # "1" -> "row_sparse"
 
 
 def _declared_stypes(sym) -> dict:
     """The storage types variables declare (``mx.sym.var(stype=...)``, the attribute
     ``__storage_type__``): MXNet's executor takes them for arguments stype_dict leaves out."""
-    return {name: _STYPE_IDS.get(attrs["__storage_type__"], "default")
+    return {name: _STYPE_OF_ATTR.get(attrs["__storage_type__"], "default")
             for name, attrs in sym.attr_dict().items() if "__storage_type__" in attrs}
 
 

@@ -14,18 +14,18 @@ OP = "Embedding"
 SPARSE = "_contrib_SparseEmbedding"
 
 
-class EmbeddingParam(Param):
+class _TableParam(Param):
     input_dim: int = Field(ge=1, description="Number of rows of the table (distinct indices).")
     output_dim: int = Field(ge=1, description="Length of each looked-up vector.")
     dtype: DType = Field("float32", description="Element type of the weight table.")
+
+
+class EmbeddingParam(_TableParam):
     sparse_grad: bool = Field(False, description="Ask for a row_sparse weight gradient (a "
                                                  "row_sparse gradient buffer receives it).")
 
 
-class SparseEmbeddingParam(Param):
-    input_dim: int = Field(ge=1, description="Number of rows of the table (distinct indices).")
-    output_dim: int = Field(ge=1, description="Length of each looked-up vector.")
-    dtype: DType = Field("float32", description="Element type of the weight table.")
+class SparseEmbeddingParam(_TableParam):
     deterministic: bool = Field(False, description="MXNet's switch for a deterministic (slower) "
                                                    "GPU backward; the host kernel always is.")
 
@@ -110,6 +110,7 @@ def _backward_type(p, ins, outs):
 
 _IDX = np.array([[0, 3, 3], [1, 0, 3]], np.float32)
 
+
 def _lookup(name, param, grad, doc, examples):
     """Register a table-lookup op (Embedding, SparseEmbedding): ``output[..., :] =
     weight[data[...], :]``, its gradient rule ``grad``."""
@@ -128,6 +129,20 @@ def _lookup(name, param, grad, doc, examples):
                           "Table of shape (input_dim, output_dim)."))
 
 
+def _lookup_backward(name, param, doc):
+    """Register ``_backward_<name>``: Embedding's gradient under ``param``."""
+    (register_op(f"_backward_{name}")
+        .describe(doc)
+        .set_attr_parser(param)
+        .set_attr("TIsBackward", True)
+        .set_num_inputs(2).set_num_outputs(2)
+        .set_attr("FInferShape", _backward_shape)
+        .set_attr("FInferType", _backward_type)
+        .set_attr("FCompute<cpu>", _backward)
+        .set_attr("TExamples", [{"inputs": [(2, 3, 5), _IDX],
+                                 "params": {"input_dim": 4, "output_dim": 5}}]))
+
+
 (_lookup(OP, EmbeddingParam, _grad,
          "Table lookup: each index in data selects a row of weight, output[..., :] = "
          "weight[data[...], :], indices clipped to [0, input_dim).", [
@@ -139,17 +154,9 @@ def _lookup(name, param, grad, doc, examples):
                          "sparse_grad": "False"}}])
     .add_alias("_npx_embedding").add_alias("_sparse_Embedding"))
 
-(register_op(f"_backward_{OP}")
-    .describe("Gradient of Embedding: zeros for the indices and, for the weight, the sum of "
-              "the output gradient rows of each index.")
-    .set_attr_parser(EmbeddingParam)
-    .set_attr("TIsBackward", True)
-    .set_num_inputs(2).set_num_outputs(2)
-    .set_attr("FInferShape", _backward_shape)
-    .set_attr("FInferType", _backward_type)
-    .set_attr("FCompute<cpu>", _backward)
-    .set_attr("TExamples", [{"inputs": [(2, 3, 5), _IDX],
-                             "params": {"input_dim": 4, "output_dim": 5}}]))
+_lookup_backward(OP, EmbeddingParam,
+                 "Gradient of Embedding: zeros for the indices and, for the weight, the sum "
+                 "of the output gradient rows of each index.")
 
 _lookup(SPARSE, SparseEmbeddingParam, _sparse_grad,
         "Embedding whose weight gradient is row_sparse (MXNet's SparseEmbedding): the "
@@ -157,13 +164,4 @@ _lookup(SPARSE, SparseEmbeddingParam, _sparse_grad,
         [{"inputs": [_IDX, (4, 5)], "params": {"input_dim": 4, "output_dim": 5},
           "grad": [1]}])
 
-(register_op(f"_backward_{SPARSE}")
-    .describe("Gradient of SparseEmbedding (as Embedding's).")
-    .set_attr_parser(SparseEmbeddingParam)
-    .set_attr("TIsBackward", True)
-    .set_num_inputs(2).set_num_outputs(2)
-    .set_attr("FInferShape", _backward_shape)
-    .set_attr("FInferType", _backward_type)
-    .set_attr("FCompute<cpu>", _backward)
-    .set_attr("TExamples", [{"inputs": [(2, 3, 5), _IDX],
-                             "params": {"input_dim": 4, "output_dim": 5}}]))
+_lookup_backward(SPARSE, SparseEmbeddingParam, "Gradient of SparseEmbedding (as Embedding's).")
