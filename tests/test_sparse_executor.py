@@ -1,6 +1,9 @@
 """Storage types through a bound graph (docs/sparse.md, "Executors"): outputs take the
-storage type MXNet's storage-type inference gives, gradients keep their buffers' type, and
-an op refusing its inputs' storage types fails at bind."""
+storage type MXNet's storage-type inference gives, gradients keep their buffers' type, an
+op refusing its inputs' storage types fails at bind, and sparse arrays are never densified
+where an op has a sparse kernel (a linear model on CSR data)."""
+
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -81,3 +84,64 @@ def test_batchnorm_refuses_sparse_inputs_with_fix_gamma_at_bind():
     assert out.stype == "default" and out.shape == SHAPE
     with pytest.raises(MXNetError, match="fix_gamma=True is not supported"):
         mx.nd.BatchNorm(_rsp(), mx.nd.ones(2), mx.nd.zeros(2), mx.nd.zeros(2), mx.nd.ones(2))
+
+
+def _linear_model():
+    """MXNet's example/sparse/linear_classification model, on a squared loss."""
+    x = mx.sym.Variable("data", stype="csr")
+    w = mx.sym.Variable("weight", stype="row_sparse")
+    pred = mx.sym.broadcast_add(mx.sym.sparse.dot(x, w), mx.sym.Variable("bias"))
+    return mx.sym.MakeLoss(mx.sym.sum(mx.sym.square(pred)))
+
+
+def test_csr_data_trains_through_sparse_kernels_in_mxnet_storage_types():
+    # row 1 stores an explicit zero in column 2: MXNet's gradient still holds row 2
+    x = mx.nd.sparse.csr_matrix((np.array([2, 1, 0, 3], np.float32), [1, 0, 2, 3],
+                                 [0, 1, 3, 4]), shape=(3, 5))
+    exe = _linear_model().simple_bind(mx.cpu(), data=(3, 5), weight=(5, 2), bias=(2,),
+                                      grad_req={"data": "null", "weight": "write",
+                                                "bias": "write"})
+    assert exe.arg_dict["data"].stype == "csr" and exe.grad_dict["weight"].stype == "row_sparse"
+    w = np.arange(10, dtype=np.float32).reshape(5, 2)
+    exe.arg_dict["data"][:] = x
+    exe.arg_dict["weight"][:] = mx.nd.array(w).tostype("row_sparse")
+    exe.arg_dict["bias"][:] = np.array([1, -1], np.float32)
+    pred = x.asnumpy() @ w + [1, -1]
+    (loss,) = exe.forward(is_train=True)
+    np.testing.assert_allclose(loss.asnumpy(), [(pred ** 2).sum()], rtol=1e-6)
+    exe.backward()
+    grad = exe.grad_dict["weight"]
+    assert grad.stype == "row_sparse" and grad.indices.asnumpy().tolist() == [0, 1, 2, 3]
+    np.testing.assert_allclose(grad.asnumpy(), x.asnumpy().T @ (2 * pred), rtol=1e-6)
+    np.testing.assert_allclose(exe.grad_dict["bias"].asnumpy(), (2 * pred).sum(0), rtol=1e-6)
+
+
+def test_wide_csr_data_is_never_densified():
+    # 64 rows x 4M features: 1 GiB dense, a few KB stored
+    rows, features = 64, 1 << 22
+    rng = np.random.default_rng(0)
+    cols = np.sort(rng.choice(features, (rows, 8)), axis=1).ravel()
+    x = mx.nd.sparse.csr_matrix((np.ones(cols.size, np.float32), cols,
+                                 np.arange(0, cols.size + 1, 8)), shape=(rows, features))
+    tracemalloc.start()
+    try:
+        exe = _linear_model().simple_bind(mx.cpu(), data=(rows, features),
+                                          weight=(features, 1), bias=(1,),
+                                          grad_req={"data": "null", "weight": "write",
+                                                    "bias": "write"})
+        exe.arg_dict["data"][:] = x
+        exe.forward(is_train=True)
+        exe.backward()
+        grad = exe.grad_dict["weight"]
+        assert set(grad.indices.asnumpy().tolist()) == set(cols.tolist())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB traced"
+
+
+def test_simple_bind_of_a_graph_with_an_op_without_inputs():
+    y = mx.sym.Variable("x") + mx.sym.zeros((2, 3))
+    exe = y.simple_bind(mx.cpu(), x=(2, 3))
+    assert exe.grad_dict["x"].stype == "default"
+    assert exe.forward(is_train=True, x=mx.nd.ones((2, 3)))[0].asnumpy().sum() == 6

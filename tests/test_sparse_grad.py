@@ -208,3 +208,26 @@ def test_dot_of_a_csr_input_gives_the_weight_the_rows_of_its_columns():
     assert y.stype == "default"
     assert w.grad.indices.asnumpy().tolist() == [0, 1]        # as MXNet 1.9.1
     assert w.grad.asnumpy()[:, 0].tolist() == [1, 2, 0, 0]
+
+
+@pytest.mark.parametrize("transpose_a", [False, True])
+@pytest.mark.parametrize("w_stype", ["default", "row_sparse"])
+def test_dot_of_a_csr_input_differentiates_on_the_sparse_kernels(transpose_a, w_stype):
+    rng = np.random.default_rng(1)
+    dense = rng.standard_normal((6, 5)).astype(np.float32) * (rng.random((6, 5)) < 0.4)
+    x = mx.nd.array(dense).tostype("csr")
+    w0 = rng.standard_normal((6 if transpose_a else 5, 3)).astype(np.float32)
+    w = mx.nd.array(w0).tostype(w_stype)
+    w.attach_grad()
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.sparse.dot(x, w, transpose_a=transpose_a)
+        loss = (y * y).sum()
+    loss.backward()
+    a = dense.T if transpose_a else dense
+    gy = 2 * (a @ w0)
+    np.testing.assert_allclose(w.grad.asnumpy(), a.T @ gy, rtol=1e-5, atol=1e-5)
+    # the CSR's gradient on its own pattern: the product's value where it stores one
+    full = w0 @ gy.T if transpose_a else gy @ w0.T
+    assert x.grad.stype == "csr"
+    np.testing.assert_allclose(x.grad.asnumpy(), full * (dense != 0), rtol=1e-5, atol=1e-5)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._runtime import tape as _tape
 from .._runtime.base import MXNetError, ShapeError
 from ..ndarray._array import NDArray
+from ..ndarray._backward import backward as _backward
 from ..ndarray._copies import push_copy
+from ..ndarray.ndarray import zeros as nd_zeros
 from ..ndarray.sparse import zeros as sparse_zeros
 from ._dynamic import run_nodes
 from ._instance import Instance
@@ -27,13 +30,9 @@ class Executor:
         self._group2ctx = group2ctx
         self._grad_req = grad_req
         self.arg_dict, self.aux_dict, self.grad_dict = args, aux, grads
-        # MXNet's storage fallback: the graph runs on dense shadows of sparse arrays
-        self._sparse_in = [(a, _dense_shadow(a)) for a in (*args.values(), *aux.values())
-                           if _is_sparse(a)]
-        self._sparse_grads = [(g, _dense_shadow(g)) for g in grads.values() if _is_sparse(g)]
-        shadow = {id(a): d for a, d in self._sparse_in + self._sparse_grads}
-        args, aux, grads = ({n: shadow.get(id(a), a) for n, a in d.items()}
-                            for d in (args, aux, grads))
+        # with a sparse array bound, the graph runs node by node through each op's storage
+        # dispatch (MXNet's FComputeEx: sparse kernels on the sparse arrays themselves)
+        self._by_node = any(_is_sparse(a) for d in (args, aux, grads) for a in d.values())
         arrays = {**args, **aux}
         program = Program(symbol._outputs, grad_req,
                           {n: a.shape for n, a in arrays.items()},
@@ -45,27 +44,30 @@ class Executor:
         self.aux_dict = {n: self.aux_dict[n] for n in program.aux_names}
         # every argument, as MXNet: the array given (also with grad_req 'null') or None
         self.grad_dict = {n: self.grad_dict.get(n) for n in program.arg_names}
-        self._instance = Instance(program, arrays, {n: g for n, g in grads.items()
-                                                    if grad_req.get(n, "null") != "null"},
-                                  share=None if shared_exec is None else shared_exec._instance)
-        self.outputs = self._instance.outputs
-        self._sparse_out = self._bind_sparse_outputs(ctx) if self._sparse_in else []
+        if self._by_node:
+            self._instance = None
+            self._heads = None               # the outputs recorded by the last forward
+            self.outputs = self._node_outputs(ctx)
+        else:
+            share = getattr(shared_exec, "_instance", None)
+            self._instance = Instance(program, arrays, {n: g for n, g in grads.items()
+                                                        if grad_req.get(n, "null") != "null"},
+                                      share=share)
+            self.outputs = self._instance.outputs
         self._monitor = None
 
-    def _bind_sparse_outputs(self, ctx) -> list:
-        """MXNet's storage-type inference from the bound arrays: outputs of a sparse storage
-        type become sparse arrays (the indices of ``outputs`` that are)."""
+    def _node_outputs(self, ctx) -> list:
+        """The output arrays of a graph run node by node, in the storage types MXNet's
+        storage-type inference gives from the bound arrays' (``forward`` fills them)."""
         program = self._program
         stypes = infer_stypes(program, {n: a.stype for d in (self.arg_dict, self.aux_dict)
                                         for n, a in d.items()})
-        eids = program.graph.outputs[:program.num_outputs]
-        sparse = [k for k, eid in enumerate(eids) if stypes[eid] != "default"]
-        if sparse:
-            self.outputs = list(self.outputs)
-            for k in sparse:
-                self.outputs[k] = sparse_zeros(stypes[eids[k]], program.shapes[eids[k]],
-                                               ctx=ctx, dtype=program.dtypes[eids[k]])
-        return sparse
+        outs = []
+        for eid in program.graph.outputs[:program.num_outputs]:
+            shape, dtype = program.shapes[eid], program.dtypes[eid]
+            outs.append(sparse_zeros(stypes[eid], shape, ctx=ctx, dtype=dtype)
+                        if stypes[eid] != "default" else nd_zeros(shape, ctx, dtype=dtype))
+        return outs
 
     # -- MXNet's views of the arrays ------------------------------------------------------
     @property
@@ -98,19 +100,44 @@ class Executor:
                 value.copyto(dst)
             else:
                 dst[:] = value
-        for sparse, dense in self._sparse_in:
-            sparse.copyto(dense)
-        if self._monitor is None:
+        if self._by_node:
+            self._forward_by_node(is_train)
+        elif self._monitor is None:
             self._instance.run(is_train)
         else:
             self._instance.run(is_train, bulk=False, each=self._monitor_node)
-        if self._sparse_out:
-            # the sparse outputs: the forward graph again, op by op, each op's storage
-            # dispatch (its sparse kernel: MXNet's values and stored positions)
-            values = run_nodes(self._program.forward_outputs, {**self.arg_dict, **self.aux_dict})
-            for k in self._sparse_out:
-                self.outputs[k]._take(values[k])
         return self.outputs
+
+    def _forward_by_node(self, is_train):
+        """One imperative call per node, recorded for ``backward`` when training with
+        gradients asked for (the arguments are marked as autograd variables only for the
+        call: the user's own recording never sees them)."""
+        program, req = self._program, self._grad_req
+        arrays = {**self.arg_dict, **self.aux_dict}
+        wrt = [n for n in program.arg_names if is_train and req.get(n, "null") != "null"
+               and self.grad_dict[n] is not None] if program.grads else []
+        saved = [(arrays[n], arrays[n]._ag) for n in wrt]
+        _tape.mark_variables([arrays[n] for n in wrt], [self.grad_dict[n] for n in wrt],
+                             [req[n] for n in wrt])
+        state = _tape.state
+        scope = (state.recording, state.training)
+        state.recording, state.training = bool(wrt), is_train     # autograd.record / pause
+        try:
+            values = run_nodes(program.forward_outputs, arrays)
+        finally:
+            state.recording, state.training = scope
+            for a, ag in saved:
+                a._ag = ag
+        self._heads = values if wrt else None
+        for out, value in zip(self.outputs, values):
+            if out.stype != "default":
+                out._take(value)
+            else:
+                push_copy(value if value.stype == "default" else value.tostype("default"), out)
+        if self._monitor is not None:
+            callback = self._monitor[0]
+            for name, out in zip(program.output_names, self.outputs):
+                callback(name, out)
 
     def backward(self, out_grads=None, is_train=True):
         """Run the gradient graph. ``out_grads`` (an NDArray, a list with one per output, or
@@ -122,15 +149,15 @@ class Executor:
             out_grads = [out_grads]
         elif isinstance(out_grads, dict):
             out_grads = [out_grads.get(n) for n in self._program.output_names]
+        if self._by_node:
+            self._backward_by_node(out_grads)
+            return
         inst = self._instance
         for k, head in enumerate(inst.head_arrays):
             if head is None:
                 continue
             if k >= len(out_grads) or out_grads[k] is None:
-                raise MXNetError(f"Executor.backward: output {k} "
-                                 f"({self._program.output_names[k]!r}) is not a loss function, "
-                                 f"so its head gradient is required (pass out_grads, or make "
-                                 f"the output a loss with MakeLoss)")
+                raise _head_required(self._program, k)
             if _is_sparse(out_grads[k]):
                 out_grads[k].copyto(head)
             else:
@@ -139,8 +166,21 @@ class Executor:
             inst.run(is_train, backward=True)
         else:
             inst.run(is_train, backward=True, bulk=False, each=self._monitor_node)
-        for sparse, dense in self._sparse_grads:
-            sparse[:] = dense
+
+    def _backward_by_node(self, out_grads):
+        """Autograd through the nodes the last ``forward(is_train=True)`` recorded; a loss
+        output (no head gradient in the plan) takes none."""
+        if self._heads is None:
+            raise MXNetError("Executor.backward: call forward(is_train=True) first (no "
+                             "gradient is asked for, or the last forward was not training)")
+        heads = self._program.head_grads
+        grads = []
+        for k, eid in enumerate(heads):
+            given = out_grads[k] if k < len(out_grads) else None
+            if eid is not None and given is None:
+                raise _head_required(self._program, k)
+            grads.append(None if eid is None else given)
+        _backward(self._heads, grads, retain_graph=True)
 
     # -- arrays in and out -----------------------------------------------------------------
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
@@ -191,6 +231,7 @@ def _is_sparse(a) -> bool:
     return a is not None and a.stype != "default"
 
 
-def _dense_shadow(a):
-    """The dense array the graph reads or writes in place of sparse ``a``."""
-    return a.tostype("default")
+def _head_required(program, k) -> MXNetError:
+    return MXNetError(f"Executor.backward: output {k} ({program.output_names[k]!r}) is not a "
+                      f"loss function, so its head gradient is required (pass out_grads, or "
+                      f"make the output a loss with MakeLoss)")

@@ -174,14 +174,23 @@ def _backprop(n, grads, needs, fresh, create_graph):
 
 def _write_leaf_grads(order, grads, needs, fresh, create_graph):
     """Store each wanted variable's total gradient in its buffer (see ``_write_grad``)."""
-    totals = [(n, _sum(grads[n][0], fresh)) for n in order
+    totals = [(n, _dense_for(n.info.grad, _sum(grads[n][0], fresh))) for n in order
               if n.op is None and n in grads and n in needs]
     uses: dict = {}           # by memory: one chunk may stand behind several totals
     for _, t in totals:
-        uses[t._chunk.var] = uses.get(t._chunk.var, 0) + 1
+        if t.stype == "default":
+            uses[t._chunk.var] = uses.get(t._chunk.var, 0) + 1
     for n, t in totals:
-        owned = not create_graph and uses[t._chunk.var] == 1 and t._chunk.var in fresh
+        owned = (not create_graph and t.stype == "default" and uses[t._chunk.var] == 1
+                 and t._chunk.var in fresh)
         _write_grad(n.info, t, owned)
+
+
+def _dense_for(buffer, total):
+    """A sparse total (a sparse kernel's gradient) as a dense buffer takes it."""
+    if total.stype != "default" and buffer.stype == "default":
+        return total.tostype("default")
+    return total
 
 
 def _add_part(grads, node, index, g):
@@ -220,7 +229,8 @@ def _apply_rule(n, ogs, wanted, fresh, create_graph):
             outs = invoke_params(op, params, args, all_outputs=True, req=req, state=state,
                                  out_specs=[(shapes[i], dtypes[i]) for i in mirror])
         for o in outs:
-            fresh.add(o._chunk.var)
+            if o.stype == "default":       # a sparse kernel's result owns no chunk
+                fresh.add(o._chunk.var)
         env += outs
     results = []
     for r in recipe.results:
@@ -242,7 +252,8 @@ def _sum(parts, fresh):
     if len(parts) == 1:
         return parts[0]
     total = invoke_name("add_n", parts, {"num_args": len(parts)})
-    fresh.add(total._chunk.var)
+    if total.stype == "default":
+        fresh.add(total._chunk.var)
     return total
 
 

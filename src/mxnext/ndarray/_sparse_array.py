@@ -51,6 +51,14 @@ class BaseSparseNDArray(NDArray):
             self._put(from_dense(dense, self.stype))
         return self._aux
 
+    def _alias(self) -> "BaseSparseNDArray":
+        """Another array over the same components, without history (what autograd saves
+        of a recorded input: a later ``_put`` into this array leaves it as it was)."""
+        other = object.__new__(type(self))
+        other._ctx, other._ag, other._pending = self._ctx, None, None
+        other._shape, other._dtype, other._aux = self._shape, self._dtype, self._parts()
+        return other
+
     def _host(self):
         """The host storage (numpy components; waits for them)."""
         return self._storage(*(p.asnumpy() for p in self._parts()), self._shape)
@@ -195,9 +203,6 @@ class BaseSparseNDArray(NDArray):
 
     def _at(self, idx):
         self._refuse("_at")
-
-    def _alias(self):
-        self._refuse("aliasing")
 
     def _view(self, shape, offset=None):
         self._refuse("views")

@@ -154,9 +154,12 @@ def _densified(a):
 
 def _record(opdef, params, inputs, results, state=None):
     """Put a sparse kernel's call on the autograd tape: its gradient rule runs on dense
-    copies of the inputs and outputs (the gradient buffers give the gradients' storage)."""
+    copies of the inputs and outputs (the gradient buffers give the gradients' storage),
+    except CSR inputs (a sparse model's data: its dense copy can be vastly larger), which
+    the rule's ops read through their own storage dispatch."""
     outs = [_densified(r) for r in results]
-    _tape.record(opdef, params, [_densified(a) for a in inputs], outs, state=state)
+    _tape.record(opdef, params, [a if a.stype == "csr" else _densified(a) for a in inputs],
+                 outs, state=state)
     for r, o in zip(results, outs):
         r._ag = o._ag
 

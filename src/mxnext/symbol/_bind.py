@@ -78,6 +78,7 @@ class BindMethods:
         shared_names = set(shared_arg_names or ())
         shared = shared_exec
         place = _placement(self, ctx, group2ctx)
+        rsp_grads = _row_sparse_grads(self, stypes)
 
         def make(name, shape, dtype, kind):
             shape, dtype = tuple(shape), np.dtype(dtype)
@@ -91,13 +92,17 @@ class BindMethods:
             old = None if shared is None else getattr(shared, kind).get(name)
             if old is not None and old.shape == shape and old.dtype == dtype:
                 return old
+            sparse = stypes.get(name) if kind == "arg_dict" else \
+                "row_sparse" if kind == "grad_dict" and name in rsp_grads else None
+            if sparse:                  # never a dense array first (it can be vastly larger)
+                return sparse_zeros(sparse, shape, place(name), dtype)
             return filled(shape, dtype, place(name), 0)
         args = {n: make(n, s, t, "arg_dict") for n, s, t in zip(names, arg_shapes, arg_types)}
         grads = {n: make(n, s, t, "grad_dict") for n, s, t in zip(names, arg_shapes, arg_types)
                  if reqs[n] != "null"}
         aux = {n: make(n, s, t, "aux_dict") for n, s, t in zip(aux_names, aux_shapes, aux_types)}
         mine = set(names) - (shared_names if shared is not None else set())   # not shared
-        _make_sparse(args, grads, stypes, _row_sparse_grads(self), mine)
+        _make_sparse(args, grads, stypes, rsp_grads, mine)
         return Executor(self, ctx, args, grads, reqs, aux, group2ctx, shared_exec)
 
     def eval(self, ctx=None, **kwargs):
@@ -235,15 +240,24 @@ def _placement(sym, ctx, group2ctx):
 _SPARSE_GRAD_OPS = ("Embedding", "_contrib_SparseEmbedding")
 
 
-def _row_sparse_grads(sym) -> set:
+def _row_sparse_grads(sym, stypes) -> set:
     """The variables whose gradient MXNet stores row_sparse (its backward storage inference):
-    the weight of an Embedding with ``sparse_grad``, or of a SparseEmbedding."""
+    the weight of an Embedding with ``sparse_grad``, or of a SparseEmbedding, and the rhs of
+    ``dot(csr, rhs)`` (untransposed) where the lhs is a CSR argument (``stypes``)."""
     names = set()
     for node in IndexedGraph(sym._outputs).nodes:
-        if node.op is None or node.op.name not in _SPARSE_GRAD_OPS:
+        if node.op is None or not node.inputs or node.inputs[-1].node.op is not None:
             continue
-        if getattr(node.params, "sparse_grad", True) and node.inputs[1].node.op is None:
-            names.add(node.inputs[1].node.name)
+        if node.op.name in _SPARSE_GRAD_OPS:
+            wanted = getattr(node.params, "sparse_grad", True)
+        elif node.op.name == "dot":
+            lhs = node.inputs[0].node
+            wanted = (lhs.op is None and stypes.get(lhs.name) == "csr"
+                      and not node.params.transpose_a and not node.params.transpose_b)
+        else:
+            continue
+        if wanted:
+            names.add(node.inputs[-1].node.name)
     return names
 
 

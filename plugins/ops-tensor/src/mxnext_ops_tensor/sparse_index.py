@@ -101,6 +101,27 @@ def _csr_t_dot(a, rhs, want):
     return to_dense(result) if want == "default" else result
 
 
+def _dot_backward(params, inputs, dense):
+    """``_backward_dot`` with a CSR lhs (a sparse model's data) and dense head gradient:
+    the rhs gradient by the CSR kernels (``dot(csr.T, og)``: row_sparse over the columns the
+    CSR uses, as MXNet's), the lhs gradient on the CSR's own pattern (the product's value
+    where the CSR stores one): never the dense product, which can be vastly larger."""
+    og, a, b = inputs
+    if stype_of(a) != "csr" or stype_of(og) != "default" or params.transpose_b:
+        return None
+    rhs = to_dense(b)
+    rows = np.repeat(np.arange(a.shape[0]), np.diff(a.indptr))
+    if params.transpose_a:          # out = a.T @ b: d a = b @ og.T, d b = a @ og
+        d_a = np.einsum("ij,ij->i", rhs[rows], og[a.indices])
+        d_b = _segment_sums(a.data[:, None] * og[a.indices], a.indptr, a.shape[0])
+    else:                           # out = a @ b: d a = og @ b.T, d b = a.T @ og
+        d_a = np.einsum("ij,ij->i", og[rows], rhs[a.indices])
+        d_b = _csr_t_dot(a, og, None)
+    dtype = np.result_type(a.data, og)
+    d_a = CSRStorage(d_a.astype(dtype), a.indices, a.indptr, a.shape)
+    return [d_a, d_b.astype(dtype, copy=False) if isinstance(d_b, np.ndarray) else d_b]
+
+
 def _dense_dot_csr(a, b):
     """``a @ b`` for dense ``a`` and CSR ``b``: each stored value adds a scaled column of
     ``a`` to one output column."""
@@ -115,5 +136,6 @@ def _dense_dot_csr(a, b):
     return out
 
 
-for _name, _kernel in (("slice", _slice), ("take", _take), ("Concat", _concat), ("dot", _dot)):
+for _name, _kernel in (("slice", _slice), ("take", _take), ("Concat", _concat), ("dot", _dot),
+                      ("_backward_dot", _dot_backward)):
     extend_op(_name).set_attr("FComputeSparse", _kernel)
