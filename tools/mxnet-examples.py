@@ -8,9 +8,11 @@ The scripts are copied from an MXNet checkout (default: the mirror at 1.9.1; ``-
 DIR`` for a folder holding ``example/`` and ``tests/``). Each runs in its own folder
 under ``--work``, beside small stand-ins written here in the formats the scripts read
 (MNIST idx files raw and gzipped, libsvm text, MovieLens ``::`` ratings, word text,
-``mnist.npz``), so nothing is downloaded. ``--mxnet`` runs the interpreter as plain
-``python`` (a real MXNet); otherwise as ``python -m mxnext run``. A run still going at
-``--timeout`` counts as running (exit 124); compare its metrics with MXNet's.
+``mnist.npz``, captcha fonts, silhouette images and a MAT file), so nothing is downloaded.
+The ctc example needs the ``captcha`` package on both sides (``pip install --target DIR
+captcha``, then run this tool with ``PYTHONPATH=DIR``). ``--mxnet`` runs the interpreter
+as plain ``python`` (a real MXNet); otherwise as ``python -m mxnext run``. A run still
+going at ``--timeout`` counts as running (exit 124); compare its metrics with MXNet's.
 
     python tools/mxnet-examples.py --python .venv/bin/python [--only custom_softmax ...]
     python tools/mxnet-examples.py --python /path/to/mxnet/python --mxnet
@@ -103,6 +105,56 @@ def cifar_placeholders(folder: Path) -> None:
         (folder / "data" / name).write_bytes(b"")
 
 
+def movielens_here(folder: Path) -> None:
+    """MovieLens ratings in ``./ml-10M100K`` beside an empty ``ml-10m.zip`` (the
+    model-parallel example downloads only when the zip is missing)."""
+    text(folder)
+    shutil.move(folder / "data" / "ml-10M100K", folder / "ml-10M100K")
+    (folder / "ml-10m.zip").write_bytes(b"")
+
+
+def mxboard(folder: Path) -> None:
+    """MNIST plus a stand-in ``mxboard`` module (the package is not on the index): its
+    SummaryWriter appends each scalar to ``tblog.txt``."""
+    mnist(folder, 500)
+    (folder / "mxboard.py").write_text(
+        "class SummaryWriter:\n"
+        "    def __init__(self, logdir):\n"
+        "        self.path = 'tblog.txt'\n"
+        "    def add_scalar(self, tag, value, step):\n"
+        "        with open(self.path, 'a') as f:\n"
+        "            f.write(f'{tag} {step} {value}\\n')\n")
+
+
+def font(folder: Path) -> None:
+    """``font.ttf``: the first TrueType font the system has (for the captcha images)."""
+    shutil.copy(next(Path("/usr/share/fonts").rglob("*.ttf")), folder / "font.ttf")
+
+
+def silhouettes(folder: Path) -> None:
+    """Caltech-101-silhouette stand-ins: 32x32 grey PGM images (a filled disc or square
+    per image) under ``images/`` and ``test_images/``, and the 28x28 ``.mat`` file (MAT
+    version 4: X of shape (n, 784), Y of shape (n, 1)) that convert_data.py reads."""
+    rng = np.random.default_rng(3)
+    yy, xx = np.mgrid[:32, :32]
+    for sub, n in (("images", 96), ("test_images", 3)):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+        for i in range(n):
+            cy, cx, r = rng.integers(10, 22, 2).tolist() + [int(rng.integers(4, 10))]
+            disc = (yy - cy) ** 2 + (xx - cx) ** 2 < r * r
+            square = (abs(yy - cy) < r) & (abs(xx - cx) < r)
+            img = np.where(disc if i % 2 else square, 255, 0).astype(np.uint8)
+            (folder / sub / f"img{i}.pgm").write_bytes(b"P5 32 32 255\n" + img.tobytes())
+    mat = folder / "datasets" / "caltech101" / "data" / "images32x32"
+    mat.mkdir(parents=True, exist_ok=True)
+    x = (rng.random((40, 784)) > 0.5).astype(np.float64)
+    y = rng.integers(1, 102, (40, 1)).astype(np.float64)
+    with open(mat / "caltech101_silhouettes_28.mat", "wb") as f:
+        for name, arr in ((b"X", x), (b"Y", y)):
+            f.write(struct.pack("<5i", 0, arr.shape[0], arr.shape[1], 0, len(name) + 1))
+            f.write(name + b"\0" + arr.tobytes(order="F"))
+
+
 # (name, script, flags, data)
 EXAMPLES = [
     ("weighted_logistic_regression", "example/numpy-ops/weighted_logistic_regression.py", "",
@@ -147,6 +199,22 @@ EXAMPLES = [
     ("train_test_autograd", "tests/python/train/test_autograd.py", "", mnist),
     ("train_test_mlp", "tests/python/train/test_mlp.py", "",
      lambda folder: mnist(folder, 40000)),
+    ("svm_mnist", "example/svm_mnist/svm_mnist.py", "", mnist),
+    ("capsnet", "example/capsnet/capsulenet.py",
+     "--devices cpu --num_epoch 1 --batch_size 50 --num_routing 2", mxboard),
+    ("ctc_lstm_ocr_train", "example/ctc/lstm_ocr_train.py",
+     "font.ttf --loss ctc --cpu 1 --num_proc 1 --prefix ocr", font),
+    ("vaegan_convert_data", "example/vae-gan/convert_data.py", "--invert", silhouettes),
+    ("vaegan_train_test", "example/vae-gan/vaegan_mxnet.py",
+     "--train --test --use_cpu --num_epoch 1 --batch_size 16 --nef 8 --ndf 8 --ngf 8 --Z 16 "
+     "--training_data_path images --testing_data_path test_images --show_after_every 2 "
+     "--save_after_every 1 --visualize_after_every 1 --save_embedding "
+     "--pretrained_encoder_path checkpoints32x32_sigmoid/caltech_E-0000.params "
+     "--pretrained_generator_path checkpoints32x32_sigmoid/caltech_G-0000.params",
+     silhouettes),
+    ("dec", "example/deep-embedded-clustering/dec.py", "", mnist),
+    ("model_parallel_mf", "example/model-parallel/matrix_factorization/train.py",
+     "--num-epoch 1 --num-gpus 1 --factor-size 16 --print-every 10", movielens_here),
 ]
 
 
@@ -187,7 +255,7 @@ def run_one(cmd, sources: Path, work: Path, spec, timeout):
     (folder / "run.log").write_text(log)
     metric = [ln for ln in log.splitlines()
               if any(k in ln.lower() for k in ("accuracy", "loss", "perplexity", "auc",
-                                               "mse", "nll", "likelihood"))]
+                                               "mse", "nll", "likelihood", "metric:"))]
     last = metric[-1] if metric else " ".join(log.split())
     return rc, time.time() - start, last[-100:]
 
