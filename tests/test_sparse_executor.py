@@ -145,3 +145,18 @@ def test_simple_bind_of_a_graph_with_an_op_without_inputs():
     exe = y.simple_bind(mx.cpu(), x=(2, 3))
     assert exe.grad_dict["x"].stype == "default"
     assert exe.forward(is_train=True, x=mx.nd.ones((2, 3)))[0].asnumpy().sum() == 6
+
+
+def test_reshape_gives_sparse_arguments_new_arrays_of_their_type():
+    exe = _linear_model().simple_bind(mx.cpu(), data=(3, 5), weight=(5, 2), bias=(2,),
+                                      grad_req={"data": "null", "weight": "write",
+                                                "bias": "write"})
+    small = exe.reshape(data=(2, 5), weight=(5, 2), bias=(2,))
+    assert small.arg_dict["data"].stype == "csr" and small.arg_dict["data"].shape == (2, 5)
+    assert small.grad_dict["weight"].stype == "row_sparse"
+    small.arg_dict["data"][:] = mx.nd.array([[1, 0, 0, 2, 0], [0, 3, 0, 0, 0]]).tostype("csr")
+    small.arg_dict["weight"][:] = mx.nd.ones((5, 2)).tostype("row_sparse")
+    (loss,) = small.forward(is_train=True)
+    assert loss.asnumpy().tolist() == [2 * 3 ** 2 + 2 * 3 ** 2]
+    small.backward()
+    assert small.grad_dict["weight"].indices.asnumpy().tolist() == [0, 1, 3]

@@ -129,6 +129,8 @@ class BindMethods:
             if name not in shapes and not partial_shaping:
                 raise MXNetError(f"Executor.reshape: the shape of {kind} {name!r} changes from "
                                  f"{old.shape} to {shape}; name it or pass partial_shaping=True")
+            if old.stype != "default":      # sparse: no memory to view, a new empty array
+                return sparse_zeros(old.stype, shape, old.context, old.dtype)
             if int(np.prod(shape)) <= old.size:
                 return old._view(shape)
             if not allow_up_sizing:
