@@ -34,6 +34,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path("/work/.mirror/apache+mxnet/repo")
+PYTHON = sys.executable  # the interpreter under test (main sets it): for data makers
 
 
 # -- stand-in data --------------------------------------------------------------------------
@@ -103,6 +104,77 @@ def cifar_placeholders(folder: Path) -> None:
         (folder / "data" / name).write_bytes(b"")
 
 
+# -- stand-in data: text CNNs, NCF, NER ------------------------------------------------------
+def sentences(n: int, words: list, seed: int) -> list:
+    """``n`` short sentences over ``words``; the label is whether word 0 or word 1 leads."""
+    rng = np.random.default_rng(seed)
+    return [(k := int(rng.integers(2)), [words[k]] + list(rng.choice(words[2:], int(rng.integers(4, 12)))))
+            for _ in range(n)]
+
+
+def polarity(folder: Path) -> None:
+    """rt-polarity.pos/.neg (1,200 sentences) and an empty stand-in for the ``word2vec``
+    package, which data_helpers imports but never calls without --pretrained-embedding."""
+    data = folder / "data" / "rt-polaritydata"
+    data.mkdir(parents=True)
+    pairs = sentences(1200, ["good", "bad"] + [f"w{i}" for i in range(150)], 3)
+    for label, name in ((0, "rt-polarity.pos"), (1, "rt-polarity.neg")):
+        (data / name).write_text("".join(" ".join(w) + " .\n" for k, w in pairs if k == label))
+    (folder / "word2vec.py").write_text('"""Stand-in: the script never calls it."""\n')
+
+
+def chinese_text(folder: Path) -> None:
+    """data/pos.txt and neg.txt (UTF-8 characters; data/neg too, which the script checks
+    before it would download) and the ``word2vec`` stand-in."""
+    data = folder / "data"
+    data.mkdir()
+    chars = [chr(0x4E00 + i) for i in range(120)]
+    pairs = sentences(1200, chars, 4)
+    for label, name in ((1, "pos.txt"), (0, "neg.txt")):
+        (data / name).write_text("".join("".join(w) + "\n" for k, w in pairs if k == label),
+                                 encoding="utf-8")
+    (data / "neg").write_text("")
+    (folder / "word2vec.py").write_text('"""Stand-in: the script never calls it."""\n')
+
+
+def ncf_data(folder: Path, users: int = 200, items: int = 300) -> None:
+    """data/ml-20m as convert.py writes it (tab-separated): train ratings, one held-out
+    item per user and 99 negatives each; user u likes items near 3u (learnable)."""
+    rng = np.random.default_rng(5)
+    out = folder / "data" / "ml-20m"
+    out.mkdir(parents=True)
+    train, test, negs = [], [], []
+    for u in range(users):
+        liked = np.unique((3 * u + rng.integers(-15, 15, 20)) % items)
+        train += [f"{u}\t{i}\t1\n" for i in liked[:-1]]
+        test.append(f"{u}\t{liked[-1]}\t1\n")
+        others = np.setdiff1d(np.arange(items), liked)
+        negs.append("\t".join(map(str, rng.choice(others, 99))) + "\n")
+    for name, lines in (("train-ratings.csv", train), ("test-ratings.csv", test),
+                        ("test-negative.csv", negs)):
+        (out / name).write_text("".join(lines))
+
+
+def ner_data(folder: Path) -> None:
+    """../data/ner_dataset.csv (Kaggle's GMB layout, ISO-8859-1; metrics.py reads ../data
+    whatever --data-dir says), pickled to ner_data.pkl by the example's own preprocess.py
+    run by the interpreter under test (it needs pandas)."""
+    rng = np.random.default_rng(6)
+    names, verbs = ["Paris", "London", "Obama", "Merkel"], ["visits", "likes", "sees"]
+    rows = ["Sentence #,Word,POS,Tag"]
+    for s in range(400):
+        words = [(str(rng.choice(names)), "NNP", "B-geo")] + [
+            (str(rng.choice(verbs + ["the", "a", "city"])), "VB", "O")
+            for _ in range(int(rng.integers(2, 4)) * 2)]
+        rows += [(f"Sentence: {s + 1}" if j == 0 else "") + f",{w},{p},{t}"
+                 for j, (w, p, t) in enumerate(words)]
+    data = folder.parent / "data"
+    shutil.rmtree(data, ignore_errors=True)
+    data.mkdir()
+    (data / "ner_dataset.csv").write_text("\n".join(rows) + "\n", encoding="ISO-8859-1")
+    subprocess.run([PYTHON, "preprocess.py"], cwd=folder, check=True)
+
+
 # (name, script, flags, data)
 EXAMPLES = [
     ("weighted_logistic_regression", "example/numpy-ops/weighted_logistic_regression.py", "",
@@ -147,6 +219,17 @@ EXAMPLES = [
     ("train_test_autograd", "tests/python/train/test_autograd.py", "", mnist),
     ("train_test_mlp", "tests/python/train/test_mlp.py", "",
      lambda folder: mnist(folder, 40000)),
+    # cnn_text_classification ... rcnn (sweep exB)
+    ("text_cnn", "example/cnn_text_classification/text_cnn.py",
+     "--num-embed 16 --num-epochs 2 --batch-size 50 --disp-batches 2", polarity),
+    ("chinese_text_cnn", "example/cnn_chinese_text_classification/text_cnn.py",
+     "--num-embed 16 --num-epochs 2 --batch-size 50 --disp-batches 2", chinese_text),
+    ("ncf_train", "example/neural_collaborative_filtering/train.py",
+     "--batch-size 256 --eval-batch-size 100 --layers [32,16,8] --factor-size-gmf 8 "
+     "--learning-rate 0.01 --log-interval 10 --workers 0 --epoch 4", ncf_data),
+    ("ner", "example/named_entity_recognition/src/ner.py",
+     "--batch-size 16 --char-embed 8 --char-filters 4 "
+     "--word-embed 16 --word-filters 8 --lstm-state-size 16 --lr 0.01 --num-epochs 6", ner_data),
 ]
 
 
@@ -187,7 +270,7 @@ def run_one(cmd, sources: Path, work: Path, spec, timeout):
     (folder / "run.log").write_text(log)
     metric = [ln for ln in log.splitlines()
               if any(k in ln.lower() for k in ("accuracy", "loss", "perplexity", "auc",
-                                               "mse", "nll", "likelihood"))]
+                                               "mse", "nll", "likelihood", "ndcg", "f1"))]
     last = metric[-1] if metric else " ".join(log.split())
     return rc, time.time() - start, last[-100:]
 
@@ -202,6 +285,8 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=90)
     ap.add_argument("--only", nargs="*", help="names from the table")
     args = ap.parse_args()
+    global PYTHON
+    PYTHON = args.python
     work = Path(args.work) / ("mxnet" if args.mxnet else "mxnext")
     sources = Path(args.work) / "sources"
     if not sources.exists():
