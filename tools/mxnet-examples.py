@@ -34,7 +34,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = Path("/work/.mirror/apache+mxnet/repo")
-PYTHON = sys.executable  # the interpreter under test (main sets it): for data makers
+RUN = [sys.executable]  # how main runs a script on the side under test (for data makers)
 
 
 # -- stand-in data --------------------------------------------------------------------------
@@ -172,7 +172,67 @@ def ner_data(folder: Path) -> None:
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir()
     (data / "ner_dataset.csv").write_text("\n".join(rows) + "\n", encoding="ISO-8859-1")
-    subprocess.run([PYTHON, "preprocess.py"], cwd=folder, check=True)
+    subprocess.run(RUN + ["preprocess.py"], cwd=folder, check=True)
+
+
+RCNN_FLAGS = ("--network resnet50 --epochs 1 --img-short-side 64 --img-long-side 96 "
+              "--rpn-anchor-scales (2,4) --rpn-pre-nms-topk 300 --rpn-post-nms-topk 50 "
+              "--rpn-batch-rois 32 --rcnn-batch-rois 16 --rpn-min-size 4 --log-interval 2")
+RCNN_PARAMS = '''"""Stand-in for the ImageNet ResNet-50: He-initialised weights where train.py's
+--pretrained looks (model/resnet-50-0000.params), made on the side under test."""
+import os
+import mxnet as mx
+from train import parse_args, get_resnet50_train
+args = parse_args()
+sym = get_resnet50_train(args)
+known = dict(data=(1, 3, args.img_long_side, args.img_long_side), im_info=(1, 3),
+             gt_boxes=(1, 100, 5))
+arg_shapes, _, aux_shapes = sym.infer_shape_partial(**known)
+init = mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=1)
+params = {}
+for kind, names, shapes in (("arg", sym.list_arguments(), arg_shapes),
+                            ("aux", sym.list_auxiliary_states(), aux_shapes)):
+    for name, shape in zip(names, shapes):
+        if name not in known and name != "label" and not name.startswith(("rpn_", "cls_", "bbox_")):
+            params[kind + ":" + name] = arr = mx.nd.zeros(shape)
+            if kind == "arg":
+                init(mx.init.InitDesc(name), arr)
+            elif name.endswith("moving_var"):
+                arr[:] = 1
+os.makedirs("model", exist_ok=True)
+mx.nd.save("model/resnet-50-0000.params", params)
+'''
+
+
+def voc(folder: Path) -> None:
+    """data/VOCdevkit/VOC2007 trainval (8 images of 80x96, one or two boxes of a class each;
+    BMP bytes under .jpg names, which cv2.imread reads by content) and random ResNet-50
+    backbone weights made by a helper run on the side under test."""
+    rng = np.random.default_rng(7)
+    root = folder / "data" / "VOCdevkit" / "VOC2007"
+    for sub in ("ImageSets/Main", "Annotations", "JPEGImages"):
+        (root / sub).mkdir(parents=True)
+    h, w = 80, 96
+    ids = [f"{i:06d}" for i in range(8)]
+    (root / "ImageSets" / "Main" / "trainval.txt").write_text("\n".join(ids) + "\n")
+    for index in ids:
+        img = (rng.random((h, w, 3)) * 60).astype(np.uint8)
+        objs = ""
+        for _ in range(int(rng.integers(1, 3))):
+            x1, y1 = int(rng.integers(1, w - 40)), int(rng.integers(1, h - 40))
+            x2, y2 = x1 + int(rng.integers(24, 38)), y1 + int(rng.integers(24, 38))
+            cls = ["cat", "dog"][int(rng.integers(2))]
+            img[y1:y2, x1:x2] = (200, 40, 40) if cls == "cat" else (40, 200, 40)
+            objs += (f"<object><name>{cls}</name><difficult>0</difficult><bndbox><xmin>{x1}"
+                     f"</xmin><ymin>{y1}</ymin><xmax>{x2}</xmax><ymax>{y2}</ymax></bndbox></object>")
+        (root / "Annotations" / f"{index}.xml").write_text(
+            f"<annotation><size><width>{w}</width><height>{h}</height></size>{objs}</annotation>")
+        rows = img[::-1].tobytes()  # bottom-up BGR rows; 96 * 3 bytes need no padding
+        header = struct.pack("<2sIHHI", b"BM", 54 + len(rows), 0, 0, 54) + struct.pack(
+            "<IiiHHIIiiII", 40, w, h, 1, 24, 0, len(rows), 2835, 2835, 0, 0)
+        (root / "JPEGImages" / f"{index}.jpg").write_bytes(header + rows)
+    (folder / "stand_in_params.py").write_text(RCNN_PARAMS)
+    subprocess.run(RUN + ["stand_in_params.py", *RCNN_FLAGS.split()], cwd=folder, check=True)
 
 
 # (name, script, flags, data)
@@ -230,6 +290,7 @@ EXAMPLES = [
     ("ner", "example/named_entity_recognition/src/ner.py",
      "--batch-size 16 --char-embed 8 --char-filters 4 "
      "--word-embed 16 --word-filters 8 --lstm-state-size 16 --lr 0.01 --num-epochs 6", ner_data),
+    ("rcnn_train", "example/rcnn/train.py", RCNN_FLAGS, voc),
 ]
 
 
@@ -285,13 +346,12 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=90)
     ap.add_argument("--only", nargs="*", help="names from the table")
     args = ap.parse_args()
-    global PYTHON
-    PYTHON = args.python
     work = Path(args.work) / ("mxnet" if args.mxnet else "mxnext")
     sources = Path(args.work) / "sources"
     if not sources.exists():
         copy_sources(args.source, args.rev, sources)
     cmd = [args.python] if args.mxnet else [args.python, "-m", "mxnext", "run"]
+    RUN[:] = cmd
     failed = 0
     for spec in EXAMPLES:
         if args.only and spec[0] not in args.only:
