@@ -175,6 +175,14 @@ def ner_data(folder: Path) -> None:
     subprocess.run(RUN + ["preprocess.py"], cwd=folder, check=True)
 
 
+def bmp(path: Path, img) -> None:
+    """A 24-bit BMP of ``img`` (height, width, 3; BGR; width a multiple of 4)."""
+    rows = img[::-1].tobytes()  # bottom-up rows, no padding needed
+    h, w = img.shape[:2]
+    path.write_bytes(struct.pack("<2sIHHI", b"BM", 54 + len(rows), 0, 0, 54) + struct.pack(
+        "<IiiHHIIiiII", 40, w, h, 1, 24, 0, len(rows), 2835, 2835, 0, 0) + rows)
+
+
 RCNN_FLAGS = ("--network resnet50 --epochs 1 --img-short-side 64 --img-long-side 96 "
               "--rpn-anchor-scales (2,4) --rpn-pre-nms-topk 300 --rpn-post-nms-topk 50 "
               "--rpn-batch-rois 32 --rcnn-batch-rois 16 --rpn-min-size 4 --log-interval 2")
@@ -227,12 +235,40 @@ def voc(folder: Path) -> None:
                      f"</xmin><ymin>{y1}</ymin><xmax>{x2}</xmax><ymax>{y2}</ymax></bndbox></object>")
         (root / "Annotations" / f"{index}.xml").write_text(
             f"<annotation><size><width>{w}</width><height>{h}</height></size>{objs}</annotation>")
-        rows = img[::-1].tobytes()  # bottom-up BGR rows; 96 * 3 bytes need no padding
-        header = struct.pack("<2sIHHI", b"BM", 54 + len(rows), 0, 0, 54) + struct.pack(
-            "<IiiHHIIiiII", 40, w, h, 1, 24, 0, len(rows), 2835, 2835, 0, 0)
-        (root / "JPEGImages" / f"{index}.jpg").write_bytes(header + rows)
+        bmp(root / "JPEGImages" / f"{index}.jpg", img)
     (folder / "stand_in_params.py").write_text(RCNN_PARAMS)
     subprocess.run(RUN + ["stand_in_params.py", *RCNN_FLAGS.split()], cwd=folder, check=True)
+
+
+VGG19_PARAMS = '''"""Stand-in for the ImageNet VGG-19 weights: He-initialised, made on the side under
+test, where model_vgg19.get_executor reads them (model/vgg19.params)."""
+import os
+import mxnet as mx
+import model_vgg19
+out = mx.sym.Group(list(model_vgg19.get_symbol()))
+shapes = out.infer_shape(data=(1, 3, 32, 32))[0]
+init = mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2)
+params = {}
+for name, shape in zip(out.list_arguments(), shapes):
+    if name != "data":
+        params["arg:" + name] = mx.nd.zeros(shape)
+        init(mx.init.InitDesc(name), params["arg:" + name])
+os.makedirs("model", exist_ok=True)
+mx.nd.save("model/vgg19.params", params)
+'''
+
+
+def style_images(folder: Path) -> None:
+    """input/content.bmp (stripes) and input/style.bmp (checks), output/ and random VGG-19
+    weights (a helper run on the side under test)."""
+    yy, xx = np.mgrid[:48, :64]
+    (folder / "input").mkdir()
+    (folder / "output").mkdir()
+    for name, pattern in (("content", (xx // 8) % 2), ("style", ((xx // 6) + (yy // 6)) % 2)):
+        img = np.stack([pattern * 200, 255 - pattern * 200, yy * 4], -1).astype(np.uint8)
+        bmp(folder / "input" / f"{name}.bmp", img)
+    (folder / "stand_in_params.py").write_text(VGG19_PARAMS)
+    subprocess.run(RUN + ["stand_in_params.py"], cwd=folder, check=True)
 
 
 # (name, script, flags, data)
@@ -291,6 +327,9 @@ EXAMPLES = [
      "--batch-size 16 --char-embed 8 --char-filters 4 "
      "--word-embed 16 --word-filters 8 --lstm-state-size 16 --lr 0.01 --num-epochs 6", ner_data),
     ("rcnn_train", "example/rcnn/train.py", RCNN_FLAGS, voc),
+    ("neural_style", "example/neural-style/nstyle.py",
+     "--gpu -1 --content-image input/content.bmp --style-image input/style.bmp "
+     "--max-long-edge 64 --max-num-epochs 20 --save-epochs 1000", style_images),
 ]
 
 
@@ -331,7 +370,8 @@ def run_one(cmd, sources: Path, work: Path, spec, timeout):
     (folder / "run.log").write_text(log)
     metric = [ln for ln in log.splitlines()
               if any(k in ln.lower() for k in ("accuracy", "loss", "perplexity", "auc",
-                                               "mse", "nll", "likelihood", "ndcg", "f1"))]
+                                               "mse", "nll", "likelihood", "ndcg", "f1",
+                                               "relative change"))]
     last = metric[-1] if metric else " ".join(log.split())
     return rc, time.time() - start, last[-100:]
 
