@@ -155,6 +155,18 @@ def ncf_data(folder: Path, users: int = 200, items: int = 300) -> None:
         (out / name).write_text("".join(lines))
 
 
+NCF_TRAIN = ("--batch-size 256 --eval-batch-size 100 --layers [32,16,8] --factor-size-gmf 8 "
+             "--learning-rate 0.01 --log-interval 10 --workers 0 --epoch 4")
+
+
+def ncf_model(folder: Path) -> None:
+    """ncf_data and the model train.py saves from it (model/ml-20m/neumf-0003), trained on
+    the side under test."""
+    ncf_data(folder)
+    subprocess.run(RUN + ["train.py", *NCF_TRAIN.split()], cwd=folder, check=True,
+                   capture_output=True)
+
+
 def ner_data(folder: Path) -> None:
     """../data/ner_dataset.csv (Kaggle's GMB layout, ISO-8859-1; metrics.py reads ../data
     whatever --data-dir says), pickled to ner_data.pkl by the example's own preprocess.py
@@ -320,9 +332,11 @@ EXAMPLES = [
      "--num-embed 16 --num-epochs 2 --batch-size 50 --disp-batches 2", polarity),
     ("chinese_text_cnn", "example/cnn_chinese_text_classification/text_cnn.py",
      "--num-embed 16 --num-epochs 2 --batch-size 50 --disp-batches 2", chinese_text),
-    ("ncf_train", "example/neural_collaborative_filtering/train.py",
-     "--batch-size 256 --eval-batch-size 100 --layers [32,16,8] --factor-size-gmf 8 "
-     "--learning-rate 0.01 --log-interval 10 --workers 0 --epoch 4", ncf_data),
+    ("ncf_train", "example/neural_collaborative_filtering/train.py", NCF_TRAIN, ncf_data),
+    ("ncf_eval", "example/neural_collaborative_filtering/ncf.py",
+     "--epoch 3 --batch-size 100", ncf_model),
+    ("ncf_calibrate", "example/neural_collaborative_filtering/ncf.py",
+     "--epoch 3 --batch-size 100 --calibration --num-calib-batches 2", ncf_model),
     ("ner", "example/named_entity_recognition/src/ner.py",
      "--batch-size 16 --char-embed 8 --char-filters 4 "
      "--word-embed 16 --word-filters 8 --lstm-state-size 16 --lr 0.01 --num-epochs 6", ner_data),
