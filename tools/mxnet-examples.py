@@ -195,9 +195,9 @@ def bmp(path: Path, img) -> None:
         "<IiiHHIIiiII", 40, w, h, 1, 24, 0, len(rows), 2835, 2835, 0, 0) + rows)
 
 
-RCNN_FLAGS = ("--network resnet50 --epochs 1 --img-short-side 64 --img-long-side 96 "
-              "--rpn-anchor-scales (2,4) --rpn-pre-nms-topk 300 --rpn-post-nms-topk 50 "
-              "--rpn-batch-rois 32 --rcnn-batch-rois 16 --rpn-min-size 4 --log-interval 2")
+RCNN_NET = ("--network resnet50 --img-short-side 64 --img-long-side 96 --rpn-anchor-scales (2,4) "
+            "--rpn-pre-nms-topk 300 --rpn-post-nms-topk 50 --rpn-min-size 4")
+RCNN_FLAGS = RCNN_NET + " --epochs 1 --rpn-batch-rois 32 --rcnn-batch-rois 16 --log-interval 2"
 RCNN_PARAMS = '''"""Stand-in for the ImageNet ResNet-50: He-initialised weights where train.py's
 --pretrained looks (model/resnet-50-0000.params), made on the side under test."""
 import os
@@ -225,7 +225,7 @@ mx.nd.save("model/resnet-50-0000.params", params)
 
 
 def voc(folder: Path) -> None:
-    """data/VOCdevkit/VOC2007 trainval (8 images of 80x96, one or two boxes of a class each;
+    """data/VOCdevkit/VOC2007 trainval and test (the same 8 images of 80x96, one or two boxes of a class each;
     BMP bytes under .jpg names, which cv2.imread reads by content) and random ResNet-50
     backbone weights made by a helper run on the side under test."""
     rng = np.random.default_rng(7)
@@ -234,7 +234,8 @@ def voc(folder: Path) -> None:
         (root / sub).mkdir(parents=True)
     h, w = 80, 96
     ids = [f"{i:06d}" for i in range(8)]
-    (root / "ImageSets" / "Main" / "trainval.txt").write_text("\n".join(ids) + "\n")
+    for split in ("trainval", "test"):
+        (root / "ImageSets" / "Main" / f"{split}.txt").write_text("\n".join(ids) + "\n")
     for index in ids:
         img = (rng.random((h, w, 3)) * 60).astype(np.uint8)
         objs = ""
@@ -250,6 +251,13 @@ def voc(folder: Path) -> None:
         bmp(root / "JPEGImages" / f"{index}.jpg", img)
     (folder / "stand_in_params.py").write_text(RCNN_PARAMS)
     subprocess.run(RUN + ["stand_in_params.py", *RCNN_FLAGS.split()], cwd=folder, check=True)
+
+
+def voc_model(folder: Path) -> None:
+    """voc and the model train.py saves from it (model/resnet50-0001), on the side under test."""
+    voc(folder)
+    subprocess.run(RUN + ["train.py", *RCNN_FLAGS.split()], cwd=folder, check=True,
+                   capture_output=True)
 
 
 VGG19_PARAMS = '''"""Stand-in for the ImageNet VGG-19 weights: He-initialised, made on the side under
@@ -341,6 +349,8 @@ EXAMPLES = [
      "--batch-size 16 --char-embed 8 --char-filters 4 "
      "--word-embed 16 --word-filters 8 --lstm-state-size 16 --lr 0.01 --num-epochs 6", ner_data),
     ("rcnn_train", "example/rcnn/train.py", RCNN_FLAGS, voc),
+    ("rcnn_test", "example/rcnn/test.py",
+     RCNN_NET + " --imageset 2007_test --params model/resnet50-0001.params", voc_model),
     ("neural_style", "example/neural-style/nstyle.py",
      "--gpu -1 --content-image input/content.bmp --style-image input/style.bmp "
      "--max-long-edge 64 --max-num-epochs 20 --save-epochs 1000", style_images),
@@ -385,7 +395,7 @@ def run_one(cmd, sources: Path, work: Path, spec, timeout):
     metric = [ln for ln in log.splitlines()
               if any(k in ln.lower() for k in ("accuracy", "loss", "perplexity", "auc",
                                                "mse", "nll", "likelihood", "ndcg", "f1",
-                                               "relative change"))]
+                                               "relative change", "mean ap"))]
     last = metric[-1] if metric else " ".join(log.split())
     return rc, time.time() - start, last[-100:]
 
