@@ -351,6 +351,8 @@ EXAMPLES = [
     ("rcnn_train", "example/rcnn/train.py", RCNN_FLAGS, voc),
     ("rcnn_test", "example/rcnn/test.py",
      RCNN_NET + " --imageset 2007_test --params model/resnet50-0001.params", voc_model),
+    ("rcnn_demo", "example/rcnn/demo.py", RCNN_NET + " --params model/resnet50-0001.params "
+     "--image data/VOCdevkit/VOC2007/JPEGImages/000000.jpg --vis-thresh 0.1", voc_model),
     ("neural_style", "example/neural-style/nstyle.py",
      "--gpu -1 --content-image input/content.bmp --style-image input/style.bmp "
      "--max-long-edge 64 --max-num-epochs 20 --save-epochs 1000", style_images),
