@@ -8,9 +8,11 @@ The scripts are copied from an MXNet checkout (default: the mirror at 1.9.1; ``-
 DIR`` for a folder holding ``example/`` and ``tests/``). Each runs in its own folder
 under ``--work``, beside small stand-ins written here in the formats the scripts read
 (MNIST idx files raw and gzipped, libsvm text, MovieLens ``::`` ratings, word text,
-``mnist.npz``), so nothing is downloaded. ``--mxnet`` runs the interpreter as plain
-``python`` (a real MXNet); otherwise as ``python -m mxnext run``. A run still going at
-``--timeout`` counts as running (exit 124); compare its metrics with MXNet's.
+``mnist.npz``, polarity and NER text, a VOC folder, images; model weights made by a
+helper run on the side under test), so nothing is downloaded. ``--mxnet`` runs the
+interpreter as plain ``python`` (a real MXNet); otherwise as ``python -m mxnext run``. A
+run still going at ``--timeout`` counts as running (exit 124); compare its metrics with
+MXNet's.
 
     python tools/mxnet-examples.py --python .venv/bin/python [--only custom_softmax ...]
     python tools/mxnet-examples.py --python /path/to/mxnet/python --mxnet
@@ -108,8 +110,9 @@ def cifar_placeholders(folder: Path) -> None:
 def sentences(n: int, words: list, seed: int) -> list:
     """``n`` short sentences over ``words``; the label is whether word 0 or word 1 leads."""
     rng = np.random.default_rng(seed)
-    return [(k := int(rng.integers(2)), [words[k]] + list(rng.choice(words[2:], int(rng.integers(4, 12)))))
-            for _ in range(n)]
+    labels = rng.integers(0, 2, n)
+    return [(int(k), [words[k]] + list(rng.choice(words[2:], int(rng.integers(4, 12)))))
+            for k in labels]
 
 
 def polarity(folder: Path) -> None:
@@ -184,7 +187,7 @@ def ner_data(folder: Path) -> None:
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir()
     (data / "ner_dataset.csv").write_text("\n".join(rows) + "\n", encoding="ISO-8859-1")
-    subprocess.run(RUN + ["preprocess.py"], cwd=folder, check=True)
+    subprocess.run(RUN + ["preprocess.py"], cwd=folder, check=True, capture_output=True)
 
 
 def bmp(path: Path, img) -> None:
@@ -213,7 +216,8 @@ params = {}
 for kind, names, shapes in (("arg", sym.list_arguments(), arg_shapes),
                             ("aux", sym.list_auxiliary_states(), aux_shapes)):
     for name, shape in zip(names, shapes):
-        if name not in known and name != "label" and not name.startswith(("rpn_", "cls_", "bbox_")):
+        head = name.startswith(("rpn_", "cls_", "bbox_"))  # initialize_frcnn's, or labels
+        if name not in known and name != "label" and not head:
             params[kind + ":" + name] = arr = mx.nd.zeros(shape)
             if kind == "arg":
                 init(mx.init.InitDesc(name), arr)
@@ -225,9 +229,9 @@ mx.nd.save("model/resnet-50-0000.params", params)
 
 
 def voc(folder: Path) -> None:
-    """data/VOCdevkit/VOC2007 trainval and test (the same 8 images of 80x96, one or two boxes of a class each;
-    BMP bytes under .jpg names, which cv2.imread reads by content) and random ResNet-50
-    backbone weights made by a helper run on the side under test."""
+    """data/VOCdevkit/VOC2007 trainval and test (the same 8 images of 80x96, one or two
+    boxes of a class each; BMP bytes under .jpg names, which cv2.imread reads by content)
+    and random ResNet-50 backbone weights made by a helper run on the side under test."""
     rng = np.random.default_rng(7)
     root = folder / "data" / "VOCdevkit" / "VOC2007"
     for sub in ("ImageSets/Main", "Annotations", "JPEGImages"):
@@ -245,12 +249,14 @@ def voc(folder: Path) -> None:
             cls = ["cat", "dog"][int(rng.integers(2))]
             img[y1:y2, x1:x2] = (200, 40, 40) if cls == "cat" else (40, 200, 40)
             objs += (f"<object><name>{cls}</name><difficult>0</difficult><bndbox><xmin>{x1}"
-                     f"</xmin><ymin>{y1}</ymin><xmax>{x2}</xmax><ymax>{y2}</ymax></bndbox></object>")
+                     f"</xmin><ymin>{y1}</ymin><xmax>{x2}</xmax><ymax>{y2}</ymax></bndbox>"
+                     "</object>")
         (root / "Annotations" / f"{index}.xml").write_text(
             f"<annotation><size><width>{w}</width><height>{h}</height></size>{objs}</annotation>")
         bmp(root / "JPEGImages" / f"{index}.jpg", img)
     (folder / "stand_in_params.py").write_text(RCNN_PARAMS)
-    subprocess.run(RUN + ["stand_in_params.py", *RCNN_FLAGS.split()], cwd=folder, check=True)
+    subprocess.run(RUN + ["stand_in_params.py", *RCNN_FLAGS.split()], cwd=folder, check=True,
+                   capture_output=True)
 
 
 def voc_model(folder: Path) -> None:
@@ -260,8 +266,8 @@ def voc_model(folder: Path) -> None:
                    capture_output=True)
 
 
-VGG19_PARAMS = '''"""Stand-in for the ImageNet VGG-19 weights: He-initialised, made on the side under
-test, where model_vgg19.get_executor reads them (model/vgg19.params)."""
+VGG19_PARAMS = '''"""Stand-in for the ImageNet VGG-19 weights: He-initialised, made on the side
+under test, where model_vgg19.get_executor reads them (model/vgg19.params)."""
 import os
 import mxnet as mx
 import model_vgg19
@@ -288,7 +294,7 @@ def style_images(folder: Path) -> None:
         img = np.stack([pattern * 200, 255 - pattern * 200, yy * 4], -1).astype(np.uint8)
         bmp(folder / "input" / f"{name}.bmp", img)
     (folder / "stand_in_params.py").write_text(VGG19_PARAMS)
-    subprocess.run(RUN + ["stand_in_params.py"], cwd=folder, check=True)
+    subprocess.run(RUN + ["stand_in_params.py"], cwd=folder, check=True, capture_output=True)
 
 
 # (name, script, flags, data)
@@ -335,7 +341,7 @@ EXAMPLES = [
     ("train_test_autograd", "tests/python/train/test_autograd.py", "", mnist),
     ("train_test_mlp", "tests/python/train/test_mlp.py", "",
      lambda folder: mnist(folder, 40000)),
-    # cnn_text_classification ... rcnn (sweep exB)
+    # text CNNs, NCF, NER, Faster R-CNN, neural style
     ("text_cnn", "example/cnn_text_classification/text_cnn.py",
      "--num-embed 16 --num-epochs 2 --batch-size 50 --disp-batches 2", polarity),
     ("chinese_text_cnn", "example/cnn_chinese_text_classification/text_cnn.py",
@@ -385,7 +391,10 @@ def run_one(cmd, sources: Path, work: Path, spec, timeout):
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(sources / Path(script).parent, folder)
     if data is not None:
-        data(folder)
+        try:
+            data(folder)
+        except subprocess.CalledProcessError as e:  # a helper run on the side under test
+            return e.returncode, 0.0, f"stand-in data: {e.stderr.decode().strip()[-80:]}"
     start = time.time()
     try:
         out = subprocess.run(cmd + [Path(script).name, *flags.split()], cwd=folder,
