@@ -186,6 +186,19 @@ def test_custom_metric_and_np_decorator():
         m.get_config()
 
 
+def test_custom_metric_one_element_array_formats_as_number():
+    # NCF's cross_entropy feval sums over rows of (N, 1) predictions: an array([x]);
+    # Speedometer then logs it with %f, which numpy 2 refuses for arrays
+    def rows(label, pred):
+        return sum(-np.log(p) for p in pred)
+
+    m = mx.metric.create(rows)
+    m.update([nd([1.0, 0.0])], [nd([[0.5], [0.25]])])
+    m.update([nd([1.0])], [nd([[1.0]])])
+    name, value = m.get()
+    assert "%s=%.4f" % (name, value) == "rows=%.4f" % (math.log(8) / 2)
+
+
 def test_composite_and_update_dict():
     comp = mx.metric.create(["acc", "mse"])
     assert isinstance(comp, mx.metric.CompositeEvalMetric)

@@ -431,3 +431,12 @@ def test_rand_zipfian_symbols():
 def test_unregistered_op_functions_name_the_op():
     with pytest.raises(OpNotFound, match="_linspace"):
         mx.sym.linspace(0, 1, 5)
+
+
+@pytest.mark.parametrize("method", ["get_backend_symbol", "optimize_for"])
+def test_partitioning_backends_are_refused_by_name(method):
+    # example/neural_collaborative_filtering/ncf.py --calibration calls
+    # net.get_backend_symbol('MKLDNN_QUANTIZE'): an MXNetError naming it, not AttributeError
+    net = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc")
+    with pytest.raises(MXNetError, match=f"{method}: backend='MKLDNN_QUANTIZE' is not supported"):
+        getattr(net, method)("MKLDNN_QUANTIZE")

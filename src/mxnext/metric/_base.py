@@ -35,10 +35,13 @@ def host(x, metric="metric"):
 
 
 def scalar(x):
-    """A numpy scalar as the Python number of the same value: counters add in Python floats
-    (doubles), as MXNet's did under the numpy it shipped with, whatever numpy's promotion
-    rules now make of ``0.0 + numpy.float32(x)``."""
-    return x.item() if isinstance(x, numpy.generic) else x
+    """A numpy scalar or one-element array as the Python number of the same value: counters
+    add in Python floats (doubles), as MXNet's did under the numpy it shipped with, whatever
+    numpy's promotion rules now make of ``0.0 + numpy.float32(x)``; and a feval's
+    ``array([x])`` stays printable with ``%f`` (numpy 1.23 allowed it, numpy 2 raises)."""
+    if isinstance(x, numpy.generic) or (isinstance(x, numpy.ndarray) and x.size == 1):
+        return x.item()
+    return x
 
 
 def check_label_shapes(labels, preds, wrap=False, shape=False, metric="metric"):

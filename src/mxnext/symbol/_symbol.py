@@ -290,6 +290,17 @@ class Symbol(Arithmetic, OpMethods, BindMethods):
             raise TypeError(f"Symbol.save: fname must be a path, got {type(fname).__name__}")
         write_atomic(fname, self.tojson(remove_amp_cast))
 
+    def get_backend_symbol(self, backend):
+        """MXNet's subgraph partitioning by ``backend`` (MKLDNN, MKLDNN_QUANTIZE, ...): mxnext
+        has no partitioning backends, so the name is refused with an error naming it."""
+        raise MXNetError(f"get_backend_symbol: backend={backend!r} is not supported; mxnext "
+                         f"has no subgraph partitioning backends")
+
+    def optimize_for(self, backend, *args, **kwargs):
+        """As ``get_backend_symbol``: every partitioning ``backend`` is refused."""
+        raise MXNetError(f"optimize_for: backend={backend!r} is not supported; mxnext has no "
+                         f"subgraph partitioning backends")
+
     def __getstate__(self):
         return {"handle": self.tojson()}
 
