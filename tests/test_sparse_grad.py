@@ -231,3 +231,45 @@ def test_dot_of_a_csr_input_differentiates_on_the_sparse_kernels(transpose_a, w_
     full = w0 @ gy.T if transpose_a else gy @ w0.T
     assert x.grad.stype == "csr"
     np.testing.assert_allclose(x.grad.asnumpy(), full * (dense != 0), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_dense_layer_on_csr_data_runs_the_sparse_kernels(hybridize):
+    rng = np.random.default_rng(0)
+    dense = rng.standard_normal((5, 7)).astype(np.float32) * (rng.random((5, 7)) < 0.4)
+    net = gluon.nn.Dense(3, in_units=7)
+    net.initialize(mx.init.Normal(1.0))
+    if hybridize:
+        net.hybridize()
+    with mx.autograd.record():
+        y = net(mx.nd.array(dense).tostype("csr"))
+        loss = (y * y).sum()
+    loss.backward()
+    w, b = net.weight.data().asnumpy(), net.bias.data().asnumpy()
+    g = 2 * (dense @ w.T + b)
+    assert y.stype == "default"
+    np.testing.assert_allclose(y.asnumpy(), dense @ w.T + b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(net.weight.grad().asnumpy(), g.T @ dense, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(net.bias.grad().asnumpy(), g.sum(0), rtol=1e-5, atol=1e-5)
+
+
+def test_wide_csr_data_through_a_dense_layer_is_never_densified():
+    import tracemalloc
+    rows, features = 32, 1 << 22          # 512 MiB dense, a few KB stored
+    rng = np.random.default_rng(0)
+    cols = np.sort(rng.choice(features, (rows, 4)), axis=1).ravel()
+    x = mx.nd.sparse.csr_matrix((np.ones(cols.size, np.float32), cols,
+                                 np.arange(0, cols.size + 1, 4)), shape=(rows, features))
+    net = gluon.nn.Dense(1, in_units=features)
+    net.initialize(mx.init.Zero())
+    tracemalloc.start()
+    try:
+        with mx.autograd.record():
+            loss = net(x).sum()
+        loss.backward()
+        grad = net.weight.grad().asnumpy()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert set(np.flatnonzero(grad[0]).tolist()) == set(cols.tolist())
+    assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB traced"

@@ -22,8 +22,44 @@ the op's backward, as on the dense path; executors do not call it at bind (a sta
 outputs in a bound graph are dense).
 """
 
+import numpy as np
+
 from mxnext.ndarray.sparse_storage import (CSRStorage, RowSparseStorage, csr_from_dense,
                                            from_dense, rsp_from_dense, stype_of, to_dense)
 
 __all__ = ["CSRStorage", "RowSparseStorage", "stype_of", "to_dense", "from_dense",
-           "csr_from_dense", "rsp_from_dense"]
+           "csr_from_dense", "rsp_from_dense", "csr_dot", "csr_t_dot", "csr_pattern_product"]
+
+
+def _row_of_each_value(a):
+    return np.repeat(np.arange(a.shape[0]), np.diff(a.indptr))
+
+
+def csr_dot(a, rhs):
+    """``a @ rhs`` for a ``CSRStorage`` ``a`` and a dense 2-d ``rhs``: a dense array."""
+    contrib = (a.data[:, None] * rhs[a.indices]).astype(np.result_type(a.data, rhs))
+    out = np.zeros((a.shape[0], rhs.shape[1]), contrib.dtype)
+    nonempty = np.flatnonzero(np.diff(a.indptr) > 0)     # rows storing values, in order
+    if nonempty.size:
+        out[nonempty] = np.add.reduceat(contrib, a.indptr[nonempty], axis=0)
+    return out
+
+
+def csr_t_dot(a, rhs):
+    """``a.T @ rhs`` for a ``CSRStorage`` ``a``: a ``RowSparseStorage`` over the columns
+    ``a`` stores (an explicit zero included), MXNet's rows for ``dot(csr.T, dense)``."""
+    order = np.argsort(a.indices, kind="stable")
+    rows = _row_of_each_value(a)[order]
+    keys, starts = np.unique(a.indices[order], return_index=True)
+    contrib = (a.data[order][:, None] * rhs[rows]).astype(np.result_type(a.data, rhs))
+    sums = np.add.reduceat(contrib, starts, axis=0) if len(keys) else contrib[:0]
+    return RowSparseStorage(sums, keys.astype(np.int64), (a.shape[1], rhs.shape[1]))
+
+
+def csr_pattern_product(a, left, right):
+    """``left @ right.T`` where the ``CSRStorage`` ``a`` stores a value, as a CSR of ``a``'s
+    pattern: the gradient of a product with respect to ``a`` (``left`` has a row per row of
+    ``a``, ``right`` one per column), never the dense product."""
+    vals = np.einsum("ij,ij->i", left[_row_of_each_value(a)], right[a.indices])
+    return CSRStorage(vals.astype(np.result_type(a.data, left, right)), a.indices, a.indptr,
+                      a.shape)

@@ -6,6 +6,7 @@ import numpy as np
 from opsdk import (AMP_FLOAT_DTYPES, Field, FloatOnly, NodeEntry, Param, ShapeError, make_node,
                    register_op)
 from opsdk.shape import dims_prod
+from opsdk.sparse import csr_dot, csr_pattern_product, csr_t_dot, stype_of, to_dense
 
 from ._layer_rules import (backward_node, compute_dtype, fail, grad_entries, put,
                            result_shapes, same_type, set_shape, writes_into)
@@ -140,6 +141,36 @@ def _backward(ctx, inputs, req, outputs, p):
     _run(host, parts)
 
 
+def _csr_data(p, x, others) -> bool:
+    """Whether the sparse kernels take the call: CSR data, every other input dense (MXNet's
+    FullyConnected takes CSR data with a dense weight and bias)."""
+    return stype_of(x) == "csr" and all(stype_of(a) == "default" for a in others)
+
+
+def _forward_sparse(p, inputs, dense):
+    """CSR data: ``x @ W.T + b`` from the stored values alone (a dense output)."""
+    x, w = inputs[0], inputs[1]
+    if not _csr_data(p, x, inputs[1:]):
+        return None
+    out = csr_dot(x, w.T)
+    if not p.no_bias:
+        out += inputs[2].reshape(1, -1).astype(out.dtype, copy=False)
+    return [out]
+
+
+def _backward_sparse(p, inputs, dense):
+    """CSR data: the weight's gradient ``g.T @ x`` from the stored values (dense, as the
+    weight), the bias's ``sum(g)``, and the data's on its own pattern (the product's value
+    where it stores one): no dense copy of the data."""
+    og, x, w = inputs[:3]
+    if not _csr_data(p, x, [og, *inputs[2:]]):
+        return None
+    g = og.reshape(-1, p.num_hidden)
+    d_w = to_dense(csr_t_dot(x, g)).T.astype(w.dtype)
+    grads = [csr_pattern_product(x, g, w.T), np.ascontiguousarray(d_w)]
+    return grads if p.no_bias else grads + [g.sum(axis=0).reshape(inputs[3].shape)]
+
+
 def _grad(node, og):
     # the bias (a parameter, alive anyway) only gives its gradient's shape: (H,) or (H, 1)
     n = backward_node(f"_backward_{OP}", node, [og[0]] + list(node.inputs))
@@ -187,6 +218,7 @@ def _backward_shape(p, ins, outs):
     .set_attr("FInferType", FloatOnly(same_type(OP, _input_names), accepted=AMP_FLOAT_DTYPES))
     .set_attr("FInplaceOption", lambda p: [(0, 0)])   # where the data dies (inference)
     .set_attr("FCompute<cpu>", _forward)
+    .set_attr("FComputeSparse", _forward_sparse)
     .set_attr("FGradient", _grad)
     .set_attr("TExamples", [
         {"inputs": [(3, 2, 2), (4, 4), (4,)], "params": {"num_hidden": 4}},
@@ -210,6 +242,7 @@ def _backward_shape(p, ins, outs):
     .set_attr("FInferType", same_type(f"_backward_{OP}"))
     .set_attr("FInplaceOption", lambda p: [(1, 0)])
     .set_attr("FCompute<cpu>", _backward)
+    .set_attr("FComputeSparse", _backward_sparse)
     .set_attr("FGradient", _grad_of_backward)
     .set_attr("TExamples", [
         {"inputs": [(3, 4), (3, 2, 2), (4, 4), (4,)], "params": {"num_hidden": 4}},

@@ -48,8 +48,13 @@ def _like(source, new, rows):
     """``new`` in ``source``'s storage type: a row_sparse one keeps its rows and ``rows``."""
     if stype_of(source) != "row_sparse":
         return new
-    keep = np.arange(new.shape[0]) if rows is None else np.union1d(source.indices, rows)
-    keep = keep.astype(np.int64)
+    if rows is None or len(source.indices) == new.shape[0]:     # every row stored
+        keep = np.arange(new.shape[0], dtype=np.int64)
+    else:       # a mask, not np.union1d: its sort took 0.8 s for a 1M-row weight
+        stored = np.zeros(new.shape[0], bool)
+        stored[source.indices] = True
+        stored[rows] = True
+        keep = np.flatnonzero(stored).astype(np.int64)
     return RowSparseStorage(new[keep], keep, new.shape)
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 from opsdk import extend_op
-from opsdk.sparse import CSRStorage, RowSparseStorage, csr_from_dense, stype_of, to_dense
+from opsdk.sparse import (CSRStorage, csr_dot, csr_from_dense, csr_pattern_product,
+                          csr_t_dot, stype_of, to_dense)
 
 
 def _rows(x, rows):
@@ -61,15 +62,6 @@ def _concat(params, inputs, dense):
                        shape)]
 
 
-def _segment_sums(values, starts, n):
-    """Sums of ``values`` over segments ``[starts[i], starts[i+1])`` (``n`` segments)."""
-    out = np.zeros((n, *values.shape[1:]), values.dtype)
-    nonempty = np.flatnonzero(np.diff(starts) > 0)
-    if nonempty.size:
-        out[nonempty] = np.add.reduceat(values, starts[nonempty], axis=0)
-    return out
-
-
 def _dot(params, inputs, dense):
     a, b = inputs
     sa, sb = stype_of(a), stype_of(b)
@@ -79,26 +71,13 @@ def _dot(params, inputs, dense):
     if sa == "csr" and sb in ("default", "row_sparse"):
         rhs = to_dense(b)
         if params.transpose_a:
-            return [_csr_t_dot(a, rhs, want)]
-        rows = a.data[:, None] * rhs[a.indices]
-        out = _segment_sums(rows.astype(np.result_type(a.data, rhs)), a.indptr, a.shape[0])
-        return [out] if want in (None, "default") else None
+            out = csr_t_dot(a, rhs)
+            return [to_dense(out) if want == "default" else out]
+        return [csr_dot(a, rhs)] if want in (None, "default") else None
     if sa == "default" and sb == "csr" and not params.transpose_a:
         out = _dense_dot_csr(a, b)
         return [csr_from_dense(out) if want in (None, "csr") else out]
     return None
-
-
-def _csr_t_dot(a, rhs, want):
-    """``a.T @ rhs`` for CSR ``a``: a row_sparse result over the columns ``a`` uses."""
-    order = np.argsort(a.indices, kind="stable")
-    rows = np.repeat(np.arange(a.shape[0]), np.diff(a.indptr))[order]
-    cols = a.indices[order]
-    keys, starts = np.unique(cols, return_index=True)
-    contrib = (a.data[order][:, None] * rhs[rows]).astype(np.result_type(a.data, rhs))
-    sums = np.add.reduceat(contrib, starts, axis=0) if len(keys) else contrib[:0]
-    result = RowSparseStorage(sums, keys.astype(np.int64), (a.shape[1], rhs.shape[1]))
-    return to_dense(result) if want == "default" else result
 
 
 def _dot_backward(params, inputs, dense):
@@ -110,16 +89,9 @@ def _dot_backward(params, inputs, dense):
     if stype_of(a) != "csr" or stype_of(og) != "default" or params.transpose_b:
         return None
     rhs = to_dense(b)
-    rows = np.repeat(np.arange(a.shape[0]), np.diff(a.indptr))
     if params.transpose_a:          # out = a.T @ b: d a = b @ og.T, d b = a @ og
-        d_a = np.einsum("ij,ij->i", rhs[rows], og[a.indices])
-        d_b = _segment_sums(a.data[:, None] * og[a.indices], a.indptr, a.shape[0])
-    else:                           # out = a @ b: d a = og @ b.T, d b = a.T @ og
-        d_a = np.einsum("ij,ij->i", og[rows], rhs[a.indices])
-        d_b = _csr_t_dot(a, og, None)
-    dtype = np.result_type(a.data, og)
-    d_a = CSRStorage(d_a.astype(dtype), a.indices, a.indptr, a.shape)
-    return [d_a, d_b.astype(dtype, copy=False) if isinstance(d_b, np.ndarray) else d_b]
+        return [csr_pattern_product(a, rhs, og), csr_dot(a, og)]
+    return [csr_pattern_product(a, og, rhs), csr_t_dot(a, og)]   # out = a @ b
 
 
 def _dense_dot_csr(a, b):
