@@ -82,27 +82,26 @@ class BindMethods:
 
         def make(name, shape, dtype, kind):
             shape, dtype = tuple(shape), np.dtype(dtype)
-            if kind != "aux_dict":
-                if name in shared_names:        # a parameter: shared_exec's, else new
-                    if shared is not None:
-                        return _from_shared(shared, kind, name, shape, dtype)
-                elif shared_buffer is not None:
-                    key = name if kind == "arg_dict" else f"grad of {name}"
-                    return _from_buffer(shared_buffer, key, shape, dtype, place(name))
+            param = kind != "aux_dict" and name in shared_names
+            if param and shared is not None:        # a parameter: shared_exec's
+                return _from_shared(shared, kind, name, shape, dtype)
             old = None if shared is None else getattr(shared, kind).get(name)
-            if old is not None and old.shape == shape and old.dtype == dtype:
-                return old
+            fits = old is not None and old.shape == shape and old.dtype == dtype
             sparse = stypes.get(name) if kind == "arg_dict" else \
                 "row_sparse" if kind == "grad_dict" and name in rsp_grads else None
             if sparse:                  # never a dense array first (it can be vastly larger)
+                if kind == "arg_dict" and shared_buffer is None and fits \
+                        and old.stype == sparse:
+                    return old
                 return sparse_zeros(sparse, shape, place(name), dtype)
-            return filled(shape, dtype, place(name), 0)
+            if kind != "aux_dict" and not param and shared_buffer is not None:
+                key = name if kind == "arg_dict" else f"grad of {name}"
+                return _from_buffer(shared_buffer, key, shape, dtype, place(name))
+            return old if fits else filled(shape, dtype, place(name), 0)
         args = {n: make(n, s, t, "arg_dict") for n, s, t in zip(names, arg_shapes, arg_types)}
         grads = {n: make(n, s, t, "grad_dict") for n, s, t in zip(names, arg_shapes, arg_types)
                  if reqs[n] != "null"}
         aux = {n: make(n, s, t, "aux_dict") for n, s, t in zip(aux_names, aux_shapes, aux_types)}
-        mine = set(names) - (shared_names if shared is not None else set())   # not shared
-        _make_sparse(args, grads, stypes, rsp_grads, mine)
         return Executor(self, ctx, args, grads, reqs, aux, group2ctx, shared_exec)
 
     def eval(self, ctx=None, **kwargs):
@@ -261,17 +260,6 @@ def _row_sparse_grads(sym, stypes) -> set:
         if wanted:
             names.add(node.inputs[-1].node.name)
     return names
-
-
-def _make_sparse(args, grads, stypes, rsp_grads, mine):
-    """Sparse zeros in place of the new (not shared) arrays of arguments ``stypes`` makes
-    sparse and of the gradients ``rsp_grads`` makes row_sparse (they run through the
-    executor's storage fallback)."""
-    for n, stype in stypes.items():
-        if n in mine and args[n].stype != stype:
-            args[n] = sparse_zeros(stype, args[n].shape, args[n].context, args[n].dtype)
-    for n in rsp_grads.intersection(grads).intersection(mine):
-        grads[n] = sparse_zeros("row_sparse", grads[n].shape, grads[n].context, grads[n].dtype)
 
 
 _STYPE_OF_ATTR = {str(i): name for i, name in _STYPE_NAMES.items()}   # "1" -> "row_sparse"

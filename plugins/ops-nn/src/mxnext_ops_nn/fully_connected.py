@@ -141,7 +141,7 @@ def _backward(ctx, inputs, req, outputs, p):
     _run(host, parts)
 
 
-def _csr_data(p, x, others) -> bool:
+def _csr_data(x, others) -> bool:
     """Whether the sparse kernels take the call: CSR data, every other input dense (MXNet's
     FullyConnected takes CSR data with a dense weight and bias)."""
     return stype_of(x) == "csr" and all(stype_of(a) == "default" for a in others)
@@ -150,7 +150,7 @@ def _csr_data(p, x, others) -> bool:
 def _forward_sparse(p, inputs, dense):
     """CSR data: ``x @ W.T + b`` from the stored values alone (a dense output)."""
     x, w = inputs[0], inputs[1]
-    if not _csr_data(p, x, inputs[1:]):
+    if not _csr_data(x, inputs[1:]):
         return None
     out = csr_dot(x, w.T)
     if not p.no_bias:
@@ -163,7 +163,7 @@ def _backward_sparse(p, inputs, dense):
     weight), the bias's ``sum(g)``, and the data's on its own pattern (the product's value
     where it stores one): no dense copy of the data."""
     og, x, w = inputs[:3]
-    if not _csr_data(p, x, [og, *inputs[2:]]):
+    if not _csr_data(x, [og, *inputs[2:]]):
         return None
     g = og.reshape(-1, p.num_hidden)
     d_w = to_dense(csr_t_dot(x, g)).T.astype(w.dtype)
