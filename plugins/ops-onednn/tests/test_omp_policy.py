@@ -12,7 +12,7 @@ import os
 import numpy as np
 import mxnext as mx
 before = os.environ.get("OMP_WAIT_POLICY")
-x = mx.nd.array(np.ones((1, 1, 4, 4), "f4"))
+x = mx.nd.array(np.ones((1, 1, 16, 16), "f4"))    # large enough for oneDNN to take
 w = mx.nd.ones((1, 1, 3, 3))
 mx.nd.Convolution(x, w, kernel=(3, 3), num_filter=1, no_bias=True).wait_to_read()
 print(before, os.environ.get("OMP_WAIT_POLICY"))
