@@ -21,6 +21,16 @@ def need_stypes(op, names, inputs, csr_count):
                              f"{want!r}, got {stype_of(x)!r}")
 
 
+def need_inputs(op, infer, params, inputs, num_outputs):
+    """The op's input count is ``params.num_args`` (for a variadic op) and its shape rule
+    accepts the inputs' shapes: imperative calls reach a sparse kernel without inference."""
+    want = getattr(params, "num_args", len(inputs))
+    if len(inputs) != want:
+        raise MXNetError(f"Operator {op!r}: expects {want} inputs (num_args), got "
+                         f"{len(inputs)}")
+    infer(params, [tuple(x.shape) for x in inputs], [None] * num_outputs)
+
+
 def refuse_dense(op):
     """``FCompute<cpu>`` of an op MXNet computes only on a CSR graph: every call reaching the
     dense path has a dense graph, which MXNet refuses too."""

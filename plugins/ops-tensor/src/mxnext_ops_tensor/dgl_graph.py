@@ -22,7 +22,8 @@ import numpy as np
 from opsdk import Field, MXNetError, Param, register_op
 from opsdk.sparse import CSRStorage
 
-from ._dgl_checks import need_dtype, need_ndim, need_stypes, need_vertices, refuse_dense
+from ._dgl_checks import need_dtype, need_inputs, need_ndim, need_stypes, need_vertices, \
+    refuse_dense
 from ._layout import fail, merge
 
 _SUBGRAPH, _EDGE_ID = "_contrib_dgl_subgraph", "_contrib_edge_id"
@@ -73,10 +74,11 @@ def _subgraph(graph, vids):
 def _subgraph_kernel(params, inputs, dense):
     names = ["graph"] + [f"varray{i}" for i in range(len(inputs) - 1)]
     need_stypes(_SUBGRAPH, names, inputs, 1)
+    n_out = (len(inputs) - 1) * (2 if params.return_mapping else 1)
+    need_inputs(_SUBGRAPH, _subgraph_shape, params, inputs, n_out)
     graph = inputs[0]
     need_dtype(_SUBGRAPH, "the graph's edge ids", graph.dtype, np.int64)
     for name, vids in zip(names[1:], inputs[1:]):
-        need_ndim(_SUBGRAPH, name, vids.shape, 1)
         need_dtype(_SUBGRAPH, name, vids.dtype, np.int64)
         need_vertices(_SUBGRAPH, name, vids, graph.shape[0])
     pairs = [_subgraph(graph, vids) for vids in inputs[1:]]
@@ -123,6 +125,7 @@ def _subgraph_type(p, ins, outs):
 # -- edge_id -------------------------------------------------------------------------------
 def _edge_id_kernel(params, inputs, dense):
     need_stypes(_EDGE_ID, ["data", "u", "v"], inputs, 1)
+    need_inputs(_EDGE_ID, _edge_id_shape, params, inputs, 1)
     data, u, v = inputs
     if u.dtype != v.dtype:
         raise MXNetError(f"Operator {_EDGE_ID!r}: u and v must share a dtype, got {u.dtype} "
@@ -216,14 +219,23 @@ def _sizes(p):
     return p.graph_sizes[:n]
 
 
+def _check_sample_ids(graph, ids, size):
+    """``ids`` are a sampler's sample ids for ``graph``: one per row and the count last. The
+    count is checked only on a graph storing edges: an executor probes the kernel at bind
+    with arrays that store nothing (zeros)."""
+    if len(ids) != len(graph.indptr):
+        raise MXNetError(f"Operator {_COMPACT!r}: {len(ids)} sample ids for a graph of "
+                         f"{graph.shape[0]} rows, expected {len(graph.indptr)} (count last)")
+    if graph.indptr[-1] and ids[-1] != size:
+        raise MXNetError(f"Operator {_COMPACT!r}: the sample ids count {ids[-1]} vertices, "
+                         f"graph_sizes gives {size}")
+    if np.any(ids[:size] < 0):
+        raise MXNetError(f"Operator {_COMPACT!r}: the first {size} sample ids must be vertex "
+                         f"ids, got {ids[:size].min()}")
+
+
 def _compact(graph, ids, size):
-    if size > min(graph.shape):
-        raise MXNetError(f"Operator {_COMPACT!r}: graph size {size} exceeds the graph's "
-                         f"shape {graph.shape}")
-    if len(ids) != len(graph.indptr) or ids[-1] != size:
-        raise MXNetError(f"Operator {_COMPACT!r}: sample ids of length {len(ids)} ending in "
-                         f"the count {ids[-1]} do not match a {graph.shape[0]}-row graph "
-                         f"of {size} vertices")
+    _check_sample_ids(graph, ids, size)
     verts = ids[:size]
     _, first = np.unique(verts, return_index=True)        # a repeated id maps to its first
     position = dict(zip(verts[first].tolist(), first.tolist()))
@@ -239,9 +251,8 @@ def _compact(graph, ids, size):
 
 def _compact_kernel(params, inputs, dense):
     n = params.num_args // 2
-    if len(inputs) != 2 * n:
-        raise MXNetError(f"Operator {_COMPACT!r}: needs as many graphs as sample-id arrays, "
-                         f"got {len(inputs)} inputs")
+    need_inputs(_COMPACT, _compact_shape, params, inputs,
+                n * (2 if params.return_mapping else 1))
     names = [f"graph{i}" for i in range(n)] + [f"varray{i}" for i in range(n)]
     need_stypes(_COMPACT, names, inputs, n)
     for name, x in zip(names, inputs):

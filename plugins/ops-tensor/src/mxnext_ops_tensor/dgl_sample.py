@@ -27,8 +27,8 @@ import numpy as np
 from opsdk import Field, MXNetError, Param, ResourceRequest, register_op
 from opsdk.sparse import CSRStorage, host_random
 
-from ._dgl_checks import need_dtype, need_ndim, need_square, need_stypes, need_vertices, \
-    refuse_dense
+from ._dgl_checks import need_dtype, need_inputs, need_ndim, need_square, need_stypes, \
+    need_vertices, refuse_dense
 from ._layout import merge
 
 _log = logging.getLogger(__name__)
@@ -136,11 +136,10 @@ def _check_inputs(op, p, inputs):
     names = ["csr_matrix", "probability"][:lead] + \
         [f"seed array {i}" for i in range(len(inputs) - lead)]
     need_stypes(op, names, inputs, 1)
+    need_inputs(op, _infer_shape(op), p, inputs, (lead + 2) * (len(inputs) - lead))
     graph = inputs[0]
-    need_square(op, graph.shape)
     need_dtype(op, "the graph's edge ids", graph.dtype, np.int64)
     for name, seeds in zip(names[lead:], inputs[lead:]):
-        need_ndim(op, name, seeds.shape, 1)
         need_dtype(op, name, seeds.dtype, np.int64)
         need_vertices(op, name, seeds, graph.shape[0])
         if len(seeds) > p.max_num_vertices:
