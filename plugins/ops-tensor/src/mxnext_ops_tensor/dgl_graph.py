@@ -237,14 +237,15 @@ def _check_sample_ids(graph, ids, size):
 def _compact(graph, ids, size):
     _check_sample_ids(graph, ids, size)
     verts = ids[:size]
-    _, first = np.unique(verts, return_index=True)        # a repeated id maps to its first
-    position = dict(zip(verts[first].tolist(), first.tolist()))
+    known, first = np.unique(verts, return_index=True)    # a repeated id maps to its first
     nnz = int(graph.indptr[size])
-    try:
-        indices = np.array([position[c] for c in graph.indices[:nnz].tolist()], np.int64)
-    except KeyError as err:
-        raise MXNetError(f"Operator {_COMPACT!r}: the graph has an edge to vertex {err}, "
-                         f"which its sample ids do not list") from None
+    cols = graph.indices[:nnz]
+    at = np.minimum(np.searchsorted(known, cols), max(len(known) - 1, 0))
+    missing = cols[known[at] != cols] if len(known) else cols
+    if missing.size:
+        raise MXNetError(f"Operator {_COMPACT!r}: the graph has an edge to vertex "
+                         f"{missing[0]}, which its sample ids do not list")
+    indices = first[at].astype(np.int64)
     return CSRStorage(np.arange(nnz, dtype=np.int64), indices, graph.indptr[:size + 1].copy(),
                       (size, size))
 
