@@ -122,6 +122,19 @@ def test_non_uniform_sample_draws_real_edges_by_probability():
     assert not np.any(drawn % 10 == 0) and np.mean(drawn % 2 == 1) > 0.9
 
 
+def test_weighted_draws_follow_successive_sampling():
+    """Two of three neighbours of probability .5, .3, .2: each is kept with the chance that
+    two successive draws without replacement give it."""
+    from mxnext_ops_tensor.dgl_sample import _weighted_pick
+    pick = _weighted_pick(np.random.default_rng(0), 2, np.array([0.5, 0.3, 0.2], np.float32))
+    kept = np.zeros(3)
+    for _ in range(4000):
+        kept[pick(np.arange(3), np.arange(3))[0]] += 1
+    want = [0.5 + 0.3 * 0.5 / 0.7 + 0.2 * 0.5 / 0.8, 0.3 + 0.5 * 0.3 / 0.5 + 0.2 * 0.3 / 0.8,
+            0.2 + 0.5 * 0.2 / 0.5 + 0.3 * 0.2 / 0.7]
+    np.testing.assert_allclose(kept / 4000, want, atol=0.03)
+
+
 def test_sampling_follows_mx_random_seed():
     _, g = _random_graph()
     runs = []

@@ -108,15 +108,17 @@ def _uniform_pick(rng, k):
     def pick(cols, vals):
         if len(cols) <= k:
             return cols, vals
-        pos = np.sort(rng.choice(len(cols), k, replace=False))
+        pos = np.sort(np.argpartition(rng.random(len(cols)), k)[:k])   # k random picks
         return cols[pos], vals[pos]
     return pick
 
 
 def _weighted_pick(rng, k, prob):
     """Draws without replacement, each in proportion to the neighbour vertex's probability
-    (MXNet's ArrayHeap); a neighbour of probability 0 is never drawn, so a vertex with fewer
-    than ``k`` neighbours of positive probability keeps just those."""
+    (MXNet's ArrayHeap): the ``k`` smallest of exponential variates over the weights (the
+    first ``k`` arrivals of independent races, the law of successive draws). A neighbour of
+    probability 0 never arrives, so a vertex with fewer than ``k`` neighbours of positive
+    probability keeps just those."""
     def pick(cols, vals):
         if len(cols) <= k:
             return cols, vals
@@ -125,7 +127,9 @@ def _weighted_pick(rng, k, prob):
         if len(positive) <= k:
             pos = positive
         else:
-            pos = rng.choice(len(cols), k, replace=False, p=w / w.sum())
+            with np.errstate(divide="ignore"):
+                arrival = rng.exponential(size=len(cols)) / w
+            pos = np.argpartition(arrival, k)[:k]
         return np.sort(cols[pos]), np.sort(vals[pos])
     return pick
 
