@@ -106,7 +106,9 @@ def _subgraph_type(p, ins, outs):
 
 
 (register_op(_SUBGRAPH)
-    .describe("The sub-graphs a CSR graph induces on sorted vertex arrays (module docstring).")
+    .describe("The sub-graphs a CSR graph (values: int64 edge ids) induces on sorted int64 "
+              "vertex arrays, valued with new edge ids; with return_mapping, then the same "
+              "valued with the graph's edge ids.")
     .set_attr_parser(SubgraphParam)
     .set_num_inputs(lambda p: p.num_args)
     .set_num_outputs(lambda p: (p.num_args - 1) * (2 if p.return_mapping else 1))
@@ -163,7 +165,7 @@ def _edge_id_type(p, ins, outs):
 
 
 (register_op(_EDGE_ID)
-    .describe("data[u[i], v[i]] where the CSR data stores it, else -1 (module docstring).")
+    .describe("data[u[i], v[i]] where the CSR data stores that entry, else -1.")
     .set_num_inputs(3).set_num_outputs(1)
     .set_attr("FListInputNames", lambda p: ["data", "u", "v"])
     .set_attr("FInferShape", _edge_id_shape)
@@ -285,8 +287,8 @@ def _compact_type(p, ins, outs):
 
 
 (register_op(_COMPACT)
-    .describe("Sampled sub-graphs with columns renumbered to their sample ids' positions "
-              "(module docstring).")
+    .describe("A sampler's sub-graphs cut to graph_sizes vertices, their columns renumbered "
+              "to positions in their sample ids, valued with new edge ids.")
     .set_attr_parser(CompactParam)
     .set_num_inputs(lambda p: p.num_args)
     .set_num_outputs(lambda p: p.num_args // 2 * (2 if p.return_mapping else 1))

@@ -228,10 +228,15 @@ def _register(op, describe, extra_args):
         builder.add_argument(name, kind, text)
 
 
-_register(_UNIFORM, "Sub-graphs sampled from a CSR graph, neighbours drawn uniformly "
-                    "(module docstring: the outputs and their order).",
+_register(_UNIFORM, "Sub-graphs of a CSR graph (values: int64 edge ids), by a breadth-first "
+                    "walk from each seed array keeping up to num_neighbor neighbours per "
+                    "vertex, drawn uniformly. Outputs, each kind grouped over the seed "
+                    "arrays: sample ids (sorted, their count last), sub-graphs (CSR), layers.",
           [("seed_arrays", "NDArray-or-Symbol[]", "seed vertices")])
-_register(_NON_UNIFORM, "Sub-graphs sampled from a CSR graph, neighbours drawn in "
-                        "proportion to their probability (module docstring).",
+_register(_NON_UNIFORM, "Sub-graphs of a CSR graph (values: int64 edge ids), by a "
+                        "breadth-first walk from each seed array keeping up to num_neighbor "
+                        "neighbours per vertex, drawn in proportion to their probability. "
+                        "Outputs, each kind grouped over the seed arrays: sample ids (sorted, "
+                        "their count last), sub-graphs (CSR), probabilities, layers.",
           [("probability", "NDArray-or-Symbol", "probability vector"),
            ("seed_arrays", "NDArray-or-Symbol[]", "seed vertices")])
