@@ -24,11 +24,24 @@ outputs in a bound graph are dense).
 
 import numpy as np
 
+from mxnext import engine, resource
+from mxnext.context import cpu
 from mxnext.ndarray.sparse_storage import (CSRStorage, RowSparseStorage, csr_from_dense,
                                            from_dense, rsp_from_dense, stype_of, to_dense)
 
 __all__ = ["CSRStorage", "RowSparseStorage", "stype_of", "to_dense", "from_dense",
-           "csr_from_dense", "rsp_from_dense", "csr_dot", "csr_t_dot", "csr_pattern_product"]
+           "csr_from_dense", "rsp_from_dense", "csr_dot", "csr_t_dot", "csr_pattern_product",
+           "host_random"]
+
+
+def host_random():
+    """The CPU's random generator (a ``numpy.random.Generator``; ``mx.random.seed`` seeds
+    it) for a sparse kernel that draws, as MXNet's ``FComputeEx`` ops with a
+    ``ResourceRequest.RANDOM`` do. Sparse kernels run on the host in the caller's thread,
+    so this first waits for what the engine has queued on the resource (a reseed, a draw)."""
+    res = resource.request(cpu(), resource.ResourceRequest.RANDOM)
+    engine.get().wait_for_var(res.var)
+    return res.get_random()
 
 
 def _row_of_each_value(a):

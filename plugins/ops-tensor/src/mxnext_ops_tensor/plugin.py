@@ -10,7 +10,7 @@ _MODULES = ("unary", "binary", "scalar", "reduce", "ordering",
             "amp", "moments", "space_depth", "index_contrib", "contrib_math", "quantization",
             "quantized_copy", "calibrate", "image", "image_geometry", "ste", "krprod",
             "hawkes", "sparse", "sparse_ops",
-            "sparse_index", "scatter")
+            "sparse_index", "scatter", "dgl_sample", "dgl_graph")
 
 
 @hookimpl
