@@ -8,8 +8,10 @@ input, what it expected and what it got."""
 from __future__ import annotations
 
 import numpy as np
-from opsdk import MXNetError, ShapeError, TypeInferError
+from opsdk import MXNetError, TypeInferError
 from opsdk.sparse import stype_of
+
+from ._layout import fail
 
 
 def need_stypes(op, names, inputs, csr_count):
@@ -48,14 +50,13 @@ def need_dtype(op, name, dtype, want):
 
 def need_ndim(op, name, shape, ndim):
     if shape is not None and len(shape) != ndim:
-        raise ShapeError(f"Operator {op!r}: {name} must be {ndim}-D, got shape {tuple(shape)}")
+        fail(op, f"{name} must be {ndim}-D, got shape {tuple(shape)}")
 
 
 def need_square(op, shape):
     need_ndim(op, "the graph (input 0)", shape, 2)
     if shape is not None and shape[0] != shape[1]:
-        raise ShapeError(f"Operator {op!r}: the graph (input 0) must be square, got shape "
-                         f"{tuple(shape)}")
+        fail(op, f"the graph (input 0) must be square, got shape {tuple(shape)}")
 
 
 def need_vertices(op, name, ids, num_vertices):

@@ -25,17 +25,11 @@ from opsdk.sparse import CSRStorage
 from ._dgl_checks import need_dtype, need_inputs, need_ndim, need_stypes, need_vertices, \
     refuse_dense
 from ._layout import fail, merge
+from .sparse import sparse_keys
+from .sparse_index import csr_rows
 
 _SUBGRAPH, _EDGE_ID = "_contrib_dgl_subgraph", "_contrib_edge_id"
 _ADJACENCY, _COMPACT = "_contrib_dgl_adjacency", "_contrib_dgl_graph_compact"
-
-
-def _gather_rows(graph, rows):
-    """(positions of the stored values of ``rows`` in order, the row lengths)."""
-    starts, lengths = graph.indptr[rows], graph.indptr[rows + 1] - graph.indptr[rows]
-    offsets = np.zeros(len(rows), np.int64)
-    np.cumsum(lengths[:-1], out=offsets[1:])
-    return np.repeat(starts - offsets, lengths) + np.arange(lengths.sum()), lengths
 
 
 def _indptr(row_of_value, num_rows):
@@ -61,14 +55,14 @@ def _subgraph(graph, vids):
     column = np.full(graph.shape[1], -1, np.int64)
     last = np.r_[vids[1:] != vids[:-1], True]           # a repeated vertex: its last place
     column[vids[last]] = np.flatnonzero(last)
-    picks, lengths = _gather_rows(graph, vids)
-    new_cols = column[graph.indices[picks]]
+    rows = csr_rows(graph, vids)
+    new_cols = column[rows.indices]
     keep = new_cols >= 0
-    indptr = _indptr(np.repeat(np.arange(n), lengths)[keep], n)
+    indptr = _indptr(np.repeat(np.arange(n), np.diff(rows.indptr))[keep], n)
     indices = new_cols[keep]
     new_ids = CSRStorage(np.arange(len(indices), dtype=graph.data.dtype), indices, indptr,
                          (n, n))
-    return new_ids, CSRStorage(graph.data[picks][keep], indices, indptr, (n, n))
+    return new_ids, CSRStorage(rows.data[keep], indices, indptr, (n, n))
 
 
 def _subgraph_kernel(params, inputs, dense):
@@ -135,7 +129,7 @@ def _edge_id_kernel(params, inputs, dense):
     rows, cols = u.astype(np.int64), v.astype(np.int64)
     need_vertices(_EDGE_ID, "u", rows, data.shape[0])
     ncols = data.shape[1]
-    stored = np.repeat(np.arange(data.shape[0]), np.diff(data.indptr)) * ncols + data.indices
+    stored = sparse_keys(data)
     order = np.argsort(stored, kind="stable")            # the first match, as a row scan
     keys = stored[order]
     wanted = rows * ncols + cols

@@ -118,7 +118,9 @@ def _zeros_like(params, inputs, dense):
 
 
 # -- elementwise binary: keys are flat positions (csr) or rows (row_sparse) ------------------
-def _keys(x):
+def sparse_keys(x):
+    """Where each stored value sits: flat positions (row * columns + column) for a CSR
+    array, rows for a row_sparse one."""
     if x.stype == "csr":
         rows = np.repeat(np.arange(x.shape[0]), np.diff(x.indptr))
         return rows * x.shape[1] + x.indices
@@ -127,7 +129,7 @@ def _keys(x):
 
 def _values_at(x, keys):
     """``x``'s values at ``keys`` (zeros where it stores none)."""
-    own = _keys(x)
+    own = sparse_keys(x)
     order = np.argsort(own, kind="stable")
     own = own[order]
     out = np.zeros((len(keys), *x.data.shape[1:]), x.data.dtype)
@@ -157,7 +159,7 @@ def _union(params, inputs, dense):
     a, b = inputs
     if not _same_sparse(a, b):
         return None
-    keys = np.union1d(_keys(a), _keys(b))
+    keys = np.union1d(sparse_keys(a), sparse_keys(b))
     return [_from_keys(a, keys, _apply(dense, _values_at(a, keys), _values_at(b, keys)))]
 
 
@@ -165,7 +167,7 @@ def _mul(params, inputs, dense):
     """Sparse * sparse (same type): the intersection; sparse * dense keeps the sparse type."""
     a, b = inputs
     if _same_sparse(a, b):
-        keys = np.intersect1d(_keys(a), _keys(b))
+        keys = np.intersect1d(sparse_keys(a), sparse_keys(b))
         return [_from_keys(a, keys, _apply(dense, _values_at(a, keys), _values_at(b, keys)))]
     sparse, other = (a, b) if stype_of(b) == "default" else (b, a)
     if stype_of(sparse) == "default" or stype_of(other) != "default":
@@ -184,9 +186,9 @@ def _add_n(params, inputs, dense):
     first = inputs[0]
     if not all(_same_sparse(first, x) for x in inputs):
         return None
-    keys = _keys(first)
+    keys = sparse_keys(first)
     for x in inputs[1:]:
-        keys = np.union1d(keys, _keys(x))
+        keys = np.union1d(keys, sparse_keys(x))
     return [_from_keys(first, keys, _apply(dense, *(_values_at(x, keys) for x in inputs)))]
 
 

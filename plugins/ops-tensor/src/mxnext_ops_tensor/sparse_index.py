@@ -11,7 +11,7 @@ from opsdk.sparse import (CSRStorage, csr_dot, csr_from_dense, csr_pattern_produ
                           csr_t_dot, stype_of, to_dense)
 
 
-def _rows(x, rows):
+def csr_rows(x, rows):
     """The CSR of rows ``rows`` (int64 array) of CSR ``x``."""
     lengths = x.indptr[rows + 1] - x.indptr[rows]
     indptr = np.zeros(len(rows) + 1, np.int64)
@@ -28,7 +28,7 @@ def _slice(params, inputs, dense):
         return None
     ranges = [slice(b, e).indices(n) for b, e, n in zip(params.begin, params.end, x.shape)]
     r0, r1, _ = ranges[0]
-    out = _rows(x, np.arange(r0, max(r0, r1), dtype=np.int64))
+    out = csr_rows(x, np.arange(r0, max(r0, r1), dtype=np.int64))
     if len(ranges) < 2:
         return [out]
     c0, c1, _ = ranges[1]
@@ -47,7 +47,7 @@ def _take(params, inputs, dense):
         return None
     positions = np.arange(x.shape[0], dtype=np.float64)
     rows = dense(positions, idx)[0].astype(np.int64)     # the op's own index rule
-    return [_rows(x, rows)]
+    return [csr_rows(x, rows)]
 
 
 def _concat(params, inputs, dense):
