@@ -16,7 +16,8 @@ from opsdk.testing import conformance_tests, infer, op_def, parse, run_op
 REF = np.load(os.path.join(os.path.dirname(__file__), "fixtures", "quantized_compute_ref.npz"))
 CASES = sorted(int(k.split(":")[1]) for k in REF.files if k.startswith("op:"))
 F32 = np.float32
-OPS = ["_contrib_quantized_fully_connected", "_contrib_quantized_conv"]
+OPS = ["_contrib_quantized_fully_connected", "_contrib_quantized_conv",
+       "_contrib_quantized_pooling", "_contrib_quantized_act"]
 
 test_conformance = conformance_tests("ops-tensor", ops=OPS)
 
@@ -90,6 +91,13 @@ def test_errors_name_op_and_argument():
     with pytest.raises(ShapeError, match="quantized_conv.*2-d or 3-d kernel"):
         _infer(OPS[1], [(1, 4, 5)] + [None] * 5, [np.uint8] + [None] * 5,
                {"kernel": (3,), "num_filter": 4, "no_bias": True})
+    with pytest.raises(ShapeError, match="quantized_pooling.*pool_type must be max or avg"):
+        _infer(OPS[2], [(1, 2, 4, 4), None, None], [np.int8, None, None],
+               {"kernel": (2, 2), "pool_type": "sum"})
+    with pytest.raises(ShapeError, match="quantized_pooling.*kernel size \\(5\\) exceeds"):
+        _infer(OPS[2], [(1, 2, 4, 4), None, None], [np.int8, None, None], {"kernel": (5, 2)})
+    with pytest.raises(TypeInferError, match="quantized_act.*act_type must be relu"):
+        run_op(OPS[3], [np.zeros(2, np.int8), *_rng(-1, 1)], {"act_type": "tanh"})
     with pytest.raises(ShapeError, match="quantized_fully_connected.*weight"):
         _infer(OPS[0], [(2, 3), (4, 4)] + [None] * 4, [np.int8] + [None] * 5,
                {"num_hidden": 4, "no_bias": True})
@@ -98,6 +106,8 @@ def test_errors_name_op_and_argument():
 @pytest.mark.parametrize("op, float_op, requantize", [
     ("_contrib_quantized_fully_connected", "FullyConnected", True),
     ("_contrib_quantized_conv", "Convolution", True),
+    ("_contrib_quantized_pooling", "Pooling", False),
+    ("_contrib_quantized_act", "Activation", False),
     ("_contrib_quantized_flatten", "Flatten", False),
     ("_contrib_quantized_embedding", "Embedding", False),
 ])
@@ -105,6 +115,29 @@ def test_protocol_attributes(op, float_op, requantize):
     d = op_def(op)
     assert d.get_attr("FQuantizes") == float_op
     assert d.get_attr("FNeedRequantize", False) is requantize
+
+
+def test_pooling_and_act_protocol():
+    pool = op_def("_contrib_quantized_pooling").get_attr("FQuantizable")
+    assert pool({"pool_type": "avg"}) and pool({}) and not pool({"pool_type": "lp"})
+    act = op_def("_contrib_quantized_act").get_attr("FQuantizable")
+    assert act({"act_type": "relu"}) and not act({"act_type": "tanh"})
+
+
+def test_pooling_and_act_values():
+    x = np.array([[[[-5, 3, 2], [1, -128, 4], [7, 0, -1]]]], np.int8)
+    out, lo, hi = run_op(OPS[2], [x, *_rng(-2, 3)], {"kernel": (2, 2), "pool_type": "max",
+                                                     "pooling_convention": "full",
+                                                     "stride": (2, 2)})
+    assert out.tolist() == [[[[3, 4], [7, -1]]]] and (lo[0], hi[0]) == (-2, 3)
+    avg = run_op(OPS[2], [x, *_rng(-2, 3)], {"kernel": (1, 1), "global_pool": True,
+                                              "pool_type": "avg"})[0]
+    assert avg.dtype == np.int8 and avg.tolist() == [[[[-13]]]]      # -117 / 9
+    relu = run_op(OPS[3], [np.array([-3, 0, 5], np.int8), *_rng(-1, 1)],
+                  {"act_type": "relu"})[0]
+    assert relu.tolist() == [0, 0, 5]
+    relu = run_op(OPS[3], [np.array([3, 200], np.uint8), *_rng(0, 1)], {"act_type": "relu"})[0]
+    assert relu.dtype == np.int8 and relu.tolist() == [3, -56]     # MXNet's int8 output
 
 
 def test_embedding_protocol():
