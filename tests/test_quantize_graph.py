@@ -38,14 +38,14 @@ def _graph(text):
     return nodes, doc["heads"], ranges
 
 
-def _same_graph(got, want):
+def _same_graph(got, want, rtol=1e-6):
     g_nodes, g_heads, g_ranges = _graph(got)
     w_nodes, w_heads, w_ranges = _graph(want)
     assert g_nodes == w_nodes
     assert g_heads == w_heads
     assert g_ranges.keys() == w_ranges.keys()
     for name, r in w_ranges.items():
-        np.testing.assert_allclose(g_ranges[name], r, rtol=1e-6, err_msg=name)
+        np.testing.assert_allclose(g_ranges[name], r, rtol=rtol, err_msg=name)
 
 
 @pytest.mark.parametrize("case", sorted(REF["rewrite"]))
@@ -86,12 +86,63 @@ def test_quantize_model_as_mxnet(run):
         mx.sym.load_json(ref["sym"]), _model_params(), {}, label_names=None,
         calib_mode=want["mode"], calib_data=mx.io.NDArrayIter(data, batch_size=5),
         num_calib_examples=15, quantized_dtype=want["dtype"], quantize_mode="full")
-    _same_graph(qsym.tojson(), want["qsym"])
+    # entropy: MXNet's oneDNN FullyConnected sums in another order (outputs 1 ulp apart), which
+    # moves a few histogram counts and the KL-optimal edge by a bin or two of 8001
+    _same_graph(qsym.tojson(), want["qsym"], rtol=1e-3 if want["mode"] == "entropy" else 1e-6)
     assert aux == {}
     assert sorted(qargs) == sorted(ref["qargs"])
     for name, (dtype, value) in ref["qargs"].items():
         assert qargs[name].dtype == np.dtype(dtype), name
         np.testing.assert_array_equal(qargs[name].asnumpy(), np.array(value, dtype), name)
+
+
+def test_quantized_head_also_read_by_a_float_node_loads():
+    """MXNet 1.9.1 gives this head a dequantize reading the other dequantize's missing
+    outputs; here both readers share the one dequantize."""
+    _needs_quantized_ops(REF["rewrite"]["branches_smart"]["qsym"])
+    data = mx.sym.Variable("data")
+    c1 = mx.sym.Convolution(data, kernel=(1, 1), num_filter=2, name="c1")
+    c2 = mx.sym.Convolution(c1, kernel=(1, 1), num_filter=2, name="c2")
+    sym = mx.sym.Group([mx.sym.Flatten(c2, name="flat"), mx.sym.sigmoid(c1, name="sig"), c2])
+    qsym, _ = quant._quantize_symbol(sym, mx.cpu(), quantize_mode="smart")
+    nodes, heads, _ = _graph(qsym.tojson())
+    deq = [i for i, n in enumerate(nodes) if n[1] == "c2_dequantize"]
+    assert len(deq) == 1 and nodes[deq[0]][3][0][0] == _index(nodes, "requantize_c2")
+    assert heads[2] == [deq[0], 0, 0] and nodes[heads[0][0]][3] == [[deq[0], 0, 0]]
+    mx.sym.load_json(qsym.tojson())
+
+
+def _index(nodes, name):
+    return next(i for i, n in enumerate(nodes) if n[1] == name)
+
+
+@pytest.mark.parametrize("run", range(len(REF["model"]["runs"])))
+def test_mxnet_quantized_model_runs(run):
+    """MXNet's quantize_model output (its symbol JSON and int8 parameters) runs here and gives
+    MXNet's outputs, except two that MXNet gets 5+ int8 steps off the float model (its
+    oneDNN int8 FullyConnected saturates some sums on a CPU without VNNI); without entropy
+    clipping, every output is within two steps of the float model's here."""
+    ref = REF["model"]
+    want = ref["runs"][run]
+    _needs_quantized_ops(want["qsym"])
+    data = mx.nd.array(np.array(ref["data"][:5], np.float32))
+    qargs = {k: mx.nd.array(np.array(v, dtype), dtype=dtype)
+             for k, (dtype, v) in ref["qargs"].items()}
+    mod = mx.mod.Module(mx.sym.load_json(want["qsym"]), label_names=None)
+    mod.bind(data_shapes=[("data", (5, 6))], for_training=False)
+    mod.set_params(qargs, {})
+    mod.forward(mx.io.DataBatch([data]), is_train=False)
+    got = mod.get_outputs()[0].asnumpy()
+    fp32 = mx.sym.load_json(ref["sym"]).bind(
+        mx.cpu(), {"data": data, **_model_params()}).forward()[0].asnumpy()
+    theirs = np.array(want["out"], np.float32)
+    step = np.abs(fp32).max() / 127
+    naive = np.array(ref["runs"][0]["out"], np.float32)     # no clipping: off only there
+    off = np.abs(naive - fp32) > 5 * step
+    assert off.sum() <= 2
+    np.testing.assert_allclose(got[~off], theirs[~off], rtol=1e-6)
+    if want["mode"] != "entropy":                           # entropy clips on purpose
+        np.testing.assert_allclose(got, fp32, rtol=0, atol=2 * step)
 
 
 def test_quantize_params_keeps_and_quantizes():

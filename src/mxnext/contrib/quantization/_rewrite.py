@@ -132,8 +132,10 @@ class _Rewrite:
                         [data, NodeEntry(mirror, first, 0), NodeEntry(mirror, first + 1, 0)])
 
     def _head(self, e):
+        """A graph output; a quantized one is dequantized (reusing the dequantize a float
+        reader got, where MXNet dequantizes that dequantize's outputs into a broken graph)."""
         mirror = self.mirror[id(e.node)]
-        if id(e.node) not in self.twins:
+        if id(e.node) not in self.twins or mirror.op.name == "_contrib_dequantize":
             return NodeEntry(mirror, e.index, e.version)
         first = _visible(e.node) + 2 * e.index
         return NodeEntry(self._dequantize(e.node, NodeEntry(mirror, e.index, e.version), first),
