@@ -1,5 +1,5 @@
 """mx.contrib.quant (mx.contrib.quantization): MXNet's entropy-calibration helpers on the
-_contrib_calibrate_entropy op; the graph rewriting says it is not provided."""
+_contrib_calibrate_entropy op; the Gluon quantize_net says it is not provided."""
 
 import numpy as np
 import pytest
@@ -43,7 +43,7 @@ def test_optimal_thresholds_of_a_uniform_layer_cover_its_range():
     assert quant._get_optimal_thresholds(pos, "auto")["relu"][0] == 0 and pos == {}
 
 
-def test_graph_rewriting_is_not_provided():
+def test_quantize_net_is_not_provided():
     with pytest.raises(NotProvided, match="quantize_net is an MXNet 1.x name"):
         quant.quantize_net
     assert mx.contrib.quantization is quant
