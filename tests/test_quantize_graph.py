@@ -172,3 +172,53 @@ def test_quantize_symbol_rejects_bad_arguments():
         quant._quantize_symbol(sym, mx.cpu(), quantized_dtype="int4")
     with pytest.raises(AssertionError, match="excluded_symbols must be a list"):
         quant._quantize_symbol(sym, mx.cpu(), excluded_symbols="flat")
+
+
+def _small_net():
+    from mxnext import gluon
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Conv2D(4, 3, activation="relu"), gluon.nn.MaxPool2D(),
+            gluon.nn.Flatten(), gluon.nn.Dense(5))
+    net.initialize(mx.init.Xavier())
+    return net
+
+
+def _ops(block):
+    doc = json.loads(block(mx.sym.var("data")).tojson())
+    return [n["op"] for n in doc["nodes"] if n["op"] != "null"]
+
+
+@pytest.mark.parametrize("mode", ["none", "naive", "entropy"])
+def test_quantize_net_v2(mode):
+    _needs_quantized_ops(REF["calibrate"]["qsym"])
+    mx.random.seed(3)
+    net = _small_net()
+    x = mx.nd.random.uniform(shape=(8, 3, 10, 10))
+    want = net(x).asnumpy()
+    loader = mx.gluon.data.DataLoader(
+        mx.gluon.data.ArrayDataset(x, mx.nd.zeros((8, 1))), batch_size=4)  # labels dropped
+    kw = ({"data_shapes": [mx.io.DataDesc("data", x.shape)]} if mode == "none" else
+          {"calib_data": loader, "num_calib_examples": 8})
+    qnet = quant.quantize_net_v2(net, quantized_dtype="int8", calib_mode=mode, **kw)
+    assert isinstance(qnet, mx.gluon.SymbolBlock)
+    ops = _ops(qnet)
+    assert "_contrib_quantized_fully_connected" in ops and "_contrib_quantized_conv" in ops
+    calibrated = "min_calib_range" in qnet(mx.sym.var("data")).tojson()
+    assert calibrated == (mode != "none")
+    err = np.abs(qnet(x).asnumpy() - want) / np.abs(want).max()
+    assert np.quantile(err, 0.9) < 0.03
+    if mode != "entropy":                   # entropy clips the widest values on purpose
+        assert err.max() < 0.05
+
+
+def test_quantize_net_excludes_layers_by_match():
+    _needs_quantized_ops(REF["calibrate"]["qsym"])
+    net = _small_net()
+    with pytest.warns(UserWarning, match="please use quantize_net_v2"):
+        qnet = quant.quantize_net(net, quantized_dtype="int8", exclude_layers_match=["dense"],
+                                  data_shapes=[mx.io.DataDesc("data", (2, 3, 10, 10))])
+    ops = _ops(qnet)
+    assert "FullyConnected" in ops and "_contrib_quantized_fully_connected" not in ops
+    assert "_contrib_quantized_conv" in ops
+    with pytest.raises(ValueError, match="data_shapes required"):
+        quant.quantize_net_v2(net)

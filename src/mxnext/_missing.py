@@ -19,7 +19,6 @@ NAMES = {
                         notebook rtc torch th log library tvmop symbol_doc error"""},
     "mxnext.io": {None: """ImageRecordUInt8Iter ImageRecordInt8Iter
                            ImageRecordIter_v1 ImageRecordUInt8Iter_v1"""},
-    "mxnext.contrib.quantization": {None: "quantize_net quantize_net_v2"},
 }
 # distributions meant to provide whole modules
 

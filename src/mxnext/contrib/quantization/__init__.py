@@ -14,14 +14,15 @@ from ._thresholds import (_get_optimal_threshold, _get_optimal_thresholds,  # no
                           _smooth_distribution, combine_histogram)
 
 __all__ = ["calib_graph", "combine_histogram", "quantize_graph", "quantize_model",
-           "quantize_model_mkldnn"]
+           "quantize_model_mkldnn", "quantize_net", "quantize_net_v2"]
 
-# these read mx.io and mx.mod, which import after mx.contrib: loaded on first use
+# these read mx.io, mx.mod and mx.gluon, which import after mx.contrib: loaded on first use
 _LATER = {"_collect": """_collect_layer_histogram _collect_layer_output_min_max
                          _collect_layer_statistics _LayerHistogramCollector
                          _LayerOutputMinMaxCollector""",
           "_model": """_as_data_iter _DataIterWrapper _load_params _load_sym calib_graph
-                       quantize_graph quantize_model quantize_model_mkldnn"""}
+                       quantize_graph quantize_model quantize_model_mkldnn""",
+          "_gluon": "quantize_net quantize_net_v2"}
 _HOME = {name: module for module, names in _LATER.items() for name in names.split()}
 
 
