@@ -3,6 +3,7 @@ calibrated) as a symbol, and returned as a SymbolBlock holding the int8 paramete
 
 from __future__ import annotations
 
+import importlib
 import os
 import tempfile
 import warnings
@@ -51,7 +52,8 @@ def _excluded(symnet, exclude_layers, exclude_layers_match):
 
 
 def _symbol_block(qsym, data_names, qarg_params, aux_params, ctx):
-    from ...gluon import SymbolBlock
+    # mx.gluon by name, loaded on first use as contrib.onnx does: gluon imports contrib
+    SymbolBlock = importlib.import_module("mxnext.gluon").SymbolBlock
     net = SymbolBlock(qsym, [sym_mod.var(name) for name in data_names])
     with tempfile.TemporaryDirectory() as tmp:
         fname = os.path.join(tmp, "net-quantized-0000.params")

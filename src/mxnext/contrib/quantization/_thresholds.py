@@ -1,7 +1,7 @@
 """Entropy calibration: ``combine_histogram`` merges a new batch into a layer's histogram,
-``_smooth_distribution`` smooths a discrete distribution, and ``_get_optimal_threshold(s)`` find the thresholds
-that quantize histograms with the least KL divergence (the ``_contrib_calibrate_entropy``
-op).
+``_smooth_distribution`` smooths a discrete distribution, and ``_get_optimal_threshold(s)``
+find the thresholds that quantize histograms with the least KL divergence (the
+``_contrib_calibrate_entropy`` op).
 """
 
 from __future__ import annotations
