@@ -222,3 +222,14 @@ def test_quantize_net_excludes_layers_by_match():
     assert "_contrib_quantized_conv" in ops
     with pytest.raises(ValueError, match="data_shapes required"):
         quant.quantize_net_v2(net)
+
+
+def test_quantize_node_names_follow_the_producers_output_names():
+    """``<producer>_<output name>_quantize`` where the producer's op names its outputs,
+    ``<producer>_<index>_quantize`` where it does not, as MXNet 1.9.1 names them."""
+    _needs_quantized_ops(REF["calibrate"]["qsym"])
+    for op, ref in REF["input_names"].items():
+        qsym, _ = quant._quantize_symbol(mx.sym.load_json(ref["sym"]), mx.cpu(),
+                                         quantize_mode="full", excluded_operators=[op])
+        got = [n[1] for n in _graph(qsym.tojson())[0] if n[0] == "_contrib_quantize_v2"]
+        assert got == ref["names"], op
