@@ -17,7 +17,8 @@ REF = np.load(os.path.join(os.path.dirname(__file__), "fixtures", "quantized_com
 CASES = sorted(int(k.split(":")[1]) for k in REF.files if k.startswith("op:"))
 F32 = np.float32
 OPS = ["_contrib_quantized_fully_connected", "_contrib_quantized_conv",
-       "_contrib_quantized_pooling", "_contrib_quantized_act"]
+       "_contrib_quantized_pooling", "_contrib_quantized_act",
+       "_contrib_quantized_elemwise_add", "_contrib_quantized_elemwise_mul"]
 
 test_conformance = conformance_tests("ops-tensor", ops=OPS)
 
@@ -98,6 +99,10 @@ def test_errors_name_op_and_argument():
         _infer(OPS[2], [(1, 2, 4, 4), None, None], [np.int8, None, None], {"kernel": (5, 2)})
     with pytest.raises(TypeInferError, match="quantized_act.*act_type must be relu"):
         run_op(OPS[3], [np.zeros(2, np.int8), *_rng(-1, 1)], {"act_type": "tanh"})
+    with pytest.raises(TypeInferError, match="quantized_elemwise_mul.*lhs.*uint8.*int8"):
+        run_op(OPS[5], [np.zeros(2, np.uint8), np.zeros(2, np.int8), *_rng(-1, 1, -1, 1)])
+    with pytest.raises(ShapeError, match="quantized_elemwise_add.*no broadcasting"):
+        run_op(OPS[4], [np.zeros(2, np.int8), np.zeros((1, 2), np.int8), *_rng(-1, 1, -1, 1)])
     with pytest.raises(ShapeError, match="quantized_fully_connected.*weight"):
         _infer(OPS[0], [(2, 3), (4, 4)] + [None] * 4, [np.int8] + [None] * 5,
                {"num_hidden": 4, "no_bias": True})
@@ -108,6 +113,8 @@ def test_errors_name_op_and_argument():
     ("_contrib_quantized_conv", "Convolution", True),
     ("_contrib_quantized_pooling", "Pooling", False),
     ("_contrib_quantized_act", "Activation", False),
+    ("_contrib_quantized_elemwise_add", "elemwise_add", True),
+    ("_contrib_quantized_elemwise_mul", "elemwise_mul", True),
     ("_contrib_quantized_flatten", "Flatten", False),
     ("_contrib_quantized_embedding", "Embedding", False),
 ])
@@ -138,6 +145,25 @@ def test_pooling_and_act_values():
     assert relu.tolist() == [0, 0, 5]
     relu = run_op(OPS[3], [np.array([3, 200], np.uint8), *_rng(0, 1)], {"act_type": "relu"})[0]
     assert relu.dtype == np.int8 and relu.tolist() == [3, -56]     # MXNet's int8 output
+
+
+def test_elemwise_values_and_types():
+    a, b = np.array([100, -7], np.int8), np.array([4, 127], np.int8)
+    out, lo, hi = run_op(OPS[4], [a, b, *_rng(-1, 1, -3, 3)])
+    assert out.dtype == np.int32 and (lo[0], hi[0]) == (-4, 4)
+    # a counts 1/127.5 per step, b 3/127.5; the output 4/2^31
+    want = np.rint(a * (F32(2 ** 31) / F32(4 * 127.5)) + b * (F32(3 * 2 ** 31) / F32(4 * 127.5)))
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    out, lo, hi = run_op(OPS[4], [a, b, *_rng(-1, 1, -3, 3)],
+                         {"min_calib_range": -2.0, "max_calib_range": 2.0})
+    assert out.dtype == np.int8 and out.tolist() == [50 + 6, 127] and (lo[0], hi[0]) == (-2, 2)
+    out, lo, hi = run_op(OPS[5], [a, b, *_rng(-1, 1, -3, 3)])
+    assert out.tolist() == [400, -889] and out.dtype == np.int32
+    (f,) = run_op(OPS[5], [a, b, *_rng(-1, 1, -3, 3)], {"enable_float_output": True})
+    np.testing.assert_allclose(f, [400 * 3 / 127.5 ** 2, -889 * 3 / 127.5 ** 2], rtol=1e-6)
+    s = mx.sym.contrib.quantized_elemwise_mul(*[mx.sym.var(f"v{k}") for k in range(6)],
+                                              enable_float_output=True)
+    assert len(s.list_outputs()) == 1
 
 
 def test_embedding_protocol():
