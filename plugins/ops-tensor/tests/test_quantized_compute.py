@@ -18,7 +18,8 @@ CASES = sorted(int(k.split(":")[1]) for k in REF.files if k.startswith("op:"))
 F32 = np.float32
 OPS = ["_contrib_quantized_fully_connected", "_contrib_quantized_conv",
        "_contrib_quantized_pooling", "_contrib_quantized_act",
-       "_contrib_quantized_elemwise_add", "_contrib_quantized_elemwise_mul"]
+       "_contrib_quantized_elemwise_add", "_contrib_quantized_elemwise_mul",
+       "_contrib_quantized_concat", "_contrib_quantized_batch_norm"]
 
 test_conformance = conformance_tests("ops-tensor", ops=OPS)
 
@@ -115,6 +116,8 @@ def test_errors_name_op_and_argument():
     ("_contrib_quantized_act", "Activation", False),
     ("_contrib_quantized_elemwise_add", "elemwise_add", True),
     ("_contrib_quantized_elemwise_mul", "elemwise_mul", True),
+    ("_contrib_quantized_concat", "Concat", False),
+    ("_contrib_quantized_batch_norm", "BatchNorm", False),
     ("_contrib_quantized_flatten", "Flatten", False),
     ("_contrib_quantized_embedding", "Embedding", False),
 ])
@@ -164,6 +167,29 @@ def test_elemwise_values_and_types():
     s = mx.sym.contrib.quantized_elemwise_mul(*[mx.sym.var(f"v{k}") for k in range(6)],
                                               enable_float_output=True)
     assert len(s.list_outputs()) == 1
+
+
+def test_concat_and_batch_norm():
+    a, b = np.array([[10, -20]], np.int8), np.array([[100]], np.uint8)
+    out, lo, hi = run_op(OPS[6], [a, b, *_rng(-1, 1, 0, 2)], {"num_args": 2})
+    # output range (-1, 2): a's steps halve, b's (255.5 per 2) become 127.5 per 2
+    assert out.dtype == np.int8 and out.tolist() == [[5, -10, 50]] and (lo[0], hi[0]) == (-1, 2)
+    s = mx.sym.contrib.quantized_concat(*[mx.sym.var(f"v{k}") for k in range(6)], num_args=2,
+                                        dim=0)
+    assert s.list_arguments() == [f"v{k}" for k in range(6)]
+    assert s.infer_shape(v0=(2, 3), v1=(4, 3))[1][0] == (6, 3)
+    concat = op_def(OPS[6]).get_attr("FQuantizable")
+    assert concat({"num_args": "2"}) and not concat({"num_args": "2", "dim": "0"})
+    bn = op_def(OPS[7])
+    assert [bn.get_attr("FAvoidQuantizeInput")({}, i) for i in range(5)] == [False] + [True] * 4
+    assert bn.get_attr("FNeedCalibrateOutput")({}) == [0]
+    x = np.array([[[-100, 50]]], np.int8)
+    one, zero = np.ones(1, F32), np.zeros(1, F32)
+    out, lo, hi = run_op(OPS[7], [x, one, zero, zero, one, *_rng(-1, 1)],
+                         {"eps": 0.0, "min_calib_range": -2.0, "max_calib_range": 2.0})
+    assert out.tolist() == [[[-50, 25]]] and (lo[0], hi[0]) == (-2, 2)
+    with pytest.raises(TypeInferError, match="quantized_batch_norm.*min_calib_range"):
+        run_op(OPS[7], [x, one, zero, zero, one, *_rng(-1, 1)])
 
 
 def test_embedding_protocol():
