@@ -217,7 +217,8 @@ def test_rnn_protocol_shapes_and_errors():
 
 
 def test_embedding_protocol():
-    attrs = {k: op_def("_contrib_quantized_embedding").get_attr(k) for k in ("FAvoidQuantizeInput", "FQuantizable")}
+    emb = op_def("_contrib_quantized_embedding")
+    attrs = {k: emb.get_attr(k) for k in ("FAvoidQuantizeInput", "FQuantizable")}
     assert attrs["FAvoidQuantizeInput"]({}, 0) and not attrs["FAvoidQuantizeInput"]({}, 1)
     assert attrs["FQuantizable"]({"input_dim": "3", "output_dim": "2"})
     assert not attrs["FQuantizable"]({"input_dim": "3", "output_dim": "2", "dtype": "float16"})
