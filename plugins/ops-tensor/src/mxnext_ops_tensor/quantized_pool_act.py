@@ -179,7 +179,8 @@ def _act(ctx, inputs, req, outputs, params):
 quantized_op(
     register_op(_ACT)
     .describe("relu of int8/uint8 data, output int8 (uint8 data: its bytes, as in MXNet), "
-              "the (min, max) range passed on. Returns (output, min_output, max_output). Inference only.")
+              "the (min, max) range passed on. Returns (output, min_output, max_output). "
+              "Inference only.")
     .set_attr_parser(QuantizedActParam).set_num_inputs(3).set_num_outputs(3)
     .set_attr("FListInputNames", lambda p: ["data", "min_data", "max_data"])
     .set_attr("FListOutputNames", lambda p: RANGE_OUTPUTS)
