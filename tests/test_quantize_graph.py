@@ -233,3 +233,45 @@ def test_quantize_node_names_follow_the_producers_output_names():
                                          quantize_mode="full", excluded_operators=[op])
         got = [n[1] for n in _graph(qsym.tojson())[0] if n[0] == "_contrib_quantize_v2"]
         assert got == ref["names"], op
+
+
+@pytest.fixture
+def float_output_mul():
+    """_contrib_quantized_elemwise_mul made to declare its output float (as MXNet's quantized
+    RNN does, FAvoidDequantizeOutput) for one test."""
+    _needs_quantized_ops(REF["calibrate"]["qsym"])
+    op = registry.get("_contrib_quantized_elemwise_mul")
+    if not op.has_attr("FQuantizes") or op.has_attr("FAvoidDequantizeOutput"):
+        pytest.skip("needs a quantized elemwise_mul without FAvoidDequantizeOutput")
+    op.set_attr("FAvoidDequantizeOutput", lambda attrs, index: True, provider="test")
+    yield
+    del op.attrs["FAvoidDequantizeOutput"], op._values["FAvoidDequantizeOutput"]
+
+
+def test_float_output_is_neither_dequantized_nor_reused_quantized(float_output_mul):
+    data = mx.sym.Variable("data")
+    mul = mx.sym.elemwise_mul(data, data, name="mul")
+    sym = mx.sym.Group([mx.sym.sigmoid(mul, name="sig"), mx.sym.Flatten(mul, name="flat"), mul])
+    qsym, _ = quant._quantize_symbol(sym, mx.cpu(), quantize_mode="full")
+    nodes, heads, _ = _graph(qsym.tojson())
+    ops = {n[1]: n for n in nodes}
+    assert "mul_dequantize" not in ops
+    out = _index(nodes, "requantize_mul")                    # its int32 sums still requantized
+    assert ops["sig"][3] == [[out, 0, 0]]                    # read as it is
+    assert heads[2] == [out, 0, 0]
+    again = ops["mul_0_quantize"]                            # quantized again for flat
+    assert again[0] == "_contrib_quantize_v2" and again[3] == [[out, 0, 0]]
+    m = _index(nodes, "mul_0_quantize")
+    assert ops["quantized_flat"][3] == [[m, 0, 0], [m, 1, 0], [m, 2, 0]]
+
+
+def test_lstm_stays_float_without_quantize_asym():
+    if "_contrib_quantized_rnn" not in registry.names() or \
+            "_contrib_quantize_asym" in registry.names():
+        pytest.skip("needs _contrib_quantized_rnn and no _contrib_quantize_asym")
+    rnn = mx.sym.RNN(mx.sym.Variable("data"), mx.sym.Variable("params"),
+                     mx.sym.Variable("state"), mx.sym.Variable("cell"), mode="lstm",
+                     state_size=4, num_layers=1, name="rnn")
+    qsym, calib = quant._quantize_symbol(rnn, mx.cpu(), quantize_mode="full")
+    assert [n[0] for n in _graph(qsym.tojson())[0] if n[0] != "null"] == ["RNN"]
+    assert calib == []

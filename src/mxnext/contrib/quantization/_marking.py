@@ -44,6 +44,16 @@ def _kind(node, qop, attrs) -> str | None:
     return "must" if node.op.name in MUST_QUANTIZE else "support"
 
 
+def _runnable(node, qop, attrs) -> bool:
+    """False where ``qop`` needs an input quantized asymmetrically and no plugin provides
+    ``_contrib_quantize_asym`` (MXNet likewise leaves a node whose quantized op it cannot
+    run float)."""
+    rule = qop.get_attr("FNeedAsymQuantizeInput")
+    if rule is None or "_contrib_quantize_asym" in registry.names():
+        return True
+    return not any(rule(attrs, i) for i in range(len(node.inputs)))
+
+
 def quantized_node(node, qop, attrs) -> Node:
     """The quantized twin of ``node`` (no inputs yet): ``quantized_<name>``, same parameters."""
     params = {k: v for k, v in attrs.items() if not _create._is_dunder(k)}
@@ -69,7 +79,7 @@ def mark(outputs, excluded_names, excluded_ops, mode) -> dict:
             continue
         attrs = _create.node_dict(node)
         kind = _kind(node, qop, attrs)
-        if kind is not None:
+        if kind is not None and _runnable(node, qop, attrs):
             twins[id(node)] = quantized_node(node, qop, attrs)
             kinds[id(node)] = kind
     if mode == "smart":

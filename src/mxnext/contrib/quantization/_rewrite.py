@@ -3,7 +3,8 @@
 Each marked node becomes its quantized twin (``quantized_<name>``) reading quantized
 inputs first, then a (min, max) pair per quantized input. A float input gets a
 ``_contrib_quantize_v2`` node (``<node>_quantize``, or ``<node>_<output>_quantize`` when it
-comes from an op), shared by every reader; an op whose quantized form outputs int32
+comes from an op; ``_contrib_quantize_asym`` where ``FNeedAsymQuantizeInput`` asks), shared
+by every reader; an op whose quantized form outputs int32
 (``FNeedRequantize``) is followed by ``_contrib_requantize`` (``requantize_<name>``); a float
 node reading a quantized one gets ``_contrib_dequantize`` (``<name>_dequantize``), as does
 each quantized graph output. Offline parameters are then read from variables
@@ -16,7 +17,8 @@ from ..._runtime.graph import IndexedGraph, NodeEntry, make_node, variable
 from ...symbol import _create
 from ._marking import mark
 
-_CALIB_INPUT = {"_contrib_quantize_v2": [0], "_contrib_requantize": [0]}
+_CALIB_INPUT = {"_contrib_quantize_v2": [0], "_contrib_requantize": [0],
+                "_contrib_quantize_asym": [0]}
 """MXNet's FNeedCalibrateInput of its own quantize ops, used where the op does not set it."""
 
 
@@ -61,12 +63,21 @@ class _Rewrite:
         return [self._head(e) for e in outputs]
 
     # -- a quantized node ---------------------------------------------------------------
+    def _avoids_dequantize(self, node, index) -> bool:
+        """Whether quantized ``node``'s output ``index`` is float already."""
+        twin = self.twins.get(id(node))
+        return twin is not None and bool(_ask(
+            twin.op, "FAvoidDequantizeOutput", _create.node_dict(node), index, default=False))
+
     def _quantize(self, node):
         twin = self.twins[id(node)]
         attrs = _create.node_dict(node)
+        n = len(node.inputs)
         keep = [bool(_ask(twin.op, "FAvoidQuantizeInput", attrs, i, default=False))
-                for i in range(len(node.inputs))]
-        twin.inputs = [self._data_input(e, k) for e, k in zip(node.inputs, keep)]
+                for i in range(n)]
+        asym = [bool(_ask(twin.op, "FNeedAsymQuantizeInput", attrs, i, default=False))
+                for i in range(n)]
+        twin.inputs = [self._data_input(*args) for args in zip(node.inputs, keep, asym)]
         for e, k in zip(node.inputs, keep):
             if not k:
                 twin.inputs.extend(self._range_inputs(e))
@@ -75,17 +86,17 @@ class _Rewrite:
         return _op_node("_contrib_requantize", "requantize_" + node.name,
                         [NodeEntry(twin, i, 0) for i in range(3)], out_type=self.dtype)
 
-    def _data_input(self, e, keep_float):
+    def _data_input(self, e, keep_float, asym):
         mirror = self.mirror[id(e.node)]
         if keep_float:
             return NodeEntry(mirror, e.index, e.version)
-        if id(e.node) not in self.twins:
-            return NodeEntry(self._quantize_node(e, mirror), 0, e.version)
+        if id(e.node) not in self.twins or self._avoids_dequantize(e.node, e.index):
+            return NodeEntry(self._quantize_node(e, mirror, asym), 0, e.version)
         if mirror.op is not None and mirror.op.name == "_contrib_dequantize":
             return NodeEntry(mirror.inputs[0].node, e.index, e.version)
         return NodeEntry(mirror, e.index, e.version)
 
-    def _quantize_node(self, e, mirror):
+    def _quantize_node(self, e, mirror, asym):
         key = (id(e.node), e.index)
         q = self.quantized.get(key)
         if q is None:
@@ -93,8 +104,10 @@ class _Rewrite:
             if mirror.op is not None:
                 names = e.node.op.get_attr("FListOutputNames")
                 suffix = "_" + (names(e.node.params)[e.index] if names else str(e.index))
-            q = _op_node("_contrib_quantize_v2", e.node.name + suffix + "_quantize",
-                         [NodeEntry(mirror, e.index, e.version)], out_type=self.dtype)
+            name, data = e.node.name + suffix + "_quantize", [NodeEntry(mirror, e.index,
+                                                                          e.version)]
+            q = (_op_node("_contrib_quantize_asym", name, data) if asym else
+                 _op_node("_contrib_quantize_v2", name, data, out_type=self.dtype))
             self.quantized[key] = q
         return q
 
@@ -114,7 +127,8 @@ class _Rewrite:
 
     def _float_input(self, e):
         mirror = self.mirror[id(e.node)]
-        if id(e.node) in self.twins and mirror.op.name != "_contrib_dequantize":
+        if id(e.node) in self.twins and mirror.op.name != "_contrib_dequantize" and \
+                not self._avoids_dequantize(e.node, e.index):
             deq = self._dequantize(e.node, NodeEntry(mirror, e.index, e.version),
                                    _visible(mirror) - 2 + 2 * e.index)
             self.mirror[id(e.node)] = deq
@@ -135,7 +149,8 @@ class _Rewrite:
         """A graph output; a quantized one is dequantized (reusing the dequantize a float
         reader got, where MXNet dequantizes that dequantize's outputs into a broken graph)."""
         mirror = self.mirror[id(e.node)]
-        if id(e.node) not in self.twins or mirror.op.name == "_contrib_dequantize":
+        if id(e.node) not in self.twins or mirror.op.name == "_contrib_dequantize" or \
+                self._avoids_dequantize(e.node, e.index):
             return NodeEntry(mirror, e.index, e.version)
         first = _visible(e.node) + 2 * e.index
         return NodeEntry(self._dequantize(e.node, NodeEntry(mirror, e.index, e.version), first),
