@@ -1,11 +1,10 @@
 """mx.contrib.quant (mx.contrib.quantization): MXNet's entropy-calibration helpers on the
-_contrib_calibrate_entropy op; the graph rewriting says it is not provided."""
+_contrib_calibrate_entropy op (the graph pass: test_quantize_graph.py)."""
 
 import numpy as np
 import pytest
 
 import mxnext as mx
-from mxnext._missing import NotProvided
 
 quant = mx.contrib.quant
 
@@ -43,7 +42,7 @@ def test_optimal_thresholds_of_a_uniform_layer_cover_its_range():
     assert quant._get_optimal_thresholds(pos, "auto")["relu"][0] == 0 and pos == {}
 
 
-def test_graph_rewriting_is_not_provided():
-    with pytest.raises(NotProvided, match="quantize_net is an MXNet 1.x name"):
-        quant.quantize_net
+def test_module_names():
     assert mx.contrib.quantization is quant
+    with pytest.raises(AttributeError, match="has no attribute 'quantize_everything'"):
+        quant.quantize_everything

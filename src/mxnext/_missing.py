@@ -19,15 +19,6 @@ NAMES = {
                         notebook rtc torch th log library tvmop symbol_doc error"""},
     "mxnext.io": {None: """ImageRecordUInt8Iter ImageRecordInt8Iter
                            ImageRecordIter_v1 ImageRecordUInt8Iter_v1"""},
-    "mxnext.contrib.quantization": {None: """quantize_model quantize_model_mkldnn quantize_graph
-                                             calib_graph quantize_net quantize_net_v2
-                                             _quantize_params _quantize_symbol
-                                             _calibrate_quantized_sym _collect_layer_statistics
-                                             _collect_layer_output_min_max
-                                             _collect_layer_histogram _load_sym _load_params
-                                             _LayerHistogramCollector
-                                             _LayerOutputMinMaxCollector _DataIterWrapper
-                                             _as_data_iter"""},
 }
 # distributions meant to provide whole modules
 

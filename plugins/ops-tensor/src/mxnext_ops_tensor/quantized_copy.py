@@ -74,6 +74,7 @@ def _flatten(ctx, inputs, req, outputs, params):
     .set_attr("FInplaceOption", lambda p: [(0, 0), (1, 1), (2, 2)])
     .set_attr("FCompute<cpu>", _flatten)
     .set_attr("FGradient", MakeZeroGradNodes)
+    .set_attr("FQuantizes", "Flatten")
     .set_attr("TExamples", [
         {"inputs": [(2, 3, 4), np.array([-1.0], _F32), np.array([2.0], _F32)],
          "dtype": ["int8", "float32", "float32"], "domain": [(-128, 128), (0, 1), (0, 1)],
@@ -120,6 +121,11 @@ def _embedding_type(params, ins, outs):
     return ins, outs
 
 
+def _embedding_quantizable(attrs):
+    """Only a float32 Embedding has a quantized form (MXNet's FQuantizedOp)."""
+    return attrs.get("dtype", "float32") == "float32"
+
+
 def _embedding(ctx, inputs, req, outputs, params):
     """Rows of the int8 weight at the indices (truncated, clipped into [0, input_dim))."""
     data, weight = inputs[0], inputs[1]
@@ -138,6 +144,9 @@ def _embedding(ctx, inputs, req, outputs, params):
     .set_attr("FInferType", _embedding_type)
     .set_attr("FCompute<cpu>", _embedding)
     .set_attr("FGradient", MakeZeroGradNodes)
+    .set_attr("FQuantizes", "Embedding")
+    .set_attr("FQuantizable", _embedding_quantizable)
+    .set_attr("FAvoidQuantizeInput", lambda attrs, index: index == 0)     # the indices
     .set_attr("TExamples", [
         {"inputs": [np.array([[0.0, 4.0], [2.0, 9.0]], _F32), (5, 3),
                     np.array([-1.0], _F32), np.array([1.0], _F32)],

@@ -1,18 +1,14 @@
-"""MXNet's ``mx.contrib.quantization`` (``mx.contrib.quant``): its entropy-calibration helpers.
-
-``combine_histogram`` merges a new batch into a layer's histogram, ``_smooth_distribution``
-smooths a discrete distribution, and ``_get_optimal_threshold(s)`` find the thresholds
-that quantize histograms with the least KL divergence (the ``_contrib_calibrate_entropy``
-op). The graph rewriting (``quantize_model``, ``quantize_net``, ``quantize_graph`` ...) is
-not provided: it needs the quantized compute ops (see docs/quantization.md).
+"""Entropy calibration: ``combine_histogram`` merges a new batch into a layer's histogram,
+``_smooth_distribution`` smooths a discrete distribution, and ``_get_optimal_threshold(s)``
+find the thresholds that quantize histograms with the least KL divergence (the
+``_contrib_calibrate_entropy`` op).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import _missing
-from .. import ndarray as nd
+from ... import ndarray as nd
 
 __all__ = ["combine_histogram"]
 
@@ -90,7 +86,3 @@ def _get_optimal_thresholds(hist_dict, quantized_dtype, num_quantized_bins=255, 
                          name, min_val, max_val, th, divergence)
     return th_dict
 
-
-def __getattr__(name):
-    _missing.check(__name__, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
