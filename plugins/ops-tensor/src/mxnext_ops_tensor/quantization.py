@@ -2,11 +2,11 @@
 _contrib_quantize_v2, _contrib_dequantize, _contrib_requantize and _contrib_quantize_asym.
 
 The numbers are those of MXNet 1.9.1's CPU build with oneDNN (the pip wheels): every kernel
-is one scaling ``q = saturate(rint(x * scale))`` (quantize_asym: ``x * scale + shift``) computed
-in float32, rounding half to even
-and saturating to the full int8/uint8 range (-128 is reachable); quantize_v2 and dequantize
-use the 127.5/255.5 ranges of ``kInt8Range``/``kUint8Range``. They are inference ops: their
-gradient is zero, as MXNet's ``MakeZeroGradNodes``.
+is one scaling ``q = saturate(rint(x * scale))`` (quantize_asym: ``x * scale + shift``)
+computed in float32, rounding half to even and saturating to the full int8/uint8 range
+(-128 is reachable); quantize_v2 and dequantize use the 127.5/255.5 ranges of
+``kInt8Range``/``kUint8Range``. They are inference ops: their gradient is zero, as MXNet's
+``MakeZeroGradNodes``.
 """
 
 from __future__ import annotations

@@ -48,8 +48,8 @@ class QuantizedRnnParam(Param):
 
     @classmethod
     def parse(cls, kwargs, op="?"):
-        """MXNet's QuantizedRnnParamParser: ``quantized="true"`` is always among the node's
-        attributes (so it is written with them), whatever was given."""
+        """MXNet's QuantizedRnnParamParser: the parameters always hold ``quantized="true"``,
+        so every node of this op carries it among its attributes (and in its JSON)."""
         return super().parse({**kwargs, "quantized": "true"}, op)
 
 
