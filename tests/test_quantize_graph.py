@@ -265,13 +265,68 @@ def test_float_output_is_neither_dequantized_nor_reused_quantized(float_output_m
     assert ops["quantized_flat"][3] == [[m, 0, 0], [m, 1, 0], [m, 2, 0]]
 
 
-def test_lstm_stays_float_without_quantize_asym():
-    if "_contrib_quantized_rnn" not in registry.names() or \
-            "_contrib_quantize_asym" in registry.names():
-        pytest.skip("needs _contrib_quantized_rnn and no _contrib_quantize_asym")
-    rnn = mx.sym.RNN(mx.sym.Variable("data"), mx.sym.Variable("params"),
-                     mx.sym.Variable("state"), mx.sym.Variable("cell"), mode="lstm",
-                     state_size=4, num_layers=1, name="rnn")
-    qsym, calib = quant._quantize_symbol(rnn, mx.cpu(), quantize_mode="full")
+def test_lstm_stays_float_without_quantize_asym(monkeypatch):
+    """With no plugin providing _contrib_quantize_asym, a node whose quantized op needs it
+    stays float."""
+    if "_contrib_quantized_rnn" not in registry.names():
+        pytest.skip("needs _contrib_quantized_rnn (ops-tensor)")
+    names = registry.names
+    monkeypatch.setattr(registry, "names",
+                        lambda: [n for n in names() if n != "_contrib_quantize_asym"])
+    qsym, calib = quant._quantize_symbol(_lstm(), mx.cpu(), quantize_mode="full")
     assert [n[0] for n in _graph(qsym.tojson())[0] if n[0] != "null"] == ["RNN"]
     assert calib == []
+
+
+def _lstm(fc=False):
+    return mx.sym.load_json(REF["lstm"]["fc"]["sym"] if fc else
+                            REF["rewrite"]["lstm_full"]["sym"])
+
+
+def test_lstm_read_by_quantized_fc():
+    """As MXNet's graph, but the FC reads rnn_output_quantize's range from its outputs 1 and 2
+    (MXNet wires outputs -1 and 0 there: its symbol does not bind)."""
+    ref = REF["lstm"]["fc"]
+    _needs_quantized_ops(ref["qsym"])
+    qsym, calib = quant._quantize_symbol(_lstm(fc=True), mx.cpu(), **ref["kwargs"])
+    got, want = json.loads(qsym.tojson()), json.loads(ref["qsym"])
+    fc = _index(_graph(ref["qsym"])[0], "quantized_fc")
+    q = _index(_graph(ref["qsym"])[0], "rnn_output_quantize")
+    assert want["nodes"][fc]["inputs"][3:5] == [[q, 2 ** 32 - 1, 0], [q, 0, 0]]
+    want["nodes"][fc]["inputs"][3:5] = [[q, 1, 0], [q, 2, 0]]
+    _same_graph(qsym.tojson(), json.dumps(want))
+    assert calib == ref["calib"]
+
+
+def _lstm_model(fc):
+    ref = REF["lstm"]
+    params = {k: mx.nd.array(np.array(v, np.float32)) for k, v in ref["params"].items()
+              if fc or not k.startswith("fc")}
+    data = np.array(ref["data"], np.float32)
+    sym = _lstm(fc)
+    got = quant.quantize_model(sym, params, {}, label_names=None, calib_mode="naive",
+                               calib_data=mx.io.NDArrayIter(data, batch_size=3),
+                               quantized_dtype="auto", quantize_mode="full")
+    return sym, params, data, got
+
+
+@pytest.mark.parametrize("fc", [False, True])
+def test_quantized_lstm_model(fc):
+    """quantize_model of an LSTM (alone: MXNet's symbol, calibrated quantize_asym and all)
+    runs and stays within a uint8 step or two of the float model."""
+    ref = REF["lstm"]
+    _needs_quantized_ops(ref["qsym"])
+    sym, params, data, (qsym, qargs, aux) = _lstm_model(fc)
+    if not fc:
+        _same_graph(qsym.tojson(), ref["qsym"])
+        assert sorted(qargs) == ref["qargs"] and aux == {}
+    mod = mx.mod.Module(qsym, label_names=None)
+    mod.bind(data_shapes=[("data", (3, 2, 4))], for_training=False)
+    mod.set_params(qargs, {})
+    x = mx.nd.array(data[:3])
+    mod.forward(mx.io.DataBatch([x]), is_train=False)
+    got = mod.get_outputs()[0].asnumpy()
+    want = sym.bind(mx.cpu(), {"data": x, **params}).forward()[0].asnumpy()
+    step = (data.max() - data.min()) / 255                  # the LSTM's uint8 step
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=0, atol=(2 if fc else 1) * step)

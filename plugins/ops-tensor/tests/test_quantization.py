@@ -142,3 +142,22 @@ def test_calibrate_entropy_edge_cases():
         run_op("_contrib_calibrate_entropy", [hist, edges[:4]])
     with pytest.raises(Exception, match="calibrate_entropy.*num_quantized_bins=255"):
         run_op("_contrib_calibrate_entropy", [hist, edges])
+
+
+def test_quantize_asym_rules():
+    """uint8 output with (scale, shift) outputs; float32 data only (as MXNet's type rule); the
+    data's batch size back from its output; calibration asked for its input; any number of
+    dimensions (MXNet's pip build runs only 3-d data)."""
+    ins, outs, tins, touts = _infer("_contrib_quantize_asym", [(2, 5, 3)], [None])
+    assert ins == [(2, 5, 3)] and outs == [(2, 5, 3), (1,), (1,)]
+    assert tins == [np.float32] and touts == [np.uint8, np.float32, np.float32]
+    with pytest.raises(TypeInferError, match="_contrib_quantize_asym.*int8.*float32"):
+        run_op("_contrib_quantize_asym", [np.zeros((1, 2, 3), np.int8)])
+    d = op_def("_contrib_quantize_asym")
+    assert d.get_attr("FNeedCalibrateInput")({}) == [0]
+    s = mx.sym.contrib.quantize_asym(mx.sym.var("x", shape=(0, 4)), name="q")
+    assert s.list_outputs() == ["q_output", "q_scale", "q_shift"]
+    assert mx.sym.elemwise_add(s[0], mx.sym.var("y")).infer_shape(y=(3, 4))[0][0] == (3, 4)
+    q, scale, shift = mx.nd.contrib.quantize_asym(mx.nd.array([[-1.0, 0.5], [3.0, 1.0]]))
+    assert scale.asscalar() == F32(255) / F32(4) and shift.asscalar() == F32(63.75)
+    np.testing.assert_array_equal(q.asnumpy(), [[0, 96], [255, 128]])     # 95.625, 127.5

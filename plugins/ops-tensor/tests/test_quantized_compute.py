@@ -113,6 +113,25 @@ def test_errors_name_op_and_argument():
                {"num_hidden": 4, "no_bias": True})
 
 
+@pytest.mark.parametrize("shape, other, flatten, want", [
+    ((0, 64), (4, 8), True, (4, 64)),            # an LSTM cell's _zeros begin state
+    ((0, 4, 16), (6, 8), True, (6, 4, 16)),
+    ((0, 3, 5), (4, 3, 8), False, (4, 3, 5)),
+])
+def test_fc_data_batch_from_output(shape, other, flatten, want):
+    """As MXNet's QuantizedFullyConnectedShape: the data's unknown batch size comes back
+    from a known output (shapes checked against MXNet 1.9.1's infer_shape_partial)."""
+    V = mx.sym.Variable
+    fc = mx.sym.contrib.quantized_fully_connected(
+        data=V("data", shape=shape), weight=V("w"), min_data=V("a"), max_data=V("b"),
+        min_weight=V("c"), max_weight=V("d"), num_hidden=8, no_bias=True, flatten=flatten)
+    s = mx.sym.elemwise_add(fc[0], V("other"))
+    args, outs, _ = s.infer_shape_partial(other=other)
+    got = dict(zip(s.list_arguments(), args))
+    assert got["data"] == want and outs == [other]
+    assert got["w"] == (8, want[-1] if not flatten else int(np.prod(want[1:])))
+
+
 @pytest.mark.parametrize("op, float_op, requantize", [
     ("_contrib_quantized_fully_connected", "FullyConnected", True),
     ("_contrib_quantized_conv", "Convolution", True),

@@ -113,12 +113,12 @@ _IDX = np.array([[0, 3, 3], [1, 0, 3]], np.float32)
 
 def _lookup(name, param, grad, doc, examples):
     """Register a table-lookup op (Embedding, SparseEmbedding): ``output[..., :] =
-    weight[data[...], :]``, its gradient rule ``grad``."""
+    weight[data[...], :]``, its gradient rule ``grad``. Like MXNet's, it declares no output
+    names (the quantize pass names a node reading it ``<name>_0_quantize``)."""
     return (register_op(name).describe(doc)
             .set_attr_parser(param)
             .set_num_inputs(2).set_num_outputs(1)
             .set_attr("FListInputNames", lambda p: ["data", "weight"])
-            .set_attr("FListOutputNames", lambda p: ["output"])
             .set_attr("FInferShape", _shape)
             .set_attr("FInferType", _type)
             .set_attr("FCompute<cpu>", _forward)

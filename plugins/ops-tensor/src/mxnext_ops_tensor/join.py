@@ -74,6 +74,8 @@ def _concat_op(name, infer, description):
             .set_attr_parser(ConcatParam)
             .set_num_inputs(lambda p: p.num_args).set_num_outputs(1)
             .set_attr("FListInputNames", _names).set_attr("key_var_num_args", "num_args")
+            # as MXNet's: the quantize pass names the quantize node after it by this name
+            .set_attr("FListOutputNames", lambda p: ["output"])
             .set_attr("FInferShape", infer)
             .set_attr("FInferType", same_type(name))
             .set_attr("FCompute<cpu>", _concat_compute)

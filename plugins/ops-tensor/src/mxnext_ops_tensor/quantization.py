@@ -1,11 +1,12 @@
 """MXNet 1.9's basic quantization ops (``src/operator/quantization``): _contrib_quantize,
-_contrib_quantize_v2, _contrib_dequantize and _contrib_requantize.
+_contrib_quantize_v2, _contrib_dequantize, _contrib_requantize and _contrib_quantize_asym.
 
 The numbers are those of MXNet 1.9.1's CPU build with oneDNN (the pip wheels): every kernel
-is one scaling ``q = saturate(rint(x * scale))`` computed in float32, rounding half to even
-and saturating to the full int8/uint8 range (-128 is reachable); quantize_v2 and dequantize
-use the 127.5/255.5 ranges of ``kInt8Range``/``kUint8Range``. They are inference ops: their
-gradient is zero, as MXNet's ``MakeZeroGradNodes``.
+is one scaling ``q = saturate(rint(x * scale))`` (quantize_asym: ``x * scale + shift``)
+computed in float32, rounding half to even and saturating to the full int8/uint8 range
+(-128 is reachable); quantize_v2 and dequantize use the 127.5/255.5 ranges of
+``kInt8Range``/``kUint8Range``. They are inference ops: their gradient is zero, as MXNet's
+``MakeZeroGradNodes``.
 """
 
 from __future__ import annotations
@@ -291,3 +292,52 @@ def _requantize(ctx, inputs, req, outputs, params):
                   "the form of float32 used for quantizing data into int32.")
     .add_argument("max_range", "NDArray-or-Symbol", "The original maximum scalar value in "
                   "the form of float32 used for quantizing data into int32."))
+
+
+# -- _contrib_quantize_asym ----------------------------------------------------------------
+class QuantizeAsymParam(Param):
+    min_calib_range: float | None = Field(None, description="The minimum scalar value in the "
+                                          "form of float32. If present, it will be used to "
+                                          "quantize the fp32 data.")
+    max_calib_range: float | None = Field(None, description="The maximum scalar value in the "
+                                          "form of float32. If present, it will be used to "
+                                          "quantize the fp32 data.")
+
+
+def _quantize_asym(ctx, inputs, req, outputs, params):
+    """oneDNN's reorder with RNN data qparams: ``q = saturate(rint(x * scale + shift))``,
+    ``scale = 255 / (max - min)`` and ``shift = 255 - max * scale`` in float32, over the
+    calibration range or the data's own (NaN ignored, as MXNet's comparisons skip it)."""
+    xp, x = ctx.xp, inputs[0]
+    calib = _calib(params)
+    if calib is None:
+        calib = _f32(xp.nanmin(x)), _f32(xp.nanmax(x))
+    lo, hi = calib
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        scale = _F32(255) / (hi - lo)
+        shift = _F32(255) - hi * scale
+        y = xp.rint(x.astype(_F32) * scale + shift)
+    y = xp.where(xp.isnan(y), _F32(0), y)
+    assign(outputs[0], req[0], xp.clip(y, 0, 255).astype(np.uint8))
+    _write_range(ctx.xp, outputs, req, scale, shift)
+
+
+(register_op("_contrib_quantize_asym")
+    .describe("Quantizes float32 data to uint8 asymmetrically: q = rint(x * scale + shift), "
+              "saturated, with scale = 255 / (max - min) and shift = 255 - max * scale over "
+              "min_calib_range/max_calib_range or, without them, the data's own range. "
+              "Returns (quantized, scale, shift). Inference only.")
+    .set_attr_parser(QuantizeAsymParam).set_num_inputs(1).set_num_outputs(3)
+    .set_attr("FListInputNames", lambda p: ["data"])
+    .set_attr("FListOutputNames", lambda p: ["output", "scale", "shift"])
+    .set_attr("FInferShape", _range_shape("_contrib_quantize_asym", 1, 3))
+    .set_attr("FInferType", _range_type("_contrib_quantize_asym", ["float32"],
+                                        lambda p: np.dtype(np.uint8)))
+    .set_attr("FCompute<cpu>", _quantize_asym)
+    .set_attr("FGradient", MakeZeroGradNodes)
+    .set_attr("FNeedCalibrateInput", lambda attrs: [0])
+    .set_attr("TExamples", [
+        {"inputs": [(2, 3, 4)], "grad": False},
+        {"inputs": [(2, 3)], "params": {"min_calib_range": -0.5, "max_calib_range": 1.0},
+         "grad": False}])
+    .add_argument("data", "NDArray-or-Symbol", "A ndarray/symbol of type `float32`"))

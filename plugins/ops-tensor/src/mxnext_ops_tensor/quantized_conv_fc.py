@@ -5,12 +5,11 @@ stays far below 2^53); the int32 output stands for ``x * max_output / 2^31``."""
 
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 import numpy as np
 from opsdk import Field, Param, ShapeError, assign, register_op
-from opsdk.shape import merge_shape
+from opsdk.shape import dims_prod, merge_shape
 
 from ._common import check_outs
 from ._quantized import (F32, INT8_RANGE, ONE, RANGE_OUTPUTS, UINT8_RANGE, check_quantized,
@@ -53,17 +52,22 @@ _FC = "_contrib_quantized_fully_connected"
 
 
 def _fc_shape(p, ins, outs):
+    """MXNet's QuantizedFullyConnectedShape: the weight (and bias) from the data's feature
+    size, then the data's batch size back from a known output (an RNN's begin state
+    ``_zeros((0, H))`` learns it from the sum it feeds)."""
     n = 2 if p.no_bias else 3
     ins = range_shapes(_FC, ins, n)
     d = ins[0]
-    if d is None or any(v is None or v < 0 for v in d):
+    if d is None or not d:
         return ins, list(outs)
-    k = math.prod(d[1:]) if p.flatten else d[-1]
+    k = dims_prod(d[1:]) if p.flatten else d[-1]
     ins[1] = merge_shape(_FC, ins[1], (p.num_hidden, k), "input 1 (weight)")
     if not p.no_bias:
         ins[2] = merge_shape(_FC, ins[2], (p.num_hidden,), "input 2 (bias)")
     out = (d[0], p.num_hidden) if p.flatten else tuple(d[:-1]) + (p.num_hidden,)
-    return ins, check_outs(_FC, outs, [out, ONE, ONE])
+    outs = check_outs(_FC, outs, [out, ONE, ONE])
+    ins[0] = merge_shape(_FC, d, (outs[0][0],) + tuple(d[1:]), "input 0 (data)")
+    return ins, outs
 
 
 def _bias_int32(bias, data_dtype, ranges):

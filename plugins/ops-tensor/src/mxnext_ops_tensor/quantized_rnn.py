@@ -43,6 +43,14 @@ class QuantizedRnnParam(Param):
     lstm_state_clip_nan: bool = Field(False, description="Whether to stop NaN from "
                                                          "propagating in state by clipping it.")
     use_sequence_length: bool = Field(False, description="not supported here")
+    quantized: str = Field("true", description="Set to \"true\" on every node, as MXNet's "
+                                               "parser of this op writes it.")
+
+    @classmethod
+    def parse(cls, kwargs, op="?"):
+        """MXNet's QuantizedRnnParamParser: the parameters always hold ``quantized="true"``,
+        so every node of this op carries it among its attributes (and in its JSON)."""
+        return super().parse({**kwargs, "quantized": "true"}, op)
 
 
 def _check(p):
