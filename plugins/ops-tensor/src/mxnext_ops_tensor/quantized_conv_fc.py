@@ -27,7 +27,8 @@ def _names(p):
 
 
 def _int32(acc):
-    return np.clip(acc, _I32.min, _I32.max).astype(np.int32)
+    """int64 sums saturated to int32 (``acc`` is clipped in place)."""
+    return np.clip(acc, _I32.min, _I32.max, out=acc).astype(np.int32)
 
 
 def _fix_types(op, p, ins, outs):
