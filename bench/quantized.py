@@ -86,7 +86,7 @@ def _layer_ms(mx, sym, rng, repeats):
                       internals.infer_shape(data=(BATCH, *SAMPLE))[1]))
     rng_ = [mx.nd.array([-1.0]), mx.nd.array([1.0])]
     layers = {}
-    inputs = {"conv1": "data", "conv2": "relu1_output", "conv3": "relu2_output",
+    inputs = {"conv1": "data", "conv2": "relu1_output", "conv3": "pool2_output",
               "fc1": "flatten0_output", "fc2": "relu4_output"}
     for name, src in inputs.items():
         shape = shapes[src]
