@@ -121,7 +121,7 @@ def run_side(side, steps, repeats):
     qsym, qargs, _ = getattr(mx.contrib.quant, quantize)(
         sym, args, {}, data_names=("data",), label_names=None, ctx=mx.cpu(),
         calib_mode="naive", calib_data=mx.io.NDArrayIter(calib, batch_size=BATCH),
-        num_calib_examples=2 * BATCH, quantized_dtype="uint8", excluded_sym_names=["conv1", "fc2"])
+        num_calib_examples=2 * BATCH, quantized_dtype="auto", excluded_sym_names=["conv1", "fc2"])
     x = rng.standard_normal((BATCH, *SAMPLE)).astype(np.float32)
     f32, y_float = _speed(mx, sym, args, x, steps, repeats)
     i8, y_int8 = _speed(mx, qsym, qargs, x, steps, repeats)
