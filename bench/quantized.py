@@ -6,16 +6,16 @@ Run from the repo root::
 
 A small CIFAR-size CNN (three 3x3 convolutions 3->32->64->64 with ReLU and two 2x2 max
 pools, then FC 4096->256->10; batch 32, input 3x32x32) with random weights is quantized on
-each side with ``calib_mode='naive'`` over two calibration batches, ``quantized_dtype=
-'uint8'`` (every quantized layer reads a ReLU's output; MXNet's oneDNN int8 convolution takes
-uint8 data only), conv1 (signed data) and fc2 (signed output) left float. mxnext runs
+each side with ``calib_mode='naive'`` over two calibration batches and ``quantized_dtype=
+'auto'`` (uint8 where the calibrated range is non-negative), conv1 (signed data: MXNet's
+oneDNN int8 convolution takes uint8 data only) and fc2 left float. mxnext runs
 ``quantize_model``; MXNet runs ``quantize_model_mkldnn`` (its oneDNN path: conv+ReLU fused),
-as its plain ``quantize_model`` graph fails in its oneDNN kernels ("could not create a
-primitive descriptor iterator", with or without ``MXNET_SUBGRAPH_BACKEND=NONE``). Then the
-float and the quantized symbol run ``forward(is_train=False)`` in a
-Module: samples/s. The mxnext side also times each quantized convolution / fully connected
-layer alone (``mx.nd.contrib.quantized_conv`` / ``quantized_fully_connected`` on uint8 data
-of that layer's shape): milliseconds per call.
+as the forward of its plain ``quantize_model`` graph fails in its oneDNN kernels ("only
+supports uint8" / "could not create a primitive descriptor iterator", with or without
+``MXNET_SUBGRAPH_BACKEND=NONE``). Then the float and the quantized symbol run
+``forward(is_train=False)`` in a Module: samples/s. The mxnext side also times each
+quantized convolution / fully connected layer alone (``mx.nd.contrib.quantized_conv`` /
+``quantized_fully_connected`` on uint8 data of that layer's shape): milliseconds per call.
 
 Each side runs in its own interpreter (this file with ``--side``) at its default threads
 (``--cpus N`` puts every side on the same N CPUs); MXNet 1.9.1 comes from
