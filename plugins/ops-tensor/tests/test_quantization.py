@@ -56,6 +56,17 @@ def test_rounding_is_half_to_even_and_saturates_to_full_range():
     np.testing.assert_array_equal(q, [0, 2, 2, 0, 0, 255])
 
 
+def test_infinities_saturate():
+    """As MXNet 1.9.1's oneDNN build gives them."""
+    x = np.array([np.inf, -np.inf, 1.0], F32)
+    params = {"out_type": "int8", "min_calib_range": -1.0, "max_calib_range": 1.0}
+    q, _, _ = run_op("_contrib_quantize_v2", [x], params)
+    np.testing.assert_array_equal(q, [127, -128, 127])
+    params.update(out_type="uint8", min_calib_range=0.0)
+    q, _, _ = run_op("_contrib_quantize_v2", [x], params)
+    np.testing.assert_array_equal(q, [255, 0, 255])
+
+
 def test_quantize_v2_output_type_and_ranges():
     x = np.array([[0.25, 1.0], [0.5, 0.0]], F32)
     q, lo, hi = run_op("_contrib_quantize_v2", [x], {"out_type": "auto", "min_calib_range": 0,

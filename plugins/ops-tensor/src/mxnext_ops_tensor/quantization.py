@@ -36,12 +36,15 @@ def _max_abs(a, b):
 
 def _saturate(xp, x, scale, dtype):
     """``x * scale`` in float32, rounded half to even and clipped to ``dtype``'s range (a
-    0 * inf of an all-zero range gives 0)."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        y = xp.rint(x.astype(_F32) * _F32(scale))
-    y = xp.where(xp.isnan(y), _F32(0), y)
+    0 * inf of an all-zero range gives 0); in place on one float32 copy."""
     info = np.iinfo(dtype)
-    return xp.clip(y, info.min, info.max).astype(dtype)
+    y = x.astype(_F32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        xp.multiply(y, _F32(scale), out=y)
+    xp.rint(y, out=y)
+    xp.clip(y, info.min, info.max, out=y)
+    y[xp.isnan(y)] = 0
+    return y.astype(dtype)
 
 
 def _out_dtype(params):

@@ -1,7 +1,7 @@
 """MXNet 1.9's int8 products with an int32 result: _contrib_quantized_fully_connected and
 _contrib_quantized_conv (``quantization/quantized_fully_connected.cc``, ``quantized_conv.cc``
-and their oneDNN kernels). Products are summed exactly (float64 BLAS: an int8 product sum
-stays far below 2^53); the int32 output stands for ``x * max_output / 2^31``."""
+and their oneDNN kernels). Products are summed exactly (``exact_matmul``: float32 BLAS over
+chunks short enough to stay exact); the int32 output stands for ``x * max_output / 2^31``."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from opsdk import Field, Param, ShapeError, assign, register_op
 from opsdk.shape import dims_prod, merge_shape
 
 from ._common import check_outs
+from ._exact_gemm import exact_matmul, magnitude
 from ._quantized import (F32, INT8_RANGE, ONE, RANGE_OUTPUTS, UINT8_RANGE, check_quantized,
                          max_abs, product_range, quantized_op, range_shapes, range_types,
                          scalar, set_type, write_range)
 
-_F64 = np.float64
 _I32 = np.iinfo(np.int32)
 
 
@@ -27,7 +27,8 @@ def _names(p):
 
 
 def _int32(acc):
-    return np.clip(acc, _I32.min, _I32.max).astype(np.int32)
+    """int64 sums saturated to int32 (``acc`` is clipped in place)."""
+    return np.clip(acc, _I32.min, _I32.max, out=acc).astype(np.int32)
 
 
 def _fix_types(op, p, ins, outs):
@@ -86,7 +87,8 @@ def _fully_connected(ctx, inputs, req, outputs, params):
     x, w = inputs[0], inputs[1]
     ranges = [scalar(r) for r in inputs[n:]]
     rows = x.reshape(x.shape[0], -1) if params.flatten else x.reshape(-1, x.shape[-1])
-    acc = np.rint(rows.astype(_F64) @ w.astype(_F64).T).astype(np.int64)
+    bound = magnitude(x.dtype) * magnitude(w.dtype)
+    acc = exact_matmul(rows.astype(F32), w.astype(F32).T, bound)
     if not params.no_bias:
         acc += _bias_int32(inputs[2], x.dtype, ranges)
     assign(outputs[0], req[0], _int32(acc).reshape(outputs[0].shape))
@@ -202,21 +204,35 @@ def windows(x, kernel, stride, dilate):
                                            writeable=False)
 
 
+def _columns(x, params):
+    """im2col, channels last: float32 rows (N * prod(out), prod(kernel) * C) of the padded
+    data, one per output position, and the output's spatial shape."""
+    stride, dilate, pad = _geometry(params)
+    kernel, nd = tuple(params.kernel), len(params.kernel)
+    padded = np.pad(x, [(0, 0), (0, 0)] + [(q, q) for q in pad])
+    last = np.array(np.moveaxis(padded, 1, -1), dtype=F32, order="C")
+    out = tuple((last.shape[1 + i] - (dilate[i] * (kernel[i] - 1) + 1)) // stride[i] + 1
+                for i in range(nd))
+    st = last.strides
+    strides = st[:1] + tuple(st[1 + i] * stride[i] for i in range(nd)) + \
+        tuple(st[1 + i] * dilate[i] for i in range(nd)) + st[-1:]
+    win = np.lib.stride_tricks.as_strided(last, last.shape[:1] + out + kernel + last.shape[-1:],
+                                          strides, writeable=False)
+    return win.reshape(dims_prod(win.shape[:1 + nd]), -1), out
+
+
 def _conv(ctx, inputs, req, outputs, params):
     """oneDNN's int8 convolution: int32 sums of products, plus the int8 bias as it is
     (oneDNN adds a bias without rescaling it)."""
     n = 2 if params.no_bias else 3
     x, w = inputs[0], inputs[1]
-    stride, dilate, pad = _geometry(params)
-    nd = len(params.kernel)
-    xp = np.pad(x.astype(_F64), [(0, 0), (0, 0)] + [(q, q) for q in pad])
-    win = windows(xp, params.kernel, stride, dilate)
-    acc = np.tensordot(win, w.astype(_F64), axes=([1] + list(range(2 + nd, 2 + 2 * nd)),
-                                                  list(range(1, 2 + nd))))
-    acc = np.moveaxis(acc, -1, 1)
+    cols, out = _columns(x, params)
+    taps = np.moveaxis(w, 1, -1).reshape(w.shape[0], -1).astype(F32).T    # (kernel..., C)
+    acc = exact_matmul(cols, taps, magnitude(x.dtype) * magnitude(w.dtype))
     if not params.no_bias:
-        acc = acc + inputs[2].astype(_F64).reshape((-1,) + (1,) * nd)
-    assign(outputs[0], req[0], _int32(np.rint(acc)))
+        acc += inputs[2].astype(np.int64)
+    acc = np.moveaxis(acc.reshape((x.shape[0],) + out + (-1,)), -1, 1)
+    assign(outputs[0], req[0], _int32(acc))
     ranges = [scalar(r) for r in inputs[n:n + 4]]
     write_range(outputs, req, *product_range(*ranges))
 
