@@ -37,7 +37,10 @@ def _infer(op, shapes, dtypes, params=None):
 def test_matches_mxnet(i):
     op, params = str(REF[f"op:{i}"]), json.loads(str(REF[f"params:{i}"]))
     inputs = [REF[f"in{k}:{i}"] for k in range(12) if f"in{k}:{i}" in REF.files]
-    for k, got in enumerate(run_op(op, inputs, params)):
+    outs = run_op(op, inputs, params)
+    if op == "_contrib_quantized_conv":
+        inputs, outs = _conv_as_mxnet(inputs, params, outs)
+    for k, got in enumerate(outs):
         want = REF[f"out{k}:{i}"]
         assert got.dtype == want.dtype and got.shape == want.shape, (op, params, k)
         if op == "_contrib_quantized_rnn":      # within one uint8 step of the data's scale
@@ -45,6 +48,35 @@ def test_matches_mxnet(i):
             assert np.mean(got == want) > 0.9 or k == 2
         else:
             np.testing.assert_array_equal(got, want, err_msg=f"{op} {params} output {k}")
+
+
+def _conv_as_mxnet(inputs, params, outs):
+    """The products only, compared with MXNet's: its unfused oneDNN convolution adds the
+    int8 bias unscaled (subtracted from its output here) and declares another range (checked
+    in test_conv_bias_and_range_as_fully_connected), where mxnext's convolution keeps both
+    as fully connected does."""
+    if not params.get("no_bias", False):
+        bias = inputs[2].astype(np.int64).reshape((1, -1) + (1,) * (inputs[0].ndim - 2))
+        products = run_op("_contrib_quantized_conv", [inputs[0], inputs[1], *inputs[3:7]],
+                          {**params, "no_bias": True})[0]
+        outs = [(products + bias).astype(np.int32)]
+    return inputs, outs[:1]
+
+
+def test_conv_bias_and_range_as_fully_connected():
+    """A 1x1 convolution over one pixel is a fully connected layer: same sums, same
+    rescaled bias, same range, for int8 and uint8 data."""
+    rng = np.random.default_rng(0)
+    for dtype, lo in ((np.uint8, 0), (np.int8, -0.5)):
+        x = rng.integers(0, 100, (3, 5), dtype=dtype)
+        w = rng.integers(-100, 100, (4, 5), dtype=np.int8)
+        b = rng.integers(-100, 100, (4,), dtype=np.int8)
+        ranges = _rng(lo, 2.0, -1.0, 0.5, -0.3, 0.2)
+        fc = run_op(OPS[0], [x, w, b, *ranges], {"num_hidden": 4})
+        conv = run_op(OPS[1], [x.reshape(3, 5, 1, 1), w.reshape(4, 5, 1, 1), b, *ranges],
+                      {"kernel": (1, 1), "num_filter": 4})
+        np.testing.assert_array_equal(conv[0].reshape(3, 4), fc[0])
+        assert conv[1] == fc[1] and conv[2] == fc[2]
 
 
 def test_fully_connected_sums_exactly_and_rescales_bias():
@@ -61,12 +93,14 @@ def test_fully_connected_sums_exactly_and_rescales_bias():
     assert out.tolist() == [[2 + 1275]]
 
 
-def test_conv_adds_bias_unscaled_and_pads():
+def test_conv_rescales_bias_and_pads():
     x = np.ones((1, 1, 2, 2), np.uint8)
     w = np.ones((1, 1, 2, 2), np.int8)
-    out = run_op(OPS[1], [x, w, np.array([-3], np.int8), *_rng(0, 1, -1, 1, -1, 1)],
-                 {"kernel": (2, 2), "num_filter": 1, "pad": (1, 1)})[0]
-    assert out.tolist() == [[[[-2, -1, -2], [-1, 1, -1], [-2, -1, -2]]]]
+    out, lo, hi = run_op(OPS[1], [x, w, np.array([-3], np.int8), *_rng(0, 1, -1, 1, -1, 1)],
+                         {"kernel": (2, 2), "num_filter": 1, "pad": (1, 1)})
+    # bias -3 over (-1, 1): -3 * (255.5 * 127.5 * 1 / 127.5) = -766.5, truncated
+    assert out.tolist() == [[[[-765, -764, -765], [-764, -762, -764], [-765, -764, -765]]]]
+    assert hi[0] == -lo[0] == F32(1 / 127) * F32(1 / 255) * F32(2 ** 31)
 
 
 def test_shape_and_type_inference():

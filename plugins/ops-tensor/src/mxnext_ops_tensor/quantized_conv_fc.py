@@ -222,19 +222,21 @@ def _columns(x, params):
 
 
 def _conv(ctx, inputs, req, outputs, params):
-    """oneDNN's int8 convolution: int32 sums of products, plus the int8 bias as it is
-    (oneDNN adds a bias without rescaling it)."""
+    """int32 sums of products, the bias and the output range as fully connected has them.
+    MXNet's unfused oneDNN kernel adds the int8 bias unscaled and declares a uint8-data
+    range with 127 for both scales (twice its step): a quantize_model graph then dequantizes
+    wrong, so mxnext keeps the two consistent instead (docs/quantization.md)."""
     n = 2 if params.no_bias else 3
     x, w = inputs[0], inputs[1]
+    ranges = [scalar(r) for r in inputs[n:]]
     cols, out = _columns(x, params)
     taps = np.moveaxis(w, 1, -1).reshape(w.shape[0], -1).astype(F32).T    # (kernel..., C)
     acc = exact_matmul(cols, taps, magnitude(x.dtype) * magnitude(w.dtype))
     if not params.no_bias:
-        acc += inputs[2].astype(np.int64)
+        acc += _bias_int32(inputs[2], x.dtype, ranges)
     acc = np.moveaxis(acc.reshape((x.shape[0],) + out + (-1,)), -1, 1)
     assign(outputs[0], req[0], _int32(acc))
-    ranges = [scalar(r) for r in inputs[n:n + 4]]
-    write_range(outputs, req, *product_range(*ranges))
+    write_range(outputs, req, *product_range(*ranges[:4], unsigned=x.dtype == np.uint8))
 
 
 quantized_op(
@@ -242,7 +244,9 @@ quantized_op(
     .describe("Convolution (2-d NCHW or 3-d NCDHW, num_group 1) of int8/uint8 data with an "
               "int8 weight (and int8 bias), summed in int32. Each argument comes with its "
               "(min, max) float range; the output range is (-m, m), m = |data|/127 * "
-              "|weight|/127 * 2^31. Returns (output, min_output, max_output). Inference only.")
+              "|weight|/127 * 2^31 (uint8 data: the weight's divisor is 255, as fully "
+              "connected). The bias is rescaled to the output's int32 steps. Returns "
+              "(output, min_output, max_output). Inference only.")
     .set_attr_parser(QuantizedConvParam)
     .set_num_inputs(lambda p: 6 if p.no_bias else 9).set_num_outputs(3)
     .set_attr("FListInputNames", _names)
