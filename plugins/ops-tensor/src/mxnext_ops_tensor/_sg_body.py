@@ -1,0 +1,108 @@
+"""The fused body graph a MXNet 1.9.1 oneDNN subgraph node (``_sg_mkldnn_conv``,
+``_sg_mkldnn_fully_connected``) carries in its JSON ``subgraphs`` field: what it fuses is
+read from the body's ops (the conv / FC parameters, BatchNorm's ``eps`` and ``fix_gamma``,
+the activations before and after the sum)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from opsdk import Field, MXNetError, Param
+from pydantic import ConfigDict, field_validator, model_validator
+
+_SUMS = ("elemwise_add", "_plus", "_Plus", "broadcast_add", "_add")
+
+
+def _topo(heads):
+    """The body's op nodes (inputs first)."""
+    seen, order = set(), []
+
+    def visit(node):
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        for e in node.inputs:
+            visit(e.node)
+        if node.op is not None:
+            order.append(node)
+    for e in heads:
+        visit(e.node)
+    return order
+
+
+class FusedBody:
+    """One body graph (``graphs`` as the JSON writer reads it) and what it fuses: ``main``
+    (the conv / FC node's parameters), ``bn`` (BatchNorm's, or None), ``act`` and
+    ``postsum_act`` (the activation type before / after the sum, or None)."""
+
+    def __init__(self, op, graphs, main):
+        graphs = tuple(list(getattr(g, "_outputs", g)) for g in graphs)
+        if len(graphs) != 1:
+            raise MXNetError(f"Operator {op!r}: expected one body graph in subgraphs, got "
+                             f"{len(graphs)}")
+        self.graphs = graphs
+        self.main = self.bn = self.act = self.postsum_act = None
+        summed = False
+        for node in _topo(graphs[0]):
+            name = node.op.name
+            if name == main:
+                self.main = node.params
+            elif name == "BatchNorm":
+                self.bn = node.params
+            elif name in _SUMS:
+                summed = True
+            elif name in ("Activation", "relu"):
+                kind = getattr(node.params, "act_type", "relu")
+                if kind != "relu":
+                    raise MXNetError(f"Operator {op!r}: fused activation {kind!r} is not "
+                                     f"supported (relu only)")
+                self.postsum_act, self.act = ("relu", self.act) if summed else (None, "relu")
+            else:
+                raise MXNetError(f"Operator {op!r}: its body graph holds {name!r}, which "
+                                 f"it cannot fuse")
+        if self.main is None:
+            raise MXNetError(f"Operator {op!r}: its body graph holds no {main}")
+
+    def __repr__(self):
+        return f"<fused body of {len(self.graphs)} graph(s)>"
+
+
+class FusedParam(Param):
+    """What the fused ops' parameters share: the body graph (JSON: the subgraphs field,
+    never written as an attribute), the calibration, and MXNet's older attribute names."""
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True,
+                              arbitrary_types_allowed=True)
+    op_name: ClassVar[str]
+    fuses: ClassVar[str]                        # the body's main op
+    renamed: ClassVar[dict] = {}                # older MXNet's attribute names
+    quantized: bool = Field(False, description="Enable quantization.")
+    min_calib_range: float | None = Field(None, description="Calibrated output minimum.")
+    max_calib_range: float | None = Field(None, description="Calibrated output maximum.")
+    subgraphs: Any = Field(description="The fused body graph (JSON: the subgraphs field).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, d):
+        if isinstance(d, dict) and any(k in d for k in cls.renamed):
+            d = {cls.renamed.get(k, k): v for k, v in d.items()}
+        return d
+
+    @field_validator("subgraphs", mode="before")
+    @classmethod
+    def _body(cls, value):
+        return value if isinstance(value, FusedBody) else FusedBody(cls.op_name, value,
+                                                                     cls.fuses)
+
+    def to_mxnet_dict(self, include_defaults=False):
+        d = super().to_mxnet_dict(include_defaults)
+        d.pop("subgraphs", None)
+        return d
+
+    @property
+    def main(self):
+        """The fused conv / FC node's own parameters."""
+        return self.subgraphs.main
+
+    @property
+    def calibrated(self) -> bool:
+        return self.min_calib_range is not None and self.max_calib_range is not None

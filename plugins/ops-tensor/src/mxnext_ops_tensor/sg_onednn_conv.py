@@ -1,0 +1,207 @@
+"""``_sg_mkldnn_conv``: MXNet 1.9.1's fused oneDNN convolution (conv [+ BatchNorm] [+ relu]
+[+ sum [+ relu]]), float or quantized, as ``quantize_model_mkldnn`` and
+``optimize_for('MKLDNN')`` write it; the fused ops come from the node's body graph.
+
+Quantized, it computes what MXNet's oneDNN primitive does: BatchNorm folded into float32
+weights and bias, the weights quantized per output channel (calibrated) or per tensor
+(``127.5 / |w|``, rounded half to even), the bias to int32 at ``data_scale * w_scale``,
+exact int32 sums, then in float32 ``acc * requantize_scale``, relu, ``+ sum_scale * sum``,
+relu, rounded half to even and saturated to uint8 / int8 (calibrated) or int32."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from opsdk import Field, MakeZeroGradNodes, ShapeError, assign, register_op
+
+from ._onednn_int8 import int8_products, weight_adjust
+from ._quantized import (F32, ONE, check_quantized, product_range, quantize_scale,
+                         range_shapes, saturate, scalar, set_type, write_range)
+from ._sg_body import FusedParam
+from .quantized_conv_fc import columns, geometry
+
+_OP = "_sg_mkldnn_conv"
+_INT32_MAX = F32(2 ** 31)                     # static_cast<float>(INT32_MAX)
+
+
+class SgConvParam(FusedParam):
+    """MXNet's MKLDNNConvParam; the convolution's own parameters are its body's."""
+    op_name: ClassVar[str] = _OP
+    fuses: ClassVar[str] = "Convolution"
+    renamed: ClassVar[dict] = {"with_relu": "with_act", "with_postsum_relu": "with_postsum_act"}
+    with_bn: bool = Field(False, description="Add post batchnorm.")
+    with_act: bool = Field(False, description="Add post activation.")
+    with_sum: bool = Field(False, description="Add post sum.")
+    with_postsum_act: bool = Field(False, description="Add post activation after sum.")
+
+
+def _layout(p):
+    """Indices of each input: weight, bias, bn (4), sum, then the ranges."""
+    names = ["data", "weight"] + ([] if p.main.no_bias else ["bias"])
+    if p.with_bn:
+        names += ["gamma", "beta", "moving_mean", "moving_var"]
+    if p.with_sum:
+        names.append("sum")
+    if p.quantized:
+        names += ["min_data", "max_data"] + (["min_sum", "max_sum"] if p.with_sum else [])
+    return names
+
+
+def _out_dtype(p):
+    if not p.quantized:
+        return np.dtype(F32)
+    if not p.calibrated:
+        return np.dtype(np.int32)
+    relu_last = p.with_postsum_act if p.with_sum else p.with_act
+    return np.dtype(np.uint8 if relu_last else np.int8)
+
+
+def _shape(p, ins, outs):
+    names, c = _layout(p), p.main
+    ins = list(ins)
+    if p.quantized:
+        ins = range_shapes(_OP, ins, names.index("min_data"))
+    d = ins[0]
+    if d is None:
+        return ins, list(outs)
+    if c.num_group != 1 or len(c.kernel) != 2 or len(d) != 4 or c.layout not in (None, "NCHW"):
+        raise ShapeError(f"Operator {_OP!r}: supports 2-d NCHW convolution with num_group 1, "
+                         f"got kernel {c.kernel}, num_group {c.num_group}, layout {c.layout}, "
+                         f"data {tuple(d)}")
+    stride, dilate, pad = geometry(c)
+    spatial = tuple((x + 2 * q - (dl * (k - 1) + 1)) // s + 1 for x, k, s, dl, q in
+                    zip(d[2:], c.kernel, stride, dilate, pad))
+    out = (d[0], c.num_filter) + spatial
+    want = {"weight": (c.num_filter, d[1]) + tuple(c.kernel), "sum": out}
+    for i, name in enumerate(names[1:], 1):
+        shape = want.get(name, (c.num_filter,) if not name.startswith(("min", "max")) else ONE)
+        if ins[i] is not None and tuple(ins[i]) != shape:
+            raise ShapeError(f"Operator {_OP!r}: input {i} ({name}) has shape "
+                             f"{tuple(ins[i])}, expected {shape}")
+        ins[i] = shape
+    return ins, [out] + ([ONE, ONE] if p.quantized else [])
+
+
+def _types(p, ins, outs):
+    names, ins, outs = _layout(p), list(ins), list(outs)
+    for i, name in enumerate(names):
+        if name in ("data", "sum") and p.quantized:
+            check_quantized(_OP, ins[i], name)
+        else:
+            set_type(_OP, ins, i, F32, f"input {i} ({name})")
+    set_type(_OP, outs, 0, _out_dtype(p), "output 0")
+    for i in range(1, len(outs)):
+        set_type(_OP, outs, i, F32, f"output {i}")
+    return ins, outs
+
+
+def _folded(p, x):
+    """Weight and bias (float32) with BatchNorm folded in, as MXNet's UpdateConvWeightBias."""
+    names = _layout(p)
+    w = x[1].astype(F32)
+    b = x[2].astype(F32) if not p.main.no_bias else None
+    if not p.with_bn:
+        return w, b
+    gamma, beta, mean, var = (x[names.index(k)].astype(F32) for k in
+                              ("gamma", "beta", "moving_mean", "moving_var"))
+    bn = p.subgraphs.bn
+    if bn.fix_gamma:
+        gamma = np.ones_like(gamma)
+    alpha = gamma / np.sqrt(var + F32(bn.eps))
+    bias = beta + alpha * (b - mean) if b is not None else beta - alpha * mean
+    return w * alpha.reshape((-1,) + (1,) * (w.ndim - 1)), bias
+
+
+def _relu(y, on):
+    return np.maximum(y, F32(0)) if on else y
+
+
+def _float(p, x, w, b):
+    cols, out = columns(x[0], p.main)
+    y = cols @ w.reshape(w.shape[0], w.shape[1], -1).transpose(2, 1, 0).reshape(-1, w.shape[0])
+    if b is not None:
+        y = y + b
+    y = np.moveaxis(y.reshape((x[0].shape[0],) + out + (-1,)), -1, 1)
+    y = _relu(y, p.with_act)
+    if p.with_sum:
+        y = _relu(y + x[_layout(p).index("sum")], p.with_postsum_act)
+    return y.astype(F32)
+
+
+def _weight_scales(p, w, b, data_scale):
+    """Per-channel scales (calibrated; bounded so the int32 bias stays within INT32_MAX/2)
+    or one per-tensor scale, as MXNet's GetWeightScales."""
+    flat = w.reshape(w.shape[0], -1)
+    if not p.calibrated:
+        return np.full(w.shape[0], quantize_scale(np.int8, flat.min(), flat.max()), F32)
+    scales = np.array([quantize_scale(np.int8, r.min(), r.max()) for r in flat], F32)
+    if b is not None:
+        for c in np.nonzero(b)[0]:
+            bound = (_INT32_MAX if b[c] > 0 else -_INT32_MAX) / F32(2) / b[c] / data_scale
+            scales[c] = min(scales[c], bound)
+    return scales
+
+
+def _quantized(p, x, w, b, outputs, req):
+    names = _layout(p)
+    data = x[0]
+    lo, hi = scalar(x[names.index("min_data")]), scalar(x[names.index("max_data")])
+    if lo < 0 and data.dtype != np.int8:
+        raise ShapeError(f"Operator {_OP!r}: data range ({lo}, {hi}) is signed, expected int8 "
+                         f"data, got {data.dtype}")
+    data_scale = quantize_scale(data.dtype, lo, hi)
+    ws = _weight_scales(p, w, b, data_scale)
+    adj = weight_adjust(data.dtype)
+    wq = saturate(w * (ws * adj).reshape((-1,) + (1,) * (w.ndim - 1)), np.int8)
+    cols, out = columns(data, p.main)
+    taps = np.moveaxis(wq, 1, -1).reshape(wq.shape[0], -1).astype(F32).T
+    acc = int8_products(cols, taps, data.dtype, data.shape[1]).astype(F32)
+    if b is not None:
+        acc += saturate(b * (ws * data_scale), np.int32).astype(F32) * adj
+    dtype = _out_dtype(p)
+    if p.calibrated:
+        cal = (F32(p.min_calib_range), F32(p.max_calib_range))
+        out_scale = quantize_scale(dtype, *cal)
+        y = acc * (out_scale / data_scale / ws / adj)
+    else:
+        flat = w.reshape(-1)
+        cal = product_range(lo, hi, flat.min(), flat.max(), unsigned=data.dtype == np.uint8)
+        out_scale = data_scale * ws[0]
+        y = acc / adj
+    y = _relu(np.moveaxis(y.reshape((data.shape[0],) + out + (-1,)), -1, 1), p.with_act)
+    if p.with_sum:
+        s = x[names.index("sum")]
+        s_scale = quantize_scale(s.dtype, scalar(x[names.index("min_sum")]),
+                                 scalar(x[names.index("max_sum")]))
+        y = _relu(y + F32(out_scale / s_scale) * s.astype(F32), p.with_postsum_act)
+    assign(outputs[0], req[0], saturate(y, dtype))
+    write_range(outputs, req, *cal)
+
+
+def _compute(ctx, inputs, req, outputs, params):
+    w, b = _folded(params, inputs)
+    if params.quantized:
+        _quantized(params, inputs, w, b, outputs, req)
+    else:
+        assign(outputs[0], req[0], _float(params, inputs, w, b))
+
+
+(register_op(_OP)
+ .describe("MXNet 1.9.1's fused oneDNN convolution (2-d NCHW, num_group 1) with optional "
+           "BatchNorm, relu, sum and post-sum relu, its body graph in subgraphs; float32, "
+           "or quantized (int8/uint8 data, float32 weights quantized per channel) returning "
+           "(output, min_output, max_output). Inference only.")
+ .set_attr_parser(SgConvParam)
+ .set_num_inputs(lambda p: len(_layout(p)))
+ .set_num_outputs(lambda p: 3 if p.quantized else 1)
+ .set_attr("FListInputNames", _layout)
+ .set_attr("FListOutputNames",
+           lambda p: ["output", "min_output", "max_output"] if p.quantized else ["output"])
+ .set_attr("FMutateInputs", lambda p: [_layout(p).index(k) for k in ("moving_mean",
+                                                                    "moving_var")]
+           if p.with_bn else [])
+ .set_attr("FInferShape", _shape)
+ .set_attr("FInferType", _types)
+ .set_attr("FGradient", MakeZeroGradNodes)
+ .set_attr("FCompute<cpu>", _compute))
