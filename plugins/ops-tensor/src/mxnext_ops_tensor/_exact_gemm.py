@@ -31,4 +31,3 @@ def exact_matmul(a, b, bound):
     for s in range(0, k, step):
         out += a[:, s:s + step] @ b[s:s + step]
     return out.astype(np.int64)
-
