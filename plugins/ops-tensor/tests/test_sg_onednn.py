@@ -59,7 +59,7 @@ def test_json_round_trip_keeps_subgraphs(monkeypatch):
     again = mx.sym.load_json(sym.tojson())
     doc = json.loads(again.tojson())
     fused = [n for n in doc["nodes"] if n["op"].startswith("_sg_mkldnn")]
-    assert len(fused) == 4 and all(len(n["subgraphs"]) == 1 for n in fused)
+    assert len(fused) == 5 and all(len(n["subgraphs"]) == 1 for n in fused)
     assert "subgraphs" not in fused[0]["attrs"]
     _, args, auxs = mx.model.load_checkpoint(prefix("auto"), 0)
     ex = again.bind(mx.cpu(), dict(args, data=mx.nd.array(REF["data"])), aux_states=auxs)

@@ -108,7 +108,8 @@ def _folded(p, x):
     bn = p.subgraphs.bn
     if bn.fix_gamma:
         gamma = np.ones_like(gamma)
-    alpha = gamma / np.sqrt(var + F32(bn.eps))
+    # float32 var plus the double eps, square root and division in double, as MXNet
+    alpha = (gamma / np.sqrt(var.astype(np.float64) + bn.eps)).astype(F32)
     bias = beta + alpha * (b - mean) if b is not None else beta - alpha * mean
     return w * alpha.reshape((-1,) + (1,) * (w.ndim - 1)), bias
 
@@ -143,14 +144,9 @@ def _weight_scales(p, w, b, data_scale):
     return scales
 
 
-def _quantized(p, x, w, b, outputs, req):
-    names = _layout(p)
-    data = x[0]
-    lo, hi = scalar(x[names.index("min_data")]), scalar(x[names.index("max_data")])
-    if lo < 0 and data.dtype != np.int8:
-        raise ShapeError(f"Operator {_OP!r}: data range ({lo}, {hi}) is signed, expected int8 "
-                         f"data, got {data.dtype}")
-    data_scale = quantize_scale(data.dtype, lo, hi)
+def _accumulate(p, data, w, b, data_scale):
+    """The sums plus the int32 bias as float32 (N, F, *out), the weights' scales and the
+    weight adjustment (see _onednn_int8)."""
     ws = _weight_scales(p, w, b, data_scale)
     adj = weight_adjust(data.dtype)
     wq = saturate(w * (ws * adj).reshape((-1,) + (1,) * (w.ndim - 1)), np.int8)
@@ -159,23 +155,38 @@ def _quantized(p, x, w, b, outputs, req):
     acc = int8_products(cols, taps, data.dtype, data.shape[1]).astype(F32)
     if b is not None:
         acc += saturate(b * (ws * data_scale), np.int32).astype(F32) * adj
-    dtype = _out_dtype(p)
+    return np.moveaxis(acc.reshape((data.shape[0],) + out + (-1,)), -1, 1), ws, adj
+
+
+def _quantized(p, x, w, b, outputs, req):
+    names = _layout(p)
+    data = x[0]
+    lo, hi = scalar(x[names.index("min_data")]), scalar(x[names.index("max_data")])
+    if lo < 0 and data.dtype != np.int8:
+        raise ShapeError(f"Operator {_OP!r}: data range ({lo}, {hi}) is signed, expected int8 "
+                         f"data, got {data.dtype}")
+    data_scale = quantize_scale(data.dtype, lo, hi)
+    acc, ws, adj = _accumulate(p, data, w, b, data_scale)
+    dtype = store = _out_dtype(p)
     if p.calibrated:
         cal = (F32(p.min_calib_range), F32(p.max_calib_range))
         out_scale = quantize_scale(dtype, *cal)
-        y = acc * (out_scale / data_scale / ws / adj)
+        y = acc * (out_scale / data_scale / ws / adj).reshape(-1, 1, 1)
     else:
         flat = w.reshape(-1)
         cal = product_range(lo, hi, flat.min(), flat.max(), unsigned=data.dtype == np.uint8)
         out_scale = data_scale * ws[0]
         y = acc / adj
-    y = _relu(np.moveaxis(y.reshape((data.shape[0],) + out + (-1,)), -1, 1), p.with_act)
+    y = _relu(y, p.with_act)
     if p.with_sum:
         s = x[names.index("sum")]
         s_scale = quantize_scale(s.dtype, scalar(x[names.index("min_sum")]),
                                  scalar(x[names.index("max_sum")]))
         y = _relu(y + F32(out_scale / s_scale) * s.astype(F32), p.with_postsum_act)
-    assign(outputs[0], req[0], saturate(y, dtype))
+        # MXNet writes into the sum's own buffer: stored as the sum's dtype, read as the
+        # output's (an int8 sum under a uint8 output caps it at 127)
+        store = s.dtype if dtype != np.int32 else dtype
+    assign(outputs[0], req[0], saturate(y, store).view(dtype))
     write_range(outputs, req, *cal)
 
 
