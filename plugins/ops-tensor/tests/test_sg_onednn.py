@@ -10,7 +10,7 @@ import pytest
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "sg_onednn")
 REF = np.load(os.path.join(HERE, "ref.npz"))
-QUANTIZED = ("auto", "int8", "int8-uncalibrated")
+QUANTIZED = ("auto", "int8", "int8-uncalibrated", "grouped-auto")
 
 
 def prefix(name):
@@ -38,12 +38,14 @@ def test_int8_files_exact_sums_stay_near_mxnet(name, monkeypatch):
     # exact sums (a VNNI CPU's): quantization-level differences from the AVX2 results
     monkeypatch.delenv("MXNEXT_ONEDNN_ISA", raising=False)
     out = module_output(name)
-    np.testing.assert_allclose(out, REF["float"], atol=0.35 * np.abs(REF["float"]).max())
+    ref = REF["grouped-float" if name.startswith("grouped") else "float"]
+    np.testing.assert_allclose(out, ref, atol=0.35 * np.abs(ref).max())
     assert not np.array_equal(out, REF[name]) or name == "int8-uncalibrated"
 
 
-def test_float_fused_file_matches_mxnet():
-    np.testing.assert_allclose(module_output("float"), REF["float"], rtol=1e-5, atol=1e-5)
+@pytest.mark.parametrize("name", ["float", "grouped-float"])
+def test_float_fused_file_matches_mxnet(name):
+    np.testing.assert_allclose(module_output(name), REF[name], rtol=1e-5, atol=1e-5)
 
 
 def test_symbolblock_imports_int8_file(monkeypatch):

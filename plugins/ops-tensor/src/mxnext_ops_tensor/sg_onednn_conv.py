@@ -65,15 +65,17 @@ def _shape(p, ins, outs):
     d = ins[0]
     if d is None:
         return ins, list(outs)
-    if c.num_group != 1 or len(c.kernel) != 2 or len(d) != 4 or c.layout not in (None, "NCHW"):
-        raise ShapeError(f"Operator {_OP!r}: supports 2-d NCHW convolution with num_group 1, "
+    if d[1] % c.num_group or c.num_filter % c.num_group or len(c.kernel) != 2 or \
+            len(d) != 4 or c.layout not in (None, "NCHW"):
+        raise ShapeError(f"Operator {_OP!r}: supports 2-d NCHW convolution, num_group "
+                         f"dividing the channels and filters, "
                          f"got kernel {c.kernel}, num_group {c.num_group}, layout {c.layout}, "
                          f"data {tuple(d)}")
     stride, dilate, pad = geometry(c)
     spatial = tuple((x + 2 * q - (dl * (k - 1) + 1)) // s + 1 for x, k, s, dl, q in
                     zip(d[2:], c.kernel, stride, dilate, pad))
     out = (d[0], c.num_filter) + spatial
-    want = {"weight": (c.num_filter, d[1]) + tuple(c.kernel), "sum": out}
+    want = {"weight": (c.num_filter, d[1] // c.num_group) + tuple(c.kernel), "sum": out}
     for i, name in enumerate(names[1:], 1):
         shape = want.get(name, (c.num_filter,) if not name.startswith(("min", "max")) else ONE)
         if ins[i] is not None and tuple(ins[i]) != shape:
@@ -118,12 +120,27 @@ def _relu(y, on):
     return np.maximum(y, F32(0)) if on else y
 
 
+def _taps(w):
+    """(kernel..., C) rows by output channel columns, as ``columns`` orders the data."""
+    return np.moveaxis(w, 1, -1).reshape(w.shape[0], -1).astype(F32).T
+
+
+def _grouped(p, data, w, product):
+    """``product(columns, taps, channels)`` of each group, joined as (N, F, *out)."""
+    g = p.main.num_group
+    ci, fo = data.shape[1] // g, w.shape[0] // g
+    parts = []
+    for i in range(g):
+        cols, out = columns(data[:, i * ci:(i + 1) * ci], p.main)
+        parts.append(product(cols, _taps(w[i * fo:(i + 1) * fo]), ci))
+    y = np.concatenate(parts, axis=1) if g > 1 else parts[0]
+    return np.moveaxis(y.reshape((data.shape[0],) + out + (-1,)), -1, 1)
+
+
 def _float(p, x, w, b):
-    cols, out = columns(x[0], p.main)
-    y = cols @ w.reshape(w.shape[0], w.shape[1], -1).transpose(2, 1, 0).reshape(-1, w.shape[0])
+    y = _grouped(p, x[0], w, lambda cols, taps, _: cols @ taps)
     if b is not None:
-        y = y + b
-    y = np.moveaxis(y.reshape((x[0].shape[0],) + out + (-1,)), -1, 1)
+        y = y + b.reshape(-1, 1, 1)
     y = _relu(y, p.with_act)
     if p.with_sum:
         y = _relu(y + x[_layout(p).index("sum")], p.with_postsum_act)
@@ -144,18 +161,29 @@ def _weight_scales(p, w, b, data_scale):
     return scales
 
 
+def _grouped_scales(p, ws):
+    """The scale each weight row is quantized with. With groups MXNet hands oneDNN the
+    per-channel scales for weights laid out (group, filter, ...), whose first axis is the
+    group: filter j of group i gets scale ``ws[i]`` (the output is still rescaled per
+    channel, so MXNet's numbers carry this)."""
+    g = p.main.num_group
+    if g == 1:
+        return ws
+    return ws[np.arange(ws.size) // (ws.size // g)]
+
+
 def _accumulate(p, data, w, b, data_scale):
     """The sums plus the int32 bias as float32 (N, F, *out), the weights' scales and the
     weight adjustment (see _onednn_int8)."""
     ws = _weight_scales(p, w, b, data_scale)
     adj = weight_adjust(data.dtype)
-    wq = saturate(w * (ws * adj).reshape((-1,) + (1,) * (w.ndim - 1)), np.int8)
-    cols, out = columns(data, p.main)
-    taps = np.moveaxis(wq, 1, -1).reshape(wq.shape[0], -1).astype(F32).T
-    acc = int8_products(cols, taps, data.dtype, data.shape[1]).astype(F32)
+    wq = saturate(w * (_grouped_scales(p, ws) * adj).reshape((-1,) + (1,) * (w.ndim - 1)),
+                  np.int8)
+    acc = _grouped(p, data, wq, lambda cols, taps, ci: int8_products(cols, taps, data.dtype, ci))
+    acc = acc.astype(F32)
     if b is not None:
-        acc += saturate(b * (ws * data_scale), np.int32).astype(F32) * adj
-    return np.moveaxis(acc.reshape((data.shape[0],) + out + (-1,)), -1, 1), ws, adj
+        acc += (saturate(b * (ws * data_scale), np.int32).astype(F32) * adj).reshape(-1, 1, 1)
+    return acc, ws, adj
 
 
 def _quantized(p, x, w, b, outputs, req):
@@ -199,7 +227,7 @@ def _compute(ctx, inputs, req, outputs, params):
 
 
 (register_op(_OP)
- .describe("MXNet 1.9.1's fused oneDNN convolution (2-d NCHW, num_group 1) with optional "
+ .describe("MXNet 1.9.1's fused oneDNN convolution (2-d NCHW, grouped too) with optional "
            "BatchNorm, relu, sum and post-sum relu, its body graph in subgraphs; float32, "
            "or quantized (int8/uint8 data, float32 weights quantized per channel) returning "
            "(output, min_output, max_output). Inference only.")
