@@ -73,3 +73,16 @@ def test_unsupported_fused_activation_is_named():
         text = f.read().replace('"act_type": "relu"', '"act_type": "tanh"', 1)
     with pytest.raises(mx.base.MXNetError, match="_sg_mkldnn_conv.*'tanh'"):
         mx.sym.load_json(text)
+
+
+def test_older_attribute_names_are_read():
+    # MXNet before 1.6 wrote with_relu / with_postsum_relu
+    with open(prefix("float") + "-symbol.json") as f:
+        text = f.read()
+    old = text.replace('"with_act"', '"with_relu"').replace('"with_postsum_act"',
+                                                            '"with_postsum_relu"')
+    assert old != text
+    _, args, auxs = mx.model.load_checkpoint(prefix("float"), 0)
+    ex = mx.sym.load_json(old).bind(mx.cpu(), dict(args, data=mx.nd.array(REF["data"])),
+                                    aux_states=auxs)
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), REF["float"], rtol=1e-5, atol=1e-5)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from opsdk import Field, MXNetError, Param
-from pydantic import ConfigDict, field_validator, model_validator
+from pydantic import ConfigDict, field_validator
 
 _SUMS = ("elemwise_add", "_plus", "_Plus", "broadcast_add", "_add")
 
@@ -80,12 +80,9 @@ class FusedParam(Param):
     max_calib_range: float | None = Field(None, description="Calibrated output maximum.")
     subgraphs: Any = Field(description="The fused body graph (JSON: the subgraphs field).")
 
-    @model_validator(mode="before")
     @classmethod
-    def _old_names(cls, d):
-        if isinstance(d, dict) and any(k in d for k in cls.renamed):
-            d = {cls.renamed.get(k, k): v for k, v in d.items()}
-        return d
+    def parse(cls, kwargs, op="?"):
+        return super().parse({cls.renamed.get(k, k): v for k, v in kwargs.items()}, op)
 
     @field_validator("subgraphs", mode="before")
     @classmethod
