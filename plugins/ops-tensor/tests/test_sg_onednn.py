@@ -10,7 +10,7 @@ import pytest
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "sg_onednn")
 REF = np.load(os.path.join(HERE, "ref.npz"))
-QUANTIZED = ("auto", "int8", "int8-uncalibrated", "grouped-auto")
+QUANTIZED = ("auto", "int8", "int8-uncalibrated", "grouped-auto", "acts-auto")
 
 
 def prefix(name):
@@ -38,12 +38,12 @@ def test_int8_files_exact_sums_stay_near_mxnet(name, monkeypatch):
     # exact sums (a VNNI CPU's): quantization-level differences from the AVX2 results
     monkeypatch.delenv("MXNEXT_ONEDNN_ISA", raising=False)
     out = module_output(name)
-    ref = REF["grouped-float" if name.startswith("grouped") else "float"]
+    ref = REF[name.replace("auto", "float") if "-auto" in name else "float"]
     np.testing.assert_allclose(out, ref, atol=0.35 * np.abs(ref).max())
     assert not np.array_equal(out, REF[name]) or name == "int8-uncalibrated"
 
 
-@pytest.mark.parametrize("name", ["float", "grouped-float"])
+@pytest.mark.parametrize("name", ["float", "grouped-float", "acts-float"])
 def test_float_fused_file_matches_mxnet(name):
     np.testing.assert_allclose(module_output(name), REF[name], rtol=1e-5, atol=1e-5)
 
@@ -70,8 +70,8 @@ def test_json_round_trip_keeps_subgraphs(monkeypatch):
 
 def test_unsupported_fused_activation_is_named():
     with open(prefix("float") + "-symbol.json") as f:
-        text = f.read().replace('"act_type": "relu"', '"act_type": "tanh"', 1)
-    with pytest.raises(mx.base.MXNetError, match="_sg_mkldnn_conv.*'tanh'"):
+        text = f.read().replace('"act_type": "relu"', '"act_type": "softsign"', 1)
+    with pytest.raises(mx.base.MXNetError, match="_sg_mkldnn_conv.*'softsign'"):
         mx.sym.load_json(text)
 
 

@@ -7,10 +7,41 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import numpy as np
 from opsdk import Field, MXNetError, Param
 from pydantic import ConfigDict, field_validator
 
 _SUMS = ("elemwise_add", "_plus", "_Plus", "broadcast_add", "_add")
+_F32 = np.float32
+# oneDNN's eltwise post-ops MXNet fuses, by kind; (kind, alpha) is a fused activation
+_ACTS = {
+    "relu": lambda y, a: np.maximum(y, _F32(0)),
+    "sigmoid": lambda y, a: _F32(1) / (_F32(1) + np.exp(-y)),
+    "tanh": lambda y, a: np.tanh(y),
+    "softrelu": lambda y, a: np.logaddexp(_F32(0), y),
+    "leaky": lambda y, a: np.where(y > 0, y, y * _F32(a)),
+    "clip": lambda y, a: np.clip(y, _F32(0), _F32(a)),       # bounded relu
+}
+UNSIGNED_ACTS = ("relu", "sigmoid", "softrelu", "clip")   # MXNet's uint8-output activations
+
+
+def activate(y, act):
+    """``y`` through a fused activation ``(kind, alpha)`` (None: as it is)."""
+    return y if act is None else _ACTS[act[0]](y, act[1]).astype(y.dtype)
+
+
+def _activation(op, node):
+    """The (kind, alpha) of an activation node of the body."""
+    name, p = node.op.name, node.params
+    if name == "Activation" and p.act_type in _ACTS:
+        return p.act_type, None
+    if name == "LeakyReLU" and p.act_type == "leaky":
+        return "leaky", p.slope
+    if name == "clip" and p.a_min == 0:
+        return "clip", p.a_max
+    kind = getattr(p, "act_type", name)
+    raise MXNetError(f"Operator {op!r}: fused activation {name} {kind!r} is not supported "
+                     f"(relu, sigmoid, tanh, softrelu, leaky, clip from 0)")
 
 
 def _topo(heads):
@@ -33,7 +64,7 @@ def _topo(heads):
 class FusedBody:
     """One body graph (``graphs`` as the JSON writer reads it) and what it fuses: ``main``
     (the conv / FC node's parameters), ``bn`` (BatchNorm's, or None), ``act`` and
-    ``postsum_act`` (the activation type before / after the sum, or None)."""
+    ``postsum_act`` (the activation before / after the sum as (kind, alpha), or None)."""
 
     def __init__(self, op, graphs, main):
         graphs = tuple(list(getattr(g, "_outputs", g)) for g in graphs)
@@ -51,12 +82,9 @@ class FusedBody:
                 self.bn = node.params
             elif name in _SUMS:
                 summed = True
-            elif name in ("Activation", "relu"):
-                kind = getattr(node.params, "act_type", "relu")
-                if kind != "relu":
-                    raise MXNetError(f"Operator {op!r}: fused activation {kind!r} is not "
-                                     f"supported (relu only)")
-                self.postsum_act, self.act = ("relu", self.act) if summed else (None, "relu")
+            elif name in ("Activation", "LeakyReLU", "clip"):
+                act = _activation(op, node)
+                self.postsum_act, self.act = (act, self.act) if summed else (None, act)
             else:
                 raise MXNetError(f"Operator {op!r}: its body graph holds {name!r}, which "
                                  f"it cannot fuse")
@@ -99,6 +127,12 @@ class FusedParam(Param):
     def main(self):
         """The fused conv / FC node's own parameters."""
         return self.subgraphs.main
+
+    def fused_act(self, on, after_sum=False):
+        """The body's activation (before or after the sum) when the flag ``on`` is set."""
+        if not on:
+            return None
+        return self.subgraphs.postsum_act if after_sum else self.subgraphs.act
 
     @property
     def calibrated(self) -> bool:

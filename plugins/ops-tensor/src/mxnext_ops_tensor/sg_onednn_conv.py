@@ -18,7 +18,7 @@ from opsdk import Field, MakeZeroGradNodes, ShapeError, assign, register_op
 from ._onednn_int8 import int8_products, weight_adjust
 from ._quantized import (F32, ONE, check_quantized, product_range, quantize_scale,
                          range_shapes, saturate, scalar, set_type, write_range)
-from ._sg_body import FusedParam
+from ._sg_body import UNSIGNED_ACTS, FusedParam, activate
 from .quantized_conv_fc import columns, geometry
 
 _OP = "_sg_mkldnn_conv"
@@ -53,8 +53,8 @@ def _out_dtype(p):
         return np.dtype(F32)
     if not p.calibrated:
         return np.dtype(np.int32)
-    relu_last = p.with_postsum_act if p.with_sum else p.with_act
-    return np.dtype(np.uint8 if relu_last else np.int8)
+    last = p.fused_act(p.with_postsum_act, True) if p.with_sum else p.fused_act(p.with_act)
+    return np.dtype(np.uint8 if last is not None and last[0] in UNSIGNED_ACTS else np.int8)
 
 
 def _shape(p, ins, outs):
@@ -116,10 +116,6 @@ def _folded(p, x):
     return w * alpha.reshape((-1,) + (1,) * (w.ndim - 1)), bias
 
 
-def _relu(y, on):
-    return np.maximum(y, F32(0)) if on else y
-
-
 def _taps(w):
     """(kernel..., C) rows by output channel columns, as ``columns`` orders the data."""
     return np.moveaxis(w, 1, -1).reshape(w.shape[0], -1).astype(F32).T
@@ -141,10 +137,10 @@ def _float(p, x, w, b):
     y = _grouped(p, x[0], w, lambda cols, taps, _: cols @ taps)
     if b is not None:
         y = y + b.reshape(-1, 1, 1)
-    y = _relu(y, p.with_act)
+    y = activate(y.astype(F32), p.fused_act(p.with_act))
     if p.with_sum:
-        y = _relu(y + x[_layout(p).index("sum")], p.with_postsum_act)
-    return y.astype(F32)
+        y = activate(y + x[_layout(p).index("sum")], p.fused_act(p.with_postsum_act, True))
+    return y
 
 
 def _weight_scales(p, w, b, data_scale):
@@ -186,6 +182,18 @@ def _accumulate(p, data, w, b, data_scale):
     return acc, ws, adj
 
 
+def _quantized_act(p, act, out_scale):
+    """A fused activation in the output's steps: relu and leaky as they are (both commute
+    with scaling), clip (relu6) bounded at ``a_max * out_scale``; without a sum MXNet drops
+    the clip and lets the uint8 output's saturation cut it."""
+    if act is None or act[0] in ("relu", "leaky"):
+        return act
+    if act[0] != "clip":
+        raise ShapeError(f"Operator {_OP!r}: quantized with fused activation {act[0]!r}, "
+                         f"expected relu, leaky or clip")
+    return ("clip", F32(act[1]) * out_scale) if p.with_sum else None
+
+
 def _quantized(p, x, w, b, outputs, req):
     names = _layout(p)
     data = x[0]
@@ -205,12 +213,13 @@ def _quantized(p, x, w, b, outputs, req):
         cal = product_range(lo, hi, flat.min(), flat.max(), unsigned=data.dtype == np.uint8)
         out_scale = data_scale * ws[0]
         y = acc / adj
-    y = _relu(y, p.with_act)
+    y = activate(y, _quantized_act(p, p.fused_act(p.with_act), out_scale))
     if p.with_sum:
         s = x[names.index("sum")]
         s_scale = quantize_scale(s.dtype, scalar(x[names.index("min_sum")]),
                                  scalar(x[names.index("max_sum")]))
-        y = _relu(y + F32(out_scale / s_scale) * s.astype(F32), p.with_postsum_act)
+        y = activate(y + F32(out_scale / s_scale) * s.astype(F32),
+                     _quantized_act(p, p.fused_act(p.with_postsum_act, True), out_scale))
         # MXNet writes into the sum's own buffer: stored as the sum's dtype, read as the
         # output's (an int8 sum under a uint8 output caps it at 127)
         store = s.dtype if dtype != np.int32 else dtype

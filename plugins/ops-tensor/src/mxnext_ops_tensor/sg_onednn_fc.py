@@ -19,7 +19,7 @@ from opsdk import Field, MakeZeroGradNodes, ShapeError, assign, register_op
 from ._onednn_int8 import int8_products
 from ._quantized import (F32, ONE, check_quantized, max_abs, product_range, quantize_scale,
                          range_shapes, saturate, scalar, set_type, write_range)
-from ._sg_body import FusedParam
+from ._sg_body import UNSIGNED_ACTS, FusedParam, activate
 
 _OP = "_sg_mkldnn_fully_connected"
 
@@ -47,7 +47,8 @@ def _out_dtype(p):
         return np.dtype(F32)
     if not p.calibrated:
         return np.dtype(np.int32)
-    return np.dtype(np.uint8 if p.with_eltwise else np.int8)
+    act = p.fused_act(p.with_eltwise)
+    return np.dtype(np.uint8 if act is not None and act[0] in UNSIGNED_ACTS else np.int8)
 
 
 def _outputs(p):
@@ -96,10 +97,6 @@ def _types(p, ins, outs):
     return ins, outs
 
 
-def _relu(y, on):
-    return np.maximum(y, F32(0)) if on else y
-
-
 def _int8_weight_bias(p, x, data_scale):
     """The int8 weight, the int32 bias (or None) and the weight's scale, as MXNet's
     per-tensor path rescales them."""
@@ -134,7 +131,7 @@ def _quantized(p, x, outputs, req):
         acc += b
     dtype, shape = _out_dtype(p), outputs[0].shape
     if dtype == np.int32:
-        y = _relu(acc, p.with_eltwise)
+        y = activate(acc.astype(np.float64), p.fused_act(p.with_eltwise))
         assign(outputs[0], req[0], saturate(y, np.int32).reshape(shape))
         write_range(outputs, req, *product_range(lo, hi, *(scalar(r) for r in x[n + 2:n + 4]),
                                                  unsigned=data.dtype == np.uint8))
@@ -142,7 +139,8 @@ def _quantized(p, x, outputs, req):
     out_scale = quantize_scale(dtype, p.min_calib_range, p.max_calib_range) \
         if dtype != F32 else F32(1)
     if p.with_eltwise:
-        y = _relu(acc.astype(F32) * (F32(1) / data_scale / w_scale), True) * out_scale
+        y = activate(acc.astype(F32) * (F32(1) / data_scale / w_scale),
+                     p.fused_act(True)) * out_scale
     else:
         y = acc.astype(F32) * (out_scale / data_scale / w_scale)
     if dtype == F32:
@@ -160,7 +158,8 @@ def _compute(ctx, inputs, req, outputs, params):
     y = x @ inputs[1].T
     if not params.main.no_bias:
         y = y + inputs[2]
-    assign(outputs[0], req[0], _relu(y, params.with_eltwise).reshape(outputs[0].shape))
+    y = activate(y.astype(F32), params.fused_act(params.with_eltwise))
+    assign(outputs[0], req[0], y.reshape(outputs[0].shape))
 
 
 (register_op(_OP)
