@@ -91,3 +91,17 @@ def quantized_op(builder, quantizes, need_requantize=False, **protocol):
     for key, value in protocol.items():
         builder = builder.set_attr(key, value)
     return builder
+
+
+def quantize_scale(dtype, lo, hi) -> np.float32:
+    """MXNet's GetQuantizeScale: steps per unit of a (lo, hi) range held as ``dtype`` (int8:
+    127.5, uint8: 255.5 steps over the larger magnitude); a zero range gives INT32_MAX."""
+    r = max_abs(lo, hi)
+    steps = INT8_RANGE if np.dtype(dtype) == np.int8 else UINT8_RANGE
+    return steps / r if r else INT32_RANGE
+
+
+def saturate(y, dtype):
+    """``y`` rounded half to even and clipped to ``dtype`` (oneDNN's float-to-int store)."""
+    info = np.iinfo(dtype)
+    return np.clip(np.rint(y), info.min, info.max).astype(dtype)

@@ -9,7 +9,7 @@ _MODULES = ("unary", "binary", "scalar", "reduce", "ordering",
             "init", "random", "random_pdf", "scan", "histogram", "la", "la_diag", "la_factor",
             "amp", "moments", "space_depth", "index_contrib", "contrib_math", "quantization",
             "quantized_copy", "quantized_conv_fc", "quantized_pool_act", "quantized_elemwise",
-            "quantized_concat", "quantized_batch_norm", "quantized_rnn",
+            "quantized_concat", "quantized_batch_norm", "quantized_rnn", "sg_onednn_conv", "sg_onednn_fc",
             "calibrate", "image", "image_geometry", "ste", "krprod",
             "hawkes", "sparse", "sparse_ops",
             "sparse_index", "scatter", "dgl_sample", "dgl_graph")

@@ -149,7 +149,7 @@ class QuantizedConvParam(Param):
 _CONV = "_contrib_quantized_conv"
 
 
-def _geometry(p):
+def geometry(p):
     n = len(p.kernel)
     fill = lambda v, d: tuple(v) if v else (d,) * n       # noqa: E731
     stride, dilate, pad = fill(p.stride, 1), fill(p.dilate, 1), fill(p.pad, 0)
@@ -179,7 +179,7 @@ def _conv_shape(p, ins, outs):
     if d is None:
         return ins, list(outs)
     _check_conv(p, d)
-    stride, dilate, pad = _geometry(p)
+    stride, dilate, pad = geometry(p)
     ins[1] = merge_shape(_CONV, ins[1], (p.num_filter, d[1]) + tuple(p.kernel),
                          "input 1 (weight)")
     if not p.no_bias:
@@ -204,10 +204,10 @@ def windows(x, kernel, stride, dilate):
                                            writeable=False)
 
 
-def _columns(x, params):
+def columns(x, params):
     """im2col, channels last: float32 rows (N * prod(out), prod(kernel) * C) of the padded
     data, one per output position, and the output's spatial shape."""
-    stride, dilate, pad = _geometry(params)
+    stride, dilate, pad = geometry(params)
     kernel, nd = tuple(params.kernel), len(params.kernel)
     padded = np.pad(x, [(0, 0), (0, 0)] + [(q, q) for q in pad])
     last = np.array(np.moveaxis(padded, 1, -1), dtype=F32, order="C")
@@ -229,7 +229,7 @@ def _conv(ctx, inputs, req, outputs, params):
     n = 2 if params.no_bias else 3
     x, w = inputs[0], inputs[1]
     ranges = [scalar(r) for r in inputs[n:]]
-    cols, out = _columns(x, params)
+    cols, out = columns(x, params)
     taps = np.moveaxis(w, 1, -1).reshape(w.shape[0], -1).astype(F32).T    # (kernel..., C)
     acc = exact_matmul(cols, taps, magnitude(x.dtype) * magnitude(w.dtype))
     if not params.no_bias:
