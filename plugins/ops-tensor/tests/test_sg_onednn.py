@@ -17,13 +17,21 @@ def prefix(name):
     return os.path.join(HERE, name)
 
 
-def module_output(name):
+def module_output(name, context=None):
     sym, args, auxs = mx.model.load_checkpoint(prefix(name), 0)
-    mod = mx.mod.Module(sym, label_names=None)
+    mod = mx.mod.Module(sym, label_names=None, context=context or mx.cpu())
     mod.bind(data_shapes=[("data", REF["data"].shape)], for_training=False)
     mod.set_params(args, auxs)
     mod.forward(mx.io.DataBatch([mx.nd.array(REF["data"])]), is_train=False)
     return mod.get_outputs()[0].asnumpy()
+
+
+def test_int8_file_runs_on_another_device(monkeypatch):
+    """The kernels are numpy's: a device's arrays go to the host and back (testdev, the
+    numpy-backed second device type, refuses host arrays written into its own)."""
+    pytest.importorskip("mxnext_device_testdev")
+    monkeypatch.setenv("MXNEXT_ONEDNN_ISA", "avx2")
+    np.testing.assert_array_equal(module_output("auto", mx.Context("testdev", 0)), REF["auto"])
 
 
 @pytest.mark.parametrize("name", QUANTIZED)

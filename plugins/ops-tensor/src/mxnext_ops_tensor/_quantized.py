@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import numpy as np
-from opsdk import MakeZeroGradNodes, TypeInferError, assign
+import functools
+
+from opsdk import MakeZeroGradNodes, OpReqType, TypeInferError, assign
 from opsdk.shape import merge_shape
 
 F32 = np.float32
@@ -32,6 +34,25 @@ def product_range(data_lo, data_hi, w_lo, w_hi, unsigned=False):
     b = max_abs(w_lo, w_hi) / (F32(255) if unsigned else F32(127))
     top = a * b * INT32_RANGE
     return -top, top
+
+
+def host_kernel(kernel):
+    """``kernel`` (numpy arithmetic: exact chunks, strided windows) for any device: a
+    device's inputs are copied to the host, the kernel fills host outputs, and those are
+    copied back (as the other host-side kernels do). On the cpu it runs as it is."""
+    @functools.wraps(kernel)
+    def compute(ctx, inputs, req, outputs, params):
+        xp = ctx.xp
+        if xp is np:
+            kernel(ctx, inputs, req, outputs, params)
+            return
+        host = [xp.asnumpy(o) if r == OpReqType.ADD_TO else np.empty(o.shape, o.dtype)
+                for o, r in zip(outputs, req)]
+        kernel(ctx, [xp.asnumpy(x) for x in inputs], req, host, params)
+        for out, value, r in zip(outputs, host, req):
+            if r:
+                assign(out, OpReqType.WRITE_TO, xp.asarray(value))
+    return compute
 
 
 def write_range(outputs, req, lo, hi):

@@ -10,8 +10,8 @@ from opsdk.shape import merge_shape
 
 from ._common import check_outs
 from ._quantized import (F32, INT8_RANGE, ONE, RANGE_OUTPUTS, UINT8_RANGE, check_quantized,
-                         max_abs, quantized_op, range_shapes, range_types, scalar, set_type,
-                         write_range)
+                         host_kernel, max_abs, quantized_op, range_shapes, range_types, scalar,
+                         set_type, write_range)
 
 _OP = "_contrib_quantized_batch_norm"
 _NAMES = ["data", "gamma", "beta", "moving_mean", "moving_var", "min_data", "max_data"]
@@ -98,7 +98,7 @@ quantized_op(
     .set_attr("FMutateInputs", lambda p: [3, 4])
     .set_attr("FInferShape", _shape)
     .set_attr("FInferType", _type)
-    .set_attr("FCompute<cpu>", _batch_norm)
+    .set_attr("FCompute<cpu>", host_kernel(_batch_norm))
     .set_attr("TExamples", [
         {"inputs": [(2, 3, 2), (3,), (3,), (3,), (3,), np.array([-1.0], F32),
                     np.array([1.0], F32)],

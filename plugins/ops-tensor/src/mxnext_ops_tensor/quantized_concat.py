@@ -8,7 +8,8 @@ import numpy as np
 from opsdk import ShapeError, assign, register_op
 
 from ._quantized import (F32, INT8_RANGE, RANGE_OUTPUTS, UINT8_RANGE, check_quantized,
-                         max_abs, quantized_op, range_shapes, range_types, scalar, write_range)
+                         host_kernel, max_abs, quantized_op, range_shapes, range_types, scalar,
+                         write_range)
 from .join import ConcatParam, _concat_infer
 
 _OP = "_contrib_quantized_concat"
@@ -77,7 +78,7 @@ quantized_op(
     .set_attr("key_var_num_args", "num_args")
     .set_attr("FInferShape", _shape)
     .set_attr("FInferType", _type)
-    .set_attr("FCompute<cpu>", _concat)
+    .set_attr("FCompute<cpu>", host_kernel(_concat))
     .set_attr("TExamples", [
         {"inputs": [(2, 3), (2, 2)] + [np.array([v], F32) for v in (-1.0, 1.0, -0.5, 2.0)],
          "params": {"num_args": 2, "dim": 1},

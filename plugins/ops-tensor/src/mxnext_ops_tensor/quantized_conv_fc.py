@@ -14,8 +14,8 @@ from opsdk.shape import dims_prod, merge_shape
 from ._common import check_outs
 from ._exact_gemm import exact_matmul, magnitude
 from ._quantized import (F32, INT8_RANGE, ONE, RANGE_OUTPUTS, UINT8_RANGE, check_quantized,
-                         max_abs, product_range, quantized_op, range_shapes, range_types,
-                         scalar, set_type, write_range)
+                         host_kernel, max_abs, product_range, quantized_op, range_shapes,
+                         range_types, scalar, set_type, write_range)
 
 _I32 = np.iinfo(np.int32)
 
@@ -108,7 +108,7 @@ quantized_op(
     .set_attr("FListOutputNames", lambda p: RANGE_OUTPUTS)
     .set_attr("FInferShape", _fc_shape)
     .set_attr("FInferType", lambda p, i, o: _fix_types(_FC, p, i, o))
-    .set_attr("FCompute<cpu>", _fully_connected)
+    .set_attr("FCompute<cpu>", host_kernel(_fully_connected))
     .set_attr("TExamples", [
         {"inputs": [(2, 3, 2), (4, 6), np.array([-1.0], F32), np.array([2.0], F32),
                     np.array([-0.5], F32), np.array([0.5], F32)],
@@ -253,7 +253,7 @@ quantized_op(
     .set_attr("FListOutputNames", lambda p: RANGE_OUTPUTS)
     .set_attr("FInferShape", _conv_shape)
     .set_attr("FInferType", lambda p, i, o: _fix_types(_CONV, p, i, o))
-    .set_attr("FCompute<cpu>", _conv)
+    .set_attr("FCompute<cpu>", host_kernel(_conv))
     .set_attr("TExamples", [
         {"inputs": [(1, 2, 4, 4), (3, 2, 2, 2), (3,)] + [np.array([v], F32) for v in
                                                          (0.0, 1.0, -1.0, 1.0, -1.0, 1.0)],

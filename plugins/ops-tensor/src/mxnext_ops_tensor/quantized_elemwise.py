@@ -9,9 +9,9 @@ import numpy as np
 from opsdk import Field, Param, ShapeError, TypeInferError, assign, register_op
 
 from ._common import check_outs
-from ._quantized import (F32, INT8_RANGE, INT32_RANGE, ONE, RANGE_OUTPUTS, UINT8_RANGE,
-                         check_quantized, max_abs, product_range, quantized_op, range_shapes,
-                         range_types, scalar, write_range)
+from ._quantized import (F32, INT32_RANGE, INT8_RANGE, ONE, RANGE_OUTPUTS, UINT8_RANGE,
+                         check_quantized, host_kernel, max_abs, product_range, quantized_op,
+                         range_shapes, range_types, scalar, write_range)
 
 _ADD = "_contrib_quantized_elemwise_add"
 _MUL = "_contrib_quantized_elemwise_mul"
@@ -117,7 +117,7 @@ quantized_op(
     .set_attr("FListOutputNames", lambda p: RANGE_OUTPUTS)
     .set_attr("FInferShape", lambda p, i, o: _same_shapes(_ADD, i, o, 3))
     .set_attr("FInferType", _add_type)
-    .set_attr("FCompute<cpu>", _elemwise_add)
+    .set_attr("FCompute<cpu>", host_kernel(_elemwise_add))
     .set_attr("TExamples", [
         {"inputs": [(3, 4), (3, 4)] + [np.array([v], F32) for v in (-1.0, 1.0, -2.0, 0.5)],
          "dtype": ["int8", "int8"] + ["float32"] * 4,
@@ -185,7 +185,7 @@ quantized_op(
     .set_attr("FListOutputNames", lambda p: RANGE_OUTPUTS[:_mul_outputs(p)])
     .set_attr("FInferShape", lambda p, i, o: _same_shapes(_MUL, i, o, _mul_outputs(p)))
     .set_attr("FInferType", _mul_type)
-    .set_attr("FCompute<cpu>", _elemwise_mul)
+    .set_attr("FCompute<cpu>", host_kernel(_elemwise_mul))
     .set_attr("TExamples", [
         {"inputs": [(3, 4), (3, 4)] + [np.array([v], F32) for v in (-1.0, 1.0, -2.0, 0.5)],
          "dtype": ["int8", "int8"] + ["float32"] * 4,

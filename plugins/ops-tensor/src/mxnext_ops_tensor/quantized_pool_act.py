@@ -11,8 +11,8 @@ import numpy as np
 from opsdk import Field, Param, ShapeError, TypeInferError, assign, register_op
 
 from ._common import check_outs
-from ._quantized import (ONE, RANGE_OUTPUTS, check_quantized, pass_range, quantized_op,
-                         range_shapes, range_types)
+from ._quantized import (ONE, RANGE_OUTPUTS, check_quantized, host_kernel, pass_range,
+                         quantized_op, range_shapes, range_types)
 from .quantized_conv_fc import windows
 
 _POOL = "_contrib_quantized_pooling"
@@ -145,7 +145,7 @@ quantized_op(
     .set_attr("FListOutputNames", lambda p: RANGE_OUTPUTS)
     .set_attr("FInferShape", _pool_shape)
     .set_attr("FInferType", _pool_type)
-    .set_attr("FCompute<cpu>", _pooling)
+    .set_attr("FCompute<cpu>", host_kernel(_pooling))
     .set_attr("TExamples", [
         {"inputs": [(1, 2, 5, 5), np.array([-1.0], np.float32), np.array([1.0], np.float32)],
          "params": {"kernel": (3, 3), "stride": (2, 2), "pool_type": "avg",
@@ -197,7 +197,7 @@ quantized_op(
     .set_attr("FListOutputNames", lambda p: RANGE_OUTPUTS)
     .set_attr("FInferShape", _act_shape)
     .set_attr("FInferType", _act_type)
-    .set_attr("FCompute<cpu>", _act)
+    .set_attr("FCompute<cpu>", host_kernel(_act))
     .set_attr("TExamples", [
         {"inputs": [(3, 4), np.array([-1.0], np.float32), np.array([1.0], np.float32)],
          "params": {"act_type": "relu"},

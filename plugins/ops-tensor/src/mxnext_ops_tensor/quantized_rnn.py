@@ -15,7 +15,7 @@ from opsdk import Field, Param, ShapeError, TypeInferError, assign, register_op
 from opsdk.shape import merge_shape
 
 from ._common import check_outs
-from ._quantized import F32, ONE, quantized_op, scalar, set_type
+from ._quantized import F32, ONE, host_kernel, quantized_op, scalar, set_type
 
 _OP = "_contrib_quantized_rnn"
 _NAMES = ["data", "parameters", "state", "state_cell", "min_data", "max_data"]
@@ -236,7 +236,7 @@ quantized_op(
                                              "statecell_ouput"][:_num_outputs(p)])
     .set_attr("FInferShape", _shape)
     .set_attr("FInferType", _type)
-    .set_attr("FCompute<cpu>", _rnn)
+    .set_attr("FCompute<cpu>", host_kernel(_rnn))
     .add_argument("data", "NDArray-or-Symbol", "Input data.")
     .add_argument("parameters", "NDArray-or-Symbol", "weight.")
     .add_argument("state", "NDArray-or-Symbol", "initial hidden state of the RNN")

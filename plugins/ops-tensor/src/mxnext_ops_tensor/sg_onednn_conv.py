@@ -16,7 +16,7 @@ import numpy as np
 from opsdk import Field, MakeZeroGradNodes, ShapeError, assign, register_op
 
 from ._onednn_int8 import int8_products, weight_adjust
-from ._quantized import (F32, ONE, check_quantized, product_range, quantize_scale,
+from ._quantized import (F32, ONE, check_quantized, host_kernel, product_range, quantize_scale,
                          range_shapes, saturate, scalar, set_type, write_range)
 from ._sg_body import UNSIGNED_ACTS, FusedParam, activate
 from .quantized_conv_fc import columns, geometry
@@ -252,4 +252,4 @@ def _compute(ctx, inputs, req, outputs, params):
  .set_attr("FInferShape", _shape)
  .set_attr("FInferType", _types)
  .set_attr("FGradient", MakeZeroGradNodes)
- .set_attr("FCompute<cpu>", _compute))
+ .set_attr("FCompute<cpu>", host_kernel(_compute)))

@@ -17,8 +17,8 @@ import numpy as np
 from opsdk import Field, MakeZeroGradNodes, ShapeError, assign, register_op
 
 from ._onednn_int8 import int8_products
-from ._quantized import (F32, ONE, check_quantized, max_abs, product_range, quantize_scale,
-                         range_shapes, saturate, scalar, set_type, write_range)
+from ._quantized import (F32, ONE, check_quantized, host_kernel, max_abs, product_range,
+                         quantize_scale, range_shapes, saturate, scalar, set_type, write_range)
 from ._sg_body import UNSIGNED_ACTS, FusedParam, activate
 
 _OP = "_sg_mkldnn_fully_connected"
@@ -175,4 +175,4 @@ def _compute(ctx, inputs, req, outputs, params):
  .set_attr("FInferShape", _shape)
  .set_attr("FInferType", _types)
  .set_attr("FGradient", MakeZeroGradNodes)
- .set_attr("FCompute<cpu>", _compute))
+ .set_attr("FCompute<cpu>", host_kernel(_compute)))
