@@ -23,7 +23,8 @@ def scalar(x) -> np.float32:
 
 
 def max_abs(lo, hi) -> np.float32:
-    return max(abs(F32(lo)), abs(F32(hi)))
+    """The larger magnitude of two numbers or 0-d arrays of any device, as a host float32."""
+    return max(abs(F32(float(lo))), abs(F32(float(hi))))
 
 
 def product_range(data_lo, data_hi, w_lo, w_hi, unsigned=False):
@@ -55,9 +56,11 @@ def host_kernel(kernel):
     return compute
 
 
-def write_range(outputs, req, lo, hi):
-    assign(outputs[1], req[1], np.full(ONE, lo, F32))
-    assign(outputs[2], req[2], np.full(ONE, hi, F32))
+def write_range(outputs, req, lo, hi, xp=np):
+    """Outputs 1 and 2: the (1,) float32 arrays ``lo`` and ``hi`` (``xp``: the outputs'
+    array namespace)."""
+    assign(outputs[1], req[1], xp.full(ONE, lo, F32))
+    assign(outputs[2], req[2], xp.full(ONE, hi, F32))
 
 
 def pass_range(inputs, req, outputs, first):

@@ -18,29 +18,22 @@ from opsdk import Field, MakeZeroGradNodes, Param, TypeInferError, assign, regis
 from opsdk.shape import merge_shape
 
 from ._common import check_outs
-
-_F32 = np.float32
-_INT8_RANGE, _UINT8_RANGE = _F32(127.5), _F32(255.5)
-_INT32_RANGE = _F32(2 ** 31)           # MinAbs(INT32_MIN, INT32_MAX) as a float
-_ONE = (1,)                            # the shape of every min/max range
+from ._quantized import (F32, INT8_RANGE, INT32_RANGE, ONE, UINT8_RANGE, max_abs, scalar,
+                         write_range)
 
 
 def _f32(v):
     """A host float32 from a number or a 0-d array of any device."""
-    return _F32(float(v))
-
-
-def _max_abs(a, b):
-    return max(abs(_f32(a)), abs(_f32(b)))
+    return F32(float(v))
 
 
 def _saturate(xp, x, scale, dtype):
     """``x * scale`` in float32, rounded half to even and clipped to ``dtype``'s range (a
     0 * inf of an all-zero range gives 0); in place on one float32 copy."""
     info = np.iinfo(dtype)
-    y = x.astype(_F32)
+    y = x.astype(F32)
     with np.errstate(invalid="ignore", over="ignore"):
-        xp.multiply(y, _F32(scale), out=y)
+        xp.multiply(y, F32(scale), out=y)
     xp.rint(y, out=y)
     xp.clip(y, info.min, info.max, out=y)
     y[xp.isnan(y)] = 0
@@ -60,16 +53,7 @@ def _calib(params):
     """(min, max) of the calibration, or None unless both are set."""
     if params.min_calib_range is None or params.max_calib_range is None:
         return None
-    return _F32(params.min_calib_range), _F32(params.max_calib_range)
-
-
-def _scalar(x):
-    return _f32(x.reshape(-1)[0])
-
-
-def _write_range(xp, outputs, req, lo, hi):
-    assign(outputs[1], req[1], xp.full(_ONE, lo, _F32))
-    assign(outputs[2], req[2], xp.full(_ONE, hi, _F32))
+    return F32(params.min_calib_range), F32(params.max_calib_range)
 
 
 def _assign_types(op, what, types, want):
@@ -92,10 +76,10 @@ def _range_shape(op, n_in, n_out):
     def infer(params, ins, outs):
         ins = list(ins)
         for i in range(1, n_in):
-            ins[i] = merge_shape(op, ins[i], _ONE, f"input {i} (a range)")
+            ins[i] = merge_shape(op, ins[i], ONE, f"input {i} (a range)")
         data = ins[0] if outs[0] is None else merge_shape(op, ins[0], outs[0], "data")
         ins[0] = data
-        return ins, check_outs(op, outs, [data] + [_ONE] * (n_out - 1))
+        return ins, check_outs(op, outs, [data] + [ONE] * (n_out - 1))
     return infer
 
 
@@ -109,8 +93,8 @@ def _range_type(op, data_dtypes, out_dtype):
         if t is not None and np.dtype(t) not in [np.dtype(d) for d in data_dtypes]:
             raise TypeInferError(f"Operator {op!r}: data has dtype {np.dtype(t)}, expected "
                                  f"one of {', '.join(data_dtypes)}")
-        ins = _assign_types(op, "input", [t, *ins[1:]], [None] + [_F32] * (len(ins) - 1))
-        outs = _assign_types(op, "output", outs, [out_dtype(params)] + [_F32] * (len(outs) - 1))
+        ins = _assign_types(op, "input", [t, *ins[1:]], [None] + [F32] * (len(ins) - 1))
+        outs = _assign_types(op, "output", outs, [out_dtype(params)] + [F32] * (len(outs) - 1))
         return ins, outs
     return infer
 
@@ -123,12 +107,12 @@ class QuantizeParam(Param):
 def _quantize(ctx, inputs, req, outputs, params):
     """int8: scale 127 / max(|min|, |max|), range out (-r, r); uint8: scale 255 / r, the
     input range passed on."""
-    x, lo, hi = inputs[0], _scalar(inputs[1]), _scalar(inputs[2])
-    real = _max_abs(lo, hi)
+    x, lo, hi = inputs[0], scalar(inputs[1]), scalar(inputs[2])
+    real = max_abs(lo, hi)
     dtype = np.dtype(params.out_type)
-    scale = (_F32(127) if dtype == np.int8 else _F32(255)) / real
+    scale = (F32(127) if dtype == np.int8 else F32(255)) / real
     assign(outputs[0], req[0], _saturate(ctx.xp, x, scale, dtype))
-    _write_range(ctx.xp, outputs, req, *((-real, real) if dtype == np.int8 else (lo, hi)))
+    write_range(outputs, req, *((-real, real) if dtype == np.int8 else (lo, hi)), xp=ctx.xp)
 
 
 (register_op("_contrib_quantize")
@@ -145,9 +129,9 @@ def _quantize(ctx, inputs, req, outputs, params):
     .set_attr("FCompute<cpu>", _quantize)
     .set_attr("FGradient", MakeZeroGradNodes)
     .set_attr("TExamples", [
-        {"inputs": [(3, 4), np.array([-1.0], _F32), np.array([0.5], _F32)],
+        {"inputs": [(3, 4), np.array([-1.0], F32), np.array([0.5], F32)],
          "params": {"out_type": "int8"}, "grad": False},
-        {"inputs": [(2, 3), np.array([0.0], _F32), np.array([1.0], _F32)], "domain": (0, 1),
+        {"inputs": [(2, 3), np.array([0.0], F32), np.array([1.0], F32)], "domain": (0, 1),
          "grad": False}])
     .add_argument("data", "NDArray-or-Symbol", "A ndarray/symbol of type `float32`")
     .add_argument("min_range", "NDArray-or-Symbol", "The minimum scalar value possibly "
@@ -178,15 +162,15 @@ def _quantize_v2(ctx, inputs, req, outputs, params):
     if x.dtype != np.float32:
         assign(outputs[0], req[0], x.view(outputs[0].dtype))
         if calib is None:
-            calib = (_F32(0), _UINT8_RANGE) if x.dtype == np.uint8 else (-_INT8_RANGE,
-                                                                          _INT8_RANGE)
-        _write_range(ctx.xp, outputs, req, *calib)
+            calib = (F32(0), UINT8_RANGE) if x.dtype == np.uint8 else (-INT8_RANGE,
+                                                                          INT8_RANGE)
+        write_range(outputs, req, *calib, xp=ctx.xp)
         return
     lo, hi = calib if calib is not None else (_f32(x.min()), _f32(x.max()))
-    real = _max_abs(lo, hi)
-    scale = (_INT8_RANGE if dtype == np.int8 else _UINT8_RANGE) / real
+    real = max_abs(lo, hi)
+    scale = (INT8_RANGE if dtype == np.int8 else UINT8_RANGE) / real
     assign(outputs[0], req[0], _saturate(ctx.xp, x, scale, dtype))
-    _write_range(ctx.xp, outputs, req, *((-real, real) if dtype == np.int8 else (lo, hi)))
+    write_range(outputs, req, *((-real, real) if dtype == np.int8 else (lo, hi)), xp=ctx.xp)
 
 
 (register_op("_contrib_quantize_v2")
@@ -218,9 +202,9 @@ class DequantizeParam(Param):
 def _dequantize(ctx, inputs, req, outputs, params):
     """x * max(|min|, |max|) / 127.5 for int8 data, / 255.5 for uint8, in float32."""
     x = inputs[0]
-    real = _max_abs(_scalar(inputs[1]), _scalar(inputs[2]))
-    scale = real / (_INT8_RANGE if x.dtype == np.int8 else _UINT8_RANGE)
-    assign(outputs[0], req[0], x.astype(_F32) * scale)
+    real = max_abs(scalar(inputs[1]), scalar(inputs[2]))
+    scale = real / (INT8_RANGE if x.dtype == np.int8 else UINT8_RANGE)
+    assign(outputs[0], req[0], x.astype(F32) * scale)
 
 
 (register_op("_contrib_dequantize")
@@ -235,10 +219,10 @@ def _dequantize(ctx, inputs, req, outputs, params):
     .set_attr("FCompute<cpu>", _dequantize)
     .set_attr("FGradient", MakeZeroGradNodes)
     .set_attr("TExamples", [
-        {"inputs": [(3, 4), np.array([-1.0], _F32), np.array([2.0], _F32)],
+        {"inputs": [(3, 4), np.array([-1.0], F32), np.array([2.0], F32)],
          "dtype": ["int8", "float32", "float32"], "domain": [(-128, 128), (0, 1), (0, 1)],
          "grad": False},
-        {"inputs": [(2, 3), np.array([0.0], _F32), np.array([2.0], _F32)],
+        {"inputs": [(2, 3), np.array([0.0], F32), np.array([2.0], F32)],
          "dtype": ["uint8", "float32", "float32"], "domain": [(0, 256), (0, 1), (0, 1)],
          "grad": False}])
     .add_argument("data", "NDArray-or-Symbol", "A ndarray/symbol of type `uint8`")
@@ -258,16 +242,16 @@ def _requantize(ctx, inputs, req, outputs, params):
     range, or over the range the data itself reaches: one scale
     (max(|min|, |max|) / 2^31) * (127 (255) / r), output range (-r, r) ((0, r))."""
     x, dtype, calib = inputs[0], _out_dtype(params), _calib(params)
-    data_scale = _max_abs(_scalar(inputs[1]), _scalar(inputs[2]))
+    data_scale = max_abs(scalar(inputs[1]), scalar(inputs[2]))
     if calib is not None:
-        real = _max_abs(*calib)
+        real = max_abs(*calib)
     else:       # the data's largest magnitude, truncated to an int32 as MXNet stores it
-        peak = np.int32(_max_abs(x.min(), x.max()))
-        real = _F32(peak) * data_scale / _INT32_RANGE
-    first = data_scale / _INT32_RANGE
-    second = (_F32(127) if dtype == np.int8 else _F32(255)) / real
+        peak = np.int32(max_abs(x.min(), x.max()))
+        real = F32(peak) * data_scale / INT32_RANGE
+    first = data_scale / INT32_RANGE
+    second = (F32(127) if dtype == np.int8 else F32(255)) / real
     assign(outputs[0], req[0], _saturate(ctx.xp, x, first * second, dtype))
-    _write_range(ctx.xp, outputs, req, -real if dtype == np.int8 else _F32(0), real)
+    write_range(outputs, req, -real if dtype == np.int8 else F32(0), real, xp=ctx.xp)
 
 
 (register_op("_contrib_requantize")
@@ -283,10 +267,10 @@ def _requantize(ctx, inputs, req, outputs, params):
     .set_attr("FCompute<cpu>", _requantize)
     .set_attr("FGradient", MakeZeroGradNodes)
     .set_attr("TExamples", [
-        {"inputs": [(3, 4), np.array([-5.0], _F32), np.array([5.0], _F32)],
+        {"inputs": [(3, 4), np.array([-5.0], F32), np.array([5.0], F32)],
          "dtype": ["int32", "float32", "float32"], "domain": [(-10 ** 9, 10 ** 9), (0, 1),
                                                               (0, 1)], "grad": False},
-        {"inputs": [(2, 3), np.array([-5.0], _F32), np.array([5.0], _F32)],
+        {"inputs": [(2, 3), np.array([-5.0], F32), np.array([5.0], F32)],
          "dtype": ["int32", "float32", "float32"], "domain": [(-10 ** 9, 10 ** 9), (0, 1),
                                                               (0, 1)],
          "params": {"min_calib_range": -1e-3, "max_calib_range": 2e-3}, "grad": False}])
@@ -317,12 +301,12 @@ def _quantize_asym(ctx, inputs, req, outputs, params):
         calib = _f32(xp.nanmin(x)), _f32(xp.nanmax(x))
     lo, hi = calib
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        scale = _F32(255) / (hi - lo)
-        shift = _F32(255) - hi * scale
-        y = xp.rint(x.astype(_F32) * scale + shift)
-    y = xp.where(xp.isnan(y), _F32(0), y)
+        scale = F32(255) / (hi - lo)
+        shift = F32(255) - hi * scale
+        y = xp.rint(x.astype(F32) * scale + shift)
+    y = xp.where(xp.isnan(y), F32(0), y)
     assign(outputs[0], req[0], xp.clip(y, 0, 255).astype(np.uint8))
-    _write_range(ctx.xp, outputs, req, scale, shift)
+    write_range(outputs, req, scale, shift, xp=ctx.xp)
 
 
 (register_op("_contrib_quantize_asym")
