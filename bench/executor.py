@@ -28,13 +28,12 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 
 import numpy as np
 
-from training import _on_cpus       # bench/training.py: every side on the same CPUs
+from training import side_result     # bench/training.py: every side on the same CPUs
 
 NETS = {"mlp": ((1, 784), 128), "lenet": ((1, 1, 28, 28), 64), "resnet18": ((1, 3, 32, 32), 32)}
 LR = 0.05
@@ -192,13 +191,8 @@ def run_numpy(net, steps, repeats):
 # ---------------------------------------------------------------------------- driver
 
 def _side(python, side, net, steps, repeats, cpus):
-    cmd = [python, __file__, "--side", side, "--net", net, "--steps", str(steps),
-           "--repeats", str(repeats)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600,
-                          preexec_fn=_on_cpus(cpus))
-    if proc.returncode != 0:
-        raise RuntimeError(f"{side} {net} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return side_result([python, __file__, "--side", side, "--net", net, "--steps", str(steps),
+                        "--repeats", str(repeats)], cpus, f"{side} {net}")
 
 
 def main():

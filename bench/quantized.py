@@ -29,13 +29,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
 import numpy as np
 
-from training import _on_cpus       # bench/training.py: every side on the same CPUs
+from training import side_result     # bench/training.py: every side on the same CPUs
 
 BATCH, SAMPLE = 32, (3, 32, 32)
 CONVS = ((32, False), (64, True), (64, True))          # (filters, pool after)
@@ -136,12 +135,8 @@ def run_side(side, steps, repeats):
 # ---------------------------------------------------------------------------- driver
 
 def _side(python, side, steps, repeats, cpus):
-    cmd = [python, __file__, "--side", side, "--steps", str(steps), "--repeats", str(repeats)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600,
-                          preexec_fn=_on_cpus(cpus))
-    if proc.returncode != 0:
-        raise RuntimeError(f"{side} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return side_result([python, __file__, "--side", side, "--steps", str(steps),
+                        "--repeats", str(repeats)], cpus, side)
 
 
 def main():

@@ -179,6 +179,16 @@ def _on_cpus(cpus):
     return lambda: os.sched_setaffinity(0, mine)
 
 
+def side_result(cmd, cpus, what):
+    """Run one side's command line (a bench file with ``--side``) on ``cpus`` CPUs and return
+    the JSON object it printed last; ``what`` names the side in the error."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600,
+                          preexec_fn=_on_cpus(cpus))
+    if proc.returncode != 0:
+        raise RuntimeError(f"{what} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def _json_objects(text):
     """Every JSON object printed in ``text``, in order (the ranks of an MPI run may print
     theirs on one line)."""
