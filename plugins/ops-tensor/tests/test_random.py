@@ -15,12 +15,20 @@ def draw(op, seed=1, **params):
     return run_op(op, [], params, seed=seed)[0]
 
 
-@pytest.mark.parametrize("op", ["_random_uniform", "_random_normal", "_random_exponential",
-                                "_random_gamma", "_random_poisson", "_sample_multinomial",
-                                "_shuffle"])
+@pytest.mark.parametrize("op", ["_random_gamma", "_random_poisson", "_sample_multinomial",
+                                "_shuffle", "_sample_uniform"])
 def test_samplers_request_the_random_resource(op):
     d = registry.get(op)
     assert d.get_attr("FResourceRequest")(d.parse_params({})) == [ResourceRequest.RANDOM]
+
+
+@pytest.mark.parametrize("op", ["_random_uniform", "_random_normal", "_random_exponential",
+                                "_random_uniform_like", "_random_normal_like"])
+def test_mxnet_stream_samplers_request_parallel_random(op):
+    """The samplers that draw MXNet's own numbers on a CPU (tests/test_random_streams.py)."""
+    d = registry.get(op)
+    assert d.get_attr("FResourceRequest")(d.parse_params({})) == \
+        [ResourceRequest.PARALLEL_RANDOM]
 
 
 def test_seed_reproduces_and_streams_advance():

@@ -14,9 +14,11 @@ import threading
 import numpy
 
 from . import device as _device
+from .context import Context
 from . import engine as _engine
 from . import storage as _storage
 from .fork import in_child
+from .parallel_random import ParallelRandom, base_seed
 
 __all__ = ["ResourceRequest", "Resource", "request"]
 
@@ -32,15 +34,17 @@ class Resource:
     """One resource of kind ``req`` on ``ctx``; use it only inside a function that
     mutates ``self.var``."""
 
-    __slots__ = ("ctx", "req", "var", "_gen", "_space", "__weakref__")
+    __slots__ = ("ctx", "req", "var", "_gen", "_parallel", "_space", "__weakref__")
 
     def __init__(self, ctx, req):
         self.ctx = ctx
         self.req = ResourceRequest(req)
         self.var = _engine.get().new_var(f"resource:{req.name.lower()}@{ctx}")
-        self._gen = None
+        self._gen = self._parallel = None
         if req != ResourceRequest.TEMP_SPACE:
             self._gen = self._new_generator(_seed_for(ctx))
+            if req == ResourceRequest.PARALLEL_RANDOM and ctx.device_type in _HOST_TYPES:
+                self._parallel = ParallelRandom(base_seed(_seed_for(ctx)))
         self._space = None
 
     def get_random(self):
@@ -49,6 +53,16 @@ class Resource:
         if self.req == ResourceRequest.TEMP_SPACE:
             raise TypeError(f"resource {self.var.name}: get_random() needs a RANDOM resource")
         return self._gen
+
+    def get_parallel_random(self):
+        """MXNet's CPU random streams (``ParallelRandom``) on a host context, else None (a
+        device's samplers draw from ``get_random()``). The samplers MXNet runs on them
+        (uniform, normal, randint, exponential, Dropout's mask) ask for PARALLEL_RANDOM and
+        draw here, so a seed gives MXNet's numbers."""
+        if self.req != ResourceRequest.PARALLEL_RANDOM:
+            raise TypeError(f"resource {self.var.name}: get_parallel_random() needs a "
+                            f"PARALLEL_RANDOM resource")
+        return self._parallel
 
     def get_space(self, shape, dtype=numpy.float32):
         """A ``shape``/``dtype`` array of scratch memory, reused across calls and grown
@@ -77,26 +91,38 @@ class Resource:
 
     def _reseed(self, seed):
         self._gen = self._new_generator(seed)
+        if self._parallel is not None:
+            self._parallel.reseed(base_seed(seed))
 
     def __repr__(self):
         return f"<Resource {self.req.name} on {self.ctx}>"
 
 
+_HOST_TYPES = ("cpu", "cpu_pinned", "cpu_shared")
+_HOST = Context("cpu", 0)
 _resources: dict = {}
 _lock = threading.Lock()
 _global_seed = 0           # MXNet's default: numbers are reproducible even unseeded
 _ctx_seeds: dict = {}      # seeds given for one context since the last seed(..., "all")
 
 
+def _owner(ctx, req):
+    """The context whose resource ``ctx`` uses: as in MXNet, every host context shares one
+    resource of each random kind (one stream, whichever cpu(i) an op runs on)."""
+    if req != ResourceRequest.TEMP_SPACE and ctx.device_type in _HOST_TYPES:
+        return _HOST
+    return ctx
+
+
 def request(ctx, req) -> Resource:
     """The resource of kind ``req`` (a ``ResourceRequest``) on ``ctx``."""
-    key = (ctx, req)
+    key = (_owner(ctx, req), req)
     res = _resources.get(key)
     if res is None:
         with _lock:
             res = _resources.get(key)
             if res is None:
-                res = _resources[key] = Resource(ctx, ResourceRequest(req))
+                res = _resources[key] = Resource(key[0], ResourceRequest(req))
     return res
 
 
@@ -116,6 +142,8 @@ def seed(seed_state: int, ctx=None) -> None:
     """Reseed the random resources of ``ctx`` (all contexts when None), ordered after
     every function already pushed on each resource's var."""
     global _global_seed
+    if ctx is not None:
+        ctx = _owner(ctx, ResourceRequest.RANDOM)
     with _lock:
         if ctx is None:
             _global_seed = seed_state

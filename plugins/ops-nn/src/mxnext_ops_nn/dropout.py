@@ -1,5 +1,5 @@
 """Dropout: outputs ``data * mask`` and the mask (0 or 1/(1-p) per element, or per slice
-along ``axes``; NaN everywhere when p == 1, as MXNet's 0 * 1/0), drawn from the RANDOM
+along ``axes``; NaN everywhere when p == 1, as MXNet's 0 * 1/0), drawn from the PARALLEL_RANDOM
 resource when training (or always, mode='always'); otherwise the identity with a mask of
 ones. The backward multiplies by the mask."""
 
@@ -56,15 +56,29 @@ def _forward(ctx, inputs, req, outputs, p):
     x, out, mask = inputs[0], outputs[0], outputs[1]
     keep = 1.0 - p.p
     if keep < 1 and (ctx.is_train or p.mode == "always"):
-        draw = ctx.requested[0].get_random().random(mask.shape) < keep
+        draw = _keep(ctx, mask.shape, x.dtype, p)
         # p == 1: MXNet's mask is 0 * (1/0), NaN, and so are the output and the gradient
-        m = (draw * (1.0 / keep) if keep > 0 else ctx.xp.full(mask.shape, np.nan)).astype(x.dtype)
+        # the scale is MXNet's float32 1 / (1 - p), whatever the dtype
+        scale = np.float32(1) / (np.float32(1) - np.float32(p.p)) if keep > 0 else np.nan
+        m = (draw * scale if keep > 0 else ctx.xp.full(mask.shape, np.nan)).astype(x.dtype)
         put(mask, req[1], m)
         put(out, req[0], x * m)
     else:
         put(mask, req[1], ctx.xp.ones(mask.shape, mask.dtype))
         if req[0] != 2:           # in place: the output already is the data
             put(out, req[0], x)
+
+
+def _keep(ctx, shape, dtype, p):
+    """Which mask entries are kept. On MXNet's CPU streams, its kernels' rule: a float32
+    uniform ``u`` per entry, kept where ``u <= 1 - p`` (``u < 1 - p`` with ``axes``), so a
+    seed gives MXNet's masks."""
+    streams = ctx.requested[0].get_parallel_random()
+    if streams is None:
+        return ctx.requested[0].get_random().random(shape) < 1.0 - p.p
+    u = streams.uniform(int(np.prod(shape, dtype=np.int64)), dtype).astype(np.float32)
+    keep = np.float32(1) - np.float32(p.p)
+    return (u < keep if p.axes else u <= keep).reshape(shape)
 
 
 def _backward(ctx, inputs, req, outputs, p):
@@ -92,7 +106,7 @@ def _backward_shape(p, ins, outs):
 
 
 def _random(p):
-    return [ResourceRequest.RANDOM] if p.p > 0 else []
+    return [ResourceRequest.PARALLEL_RANDOM] if p.p > 0 else []      # MXNet's CPU streams
 
 
 (register_op(OP).add_alias("_npx_dropout")

@@ -18,6 +18,11 @@ def _random(params):
     return [ResourceRequest.RANDOM]
 
 
+def _parallel_random(params):
+    """MXNet's CPU streams (the samplers in ``_MXNET_DRAWS``)."""
+    return [ResourceRequest.PARALLEL_RANDOM]
+
+
 _FLOAT_DTYPE = dtype_field("float16", "float32", "float64")
 
 
@@ -164,8 +169,43 @@ _CHUNK = 1 << 20
 _TWO_STAGE = {"generalized_negative_binomial"}
 
 
-def _fill(ctx, out, req, draw, vals, size, dtype, pieces):
+# -- MXNet's own CPU samplers (src/operator/random/sampler.h), on the RANDOM resource's
+# ``get_parallel_random()`` streams: the parameters are float32 (ints for randint), the
+# arithmetic is float32 for a float32 output and double otherwise, as MXNet's kernels do
+def _wide(dtype):
+    return np.float32 if dtype == np.float32 else np.float64
+
+
+def _exact_uniform(streams, lo, hi, n, dtype):
+    lo, hi = np.float32(lo), np.float32(hi)
+    ft = _wide(dtype)
+    return ft(lo) + ft(hi - lo) * streams.uniform(n, dtype)
+
+
+def _exact_normal(streams, mu, sigma, n, dtype):
+    ft = _wide(dtype)
+    return streams.normal(n, dtype) * ft(np.float32(sigma)) + ft(np.float32(mu))
+
+
+def _exact_randint(streams, lo, hi, n, dtype):
+    return lo + np.fmod(streams.int64(n), hi - lo)        # C's remainder: the sign of the draw
+
+
+def _exact_exponential(streams, lam, n, dtype):
+    u = streams.uniform(n, dtype).astype(np.float64)
+    return -np.log(1.0 - u) / np.float64(np.float32(lam))
+
+
+_MXNET_DRAWS = {"uniform": _exact_uniform, "normal": _exact_normal,
+                "randint": _exact_randint, "exponential": _exact_exponential}
+
+
+def _fill(ctx, out, req, draw, vals, size, dtype, pieces, exact=None):
     gen, n = ctx.requested[0].get_random(), int(np.prod(size, dtype=np.int64))
+    streams = ctx.requested[0].get_parallel_random() if exact is not None else None
+    if streams is not None:
+        assign(out, req, exact(streams, *vals, n, dtype).astype(dtype, copy=False).reshape(size))
+        return
     if (pieces and n > _CHUNK and ctx.xp is np and req in (1, 2) and type(out) is np.ndarray
             and out.dtype == dtype and out.flags.c_contiguous):
         flat = out.reshape(-1)
@@ -176,22 +216,23 @@ def _fill(ctx, out, req, draw, vals, size, dtype, pieces):
     assign(out, req, draw(gen, ctx.xp, *vals, size).astype(dtype))
 
 
-def _sampler(op, checks, args, default_dtype, draw, pieces):
+def _sampler(op, checks, args, default_dtype, draw, pieces, exact):
     """``_random_<kind>``: scalar parameters, output shape ``params.shape``."""
     def compute(ctx, inputs, req, outputs, params):
         _check_args(op, checks, params)
         vals = [getattr(params, a) for a in args]
         _fill(ctx, outputs[0], req[0], draw, vals, params.shape,
-              np.dtype(params.dtype or default_dtype), pieces)
+              np.dtype(params.dtype or default_dtype), pieces, exact)
     return compute
 
 
-def _like_sampler(op, checks, args, draw, pieces):
+def _like_sampler(op, checks, args, draw, pieces, exact):
     """``_random_<kind>_like``: scalar parameters, the shape and dtype of ``data``."""
     def compute(ctx, inputs, req, outputs, params):
         _check_args(op, checks, params)
         vals = [getattr(params, a) for a in args]
-        _fill(ctx, outputs[0], req[0], draw, vals, inputs[0].shape, outputs[0].dtype, pieces)
+        _fill(ctx, outputs[0], req[0], draw, vals, inputs[0].shape, outputs[0].dtype, pieces,
+              exact)
     return compute
 
 
@@ -235,9 +276,9 @@ for _kind, (_args_model, _dtype, _draw, _doc, _ex, _inputs) in _DISTS.items():
         .set_attr("FInferShape",
                   lambda p, ins, outs, n=_name: (list(ins), merge(n, outs, [p.shape])))
         .set_attr("FInferType", fixed_type(_name, lambda p, d=_dtype: p.dtype or d))
-        .set_attr("FResourceRequest", _random)
+        .set_attr("FResourceRequest", _parallel_random if _kind in _MXNET_DRAWS else _random)
         .set_attr("FCompute<cpu>", _sampler(_name, _KERNEL_CHECKS[_kind], _args, _dtype, _draw,
-                                            _kind not in _TWO_STAGE))
+                                            _kind not in _TWO_STAGE, _MXNET_DRAWS.get(_kind)))
         .set_attr("TExamples", [{"inputs": [], "params": _first},
                                 {"inputs": [], "params": {"shape": (50,), **_ex}}]))
     if _kind == "randint":
@@ -246,9 +287,10 @@ for _kind, (_args_model, _dtype, _draw, _doc, _ex, _inputs) in _DISTS.items():
         .set_attr_parser(_args_model).set_num_inputs(1).set_num_outputs(1)
         .set_attr("FInferShape", ElemwiseShape(1, 1))
         .set_attr("FInferType", FloatOnly(same_type(f"{_name}_like")))
-        .set_attr("FResourceRequest", _random)
+        .set_attr("FResourceRequest", _parallel_random if _kind in _MXNET_DRAWS else _random)
         .set_attr("FCompute<cpu>", _like_sampler(f"{_name}_like", _KERNEL_CHECKS[_kind], _args,
-                                                  _draw, _kind not in _TWO_STAGE))
+                                                  _draw, _kind not in _TWO_STAGE,
+                                                  _MXNET_DRAWS.get(_kind)))
         .set_attr("FGradient", MakeZeroGradNodes)
         .set_attr("TExamples", [{"inputs": [(4, 5)], "params": _ex, "grad": False}])
         .add_argument("data", "NDArray-or-Symbol", "Its shape and dtype are the output's"))
