@@ -54,32 +54,30 @@ class _Unseeded(ISeedSequence):
 class ParallelRandom:
     """The 1024 states of one device. A state is created at its first use and reseeded
     (``mt19937::seed(base + j)``, numpy's legacy seeding) at its first use after
-    ``reseed``. Not thread-safe: the RANDOM resource's var orders its users."""
+    ``reseed``. Not thread-safe: the PARALLEL_RANDOM resource's var orders its users."""
 
-    __slots__ = ("base", "_states", "_seeded", "_epoch")
+    __slots__ = ("base", "_legacy", "_bits", "_ready")
 
     def __init__(self, base: int = 0):
         self.base = base & 0xFFFFFFFF
-        self._states: list = []
-        self._seeded: list = []     # the epoch each state was last seeded in
-        self._epoch = 0
+        self._legacy: list = []     # state j's RandomState (it seeds MXNet's way)
+        self._bits: list = []       # state j's MT19937 (it draws)
+        self._ready = 0             # states 0 .. _ready - 1 are seeded for ``base``
 
     def reseed(self, base: int) -> None:
         self.base = base & 0xFFFFFFFF
-        self._epoch += 1
+        self._ready = 0
 
-    def _bits(self, count):
-        """The bit generators of states ``0 .. count - 1``, seeded for the current base."""
-        while len(self._states) < count:
-            bits = np.random.MT19937(_Unseeded())
-            self._states.append((np.random.RandomState(bits), bits))
-            self._seeded.append(None)
-        epoch, seeded = self._epoch, self._seeded
-        for j in range(count):
-            if seeded[j] != epoch:
-                self._states[j][0].seed((self.base + j) & 0xFFFFFFFF)
-                seeded[j] = epoch
-        return [bits for _, bits in self._states[:count]]
+    def _states(self, count):
+        """The bit generators, the first ``count`` seeded for the current base (kernels
+        draw from a prefix of the states)."""
+        for j in range(self._ready, count):
+            if j == len(self._bits):
+                self._bits.append(np.random.MT19937(_Unseeded()))
+                self._legacy.append(np.random.RandomState(self._bits[j]))
+            self._legacy[j].seed((self.base + j) & 0xFFFFFFFF)
+        self._ready = max(self._ready, count)
+        return self._bits
 
     @staticmethod
     def sizes(n: int) -> list:
@@ -95,7 +93,7 @@ class ParallelRandom:
     def _raw(self, counts, states=None):
         """The raw 32-bit draws (as uint64) of ``counts[i]`` outputs of state ``states[i]``
         (state ``i`` when None), one after another."""
-        bits = self._bits(len(counts) if states is None else int(states[-1]) + 1)
+        bits = self._states(len(counts) if states is None else int(states[-1]) + 1)
         if states is None:
             states = range(len(counts))
         return np.concatenate([bits[j].random_raw(int(k)) for j, k in zip(states, counts)])
@@ -128,7 +126,8 @@ class ParallelRandom:
         per = 2 if ftype is np.float32 else 4          # raw draws per pair
         one, two = ftype(1), ftype(2)
         need = np.array(self.sizes(n), np.int64)
-        owners, values = [], []
+        out = np.empty(n, ftype)
+        place = np.cumsum(need) - need         # where each state's next value goes in out
         todo = np.arange(len(need))
         while len(todo):
             u = self._canonical(self._raw(need[todo] * per, todo), ftype).reshape(-1, 2)
@@ -137,16 +136,15 @@ class ParallelRandom:
             keep = (r2 <= 1) & (r2 != 0)
             r2, y = r2[keep], y[keep]
             log = np.log(r2.astype(np.float64)).astype(ftype)
-            values.append(y * np.sqrt(ftype(-2) * log / r2))
-            owner = np.repeat(todo, need[todo])[keep]
-            owners.append(owner)
-            need -= np.bincount(owner, minlength=len(need))
+            owner = np.repeat(todo, need[todo])[keep]         # ascending: states in order
+            got = np.bincount(owner, minlength=len(need))
+            first = np.cumsum(got) - got                      # each state's first value here
+            out[place[owner] + np.arange(len(owner)) - first[owner]] = \
+                y * np.sqrt(ftype(-2) * log / r2)
+            place += got
+            need -= got
             todo = todo[need[todo] > 0]
-        if not values:
-            return np.empty(0, ftype)
-        # each state got exactly its values, round after round: in state order, they are out
-        order = np.argsort(np.concatenate(owners), kind="stable")
-        return np.concatenate(values)[order]
+        return out
 
     def int64(self, n: int) -> np.ndarray:
         """``n`` values of ``rand_int64()``: ``(first << 31) + second`` of two draws, wrapped
