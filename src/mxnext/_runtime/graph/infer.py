@@ -24,7 +24,7 @@ import weakref
 
 import numpy as np
 
-from ..base import FLAG_TO_DTYPE, MXNetError, ShapeError, TypeInferError, is_np_shape
+from ..base import FLAG_TO_DTYPE, MXNetError, as_dtype, ShapeError, TypeInferError, is_np_shape
 
 __all__ = ["infer_shapes", "infer_types", "match_names", "match_positional", "split",
            "shape_known", "parse_shape", "merge_dims", "merge_dtype"]
@@ -321,7 +321,7 @@ def _shape_value(shape, unknown):
 
 
 def _dtype_value(dtype):
-    return None if dtype is None else np.dtype(dtype)
+    return None if dtype is None else as_dtype(dtype)
 
 
 def _dtype_flag(text, where):

@@ -255,9 +255,8 @@ def _cast_params(sym, params, names):
         flag = attrs.get(name, {}).get("__dtype__", "-1")
         if name in out and flag != "-1":
             dtype = FLAG_TO_DTYPE[int(flag)]
-            if np.dtype(out[name].dtype) != dtype:   # Cast has no bfloat16; amp_cast has
-                out[name] = (ndarray.amp_cast(out[name], dtype=dtype.name) if dtype == bfloat16
-                             else out[name].astype(dtype))
+            if np.dtype(out[name].dtype) != dtype:
+                out[name] = out[name].astype(dtype)
     return out
 
 
