@@ -109,6 +109,11 @@ def test_convert_symbol_options():
     with pytest.raises(MXNetError, match="target_dtype must be 'float16' or 'bfloat16', got "
                                          "'int8'"):
         amp.convert_symbol(sym, target_dtype="int8")
+    # MXNet asserts these: code written for it catches AssertionError
+    with pytest.raises(AssertionError, match="are in none of"):
+        amp.convert_symbol(sym, target_dtype="bfloat16", fp32_ops=["elemwise_add"])
+    with pytest.raises(AssertionError, match="must be a list"):
+        amp.convert_symbol(sym, fp32_ops="sin")
 
 
 @pytest.mark.parametrize("target, rtol", [("float16", 5e-3), ("bfloat16", 4e-2)])
