@@ -50,11 +50,12 @@ def infer_shapes(graph, known=None, *, partial=True) -> list:
     return values
 
 
-def infer_types(graph, known=None, *, partial=True) -> list:
+def infer_types(graph, known=None, *, partial=True, var_dtypes=True) -> list:
     """Every entry's dtype (``numpy.dtype``, or None when unknown) given ``known`` dtypes (a
-    list per entry, or a dict ``{entry_id: dtype}``)."""
+    list per entry, or a dict ``{entry_id: dtype}``) and, with ``var_dtypes``, the variables'
+    ``__dtype__`` attributes."""
     values = _start(graph, known, _dtype_value)
-    for nid, eid, node in _steps(graph)[0]:
+    for nid, eid, node in _steps(graph)[0] if var_dtypes else ():
         if values[eid] is None and node._attrs:
             text = node._attrs.get("__dtype__")
             if text is not None:
