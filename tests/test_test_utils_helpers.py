@@ -132,6 +132,7 @@ def test_check_gluon_hybridize_consistency():
     seen = []
 
     def affine(prefix):
+        assert mx.util.is_np_shape()              # run under use_np, as MXNet's
         seen.append(_Affine(prefix=prefix))
         return seen[-1]
 

@@ -3,6 +3,7 @@ gradients imperatively and hybridized."""
 
 from __future__ import annotations
 
+from ..util import use_np
 from ._compare import assert_almost_equal
 
 __all__ = ["check_gluon_hybridize_consistency"]
@@ -34,13 +35,15 @@ def _run(net, data_l, use_autograd):
     return out, [x.grad.asnumpy() for x in inputs]
 
 
+@use_np
 def check_gluon_hybridize_consistency(net_builder, data_l, numpy_func=None, test_grad=True,
                                       rtol=1E-4, atol=1E-4):
     """Build ``net_builder(prefix='net_')`` afresh for each of: imperative, imperative under
     autograd (with ``test_grad``), hybridized, hybridized under autograd; the first build's
     initial parameters are reused by the others. Every output (and input gradient) must
     match the first one's, and the output ``numpy_func(*inputs as numpy)`` when given.
-    The network must not draw random numbers."""
+    The network must not draw random numbers. As in MXNet it runs under ``use_np`` (NumPy
+    shape semantics)."""
     first_out, first_grads, init = None, None, None
     for hybridize in (False, True):
         for use_autograd in ((False, True) if test_grad else (False,)):
