@@ -109,6 +109,11 @@ def test_convert_symbol_options():
     with pytest.raises(MXNetError, match="target_dtype must be 'float16' or 'bfloat16', got "
                                          "'int8'"):
         amp.convert_symbol(sym, target_dtype="int8")
+    # MXNet asserts these: code written for it catches AssertionError
+    with pytest.raises(AssertionError, match="are in none of"):
+        amp.convert_symbol(sym, target_dtype="bfloat16", fp32_ops=["elemwise_add"])
+    with pytest.raises(AssertionError, match="must be a list"):
+        amp.convert_symbol(sym, fp32_ops="sin")
 
 
 @pytest.mark.parametrize("target, rtol", [("float16", 5e-3), ("bfloat16", 4e-2)])
@@ -154,6 +159,36 @@ def test_convert_hybrid_block_resnet18(target, rtol):
     assert _reads(nodes, fc + "fwd")[1] == f"{fc}weight_amp_cast_{target}"
     assert [n["name"] for n in nodes if n["op"] == "amp_cast" and "float32" in n["name"]] == [
         fc + "fwd_output_amp_cast_float32"]
+
+
+def _bound_dtypes(sym, **kwargs):
+    """{argument: dtype name} of ``sym`` converted to bfloat16 with cast_optional_params."""
+    conv = amp.convert_symbol(sym, target_dtype="bfloat16", cast_optional_params=True, **kwargs)
+    exe = conv.simple_bind(mx.cpu(), **{n: (1, 2) for n in conv.list_arguments()})
+    return {n: np.dtype(a.dtype).name for n, a in zip(conv.list_arguments(), exe.arg_arrays)}
+
+
+def test_cast_optional_params_infer_unknown_inputs_from_casts():
+    """MXNet 1.9.1's results (its AMPInferUnknown pass): inputs whose type the data do not
+    decide take the dtype of the amp_cast reading them, or bfloat16 when an amp_multicast
+    reads only variables; conflicting casts leave float32. __dtype__ attributes do not count."""
+    bf16 = amp.bfloat16
+    data = mx.sym.var("data")
+    to_bf16, to_fp32 = (mx.sym.amp_cast(data, dtype=t) for t in (bf16, "float32"))
+    assert _bound_dtypes(mx.sym.Group([to_bf16, to_bf16]), data_names=[]) == {"data": "bfloat16"}
+    assert _bound_dtypes(mx.sym.Group([to_bf16, to_fp32]), data_names=[]) == {"data": "float32"}
+    a, b = mx.sym.var("a", dtype="float32"), mx.sym.var("b", dtype=bf16)
+    both = {"a": "bfloat16", "b": "bfloat16"}
+    assert _bound_dtypes(mx.sym.amp_multicast(a, b, num_outputs=2)) == both
+    group = mx.sym.Group([mx.sym.amp_multicast(a, b, num_outputs=2), mx.sym.amp_cast(a, dtype=bf16)])
+    assert _bound_dtypes(group, target_dtype_ops=[], fp32_ops=[]) == both
+    c = mx.sym.var("c")                          # no __dtype__: a data input, float32
+    assert _bound_dtypes(mx.sym.amp_multicast(a, b, c, num_outputs=3), target_dtype_ops=[],
+                         fp32_ops=[]) == {**both, "c": "float32"}
+    nested = mx.sym.amp_multicast(a, mx.sym.elemwise_add(b, mx.sym.var("d", dtype=bf16)),
+                                  num_outputs=2)
+    assert _bound_dtypes(nested, target_dtype_ops=[], fp32_ops=[]) == \
+        {"a": "float32", "b": "bfloat16", "d": "bfloat16"}
 
 
 def test_convert_hybrid_block_needs_a_run_block():

@@ -30,8 +30,8 @@ def _message(fn, *args, **kwargs) -> str:
 
 # ---------------------------------------------------------------- the star import
 
-# MXNet 1.9's test_utils namespace minus what mxnext leaves out (gluon, mx.np,
-# get_mnist_pkl, get_bz2_data, download_model, runtime features, scipy.stats and requests);
+# MXNet 1.9's test_utils namespace minus what mxnext leaves out (mx.np's np_symbol,
+# Features, get_cuda_compute_capability, scipy.stats and requests);
 # see docs/user-guide.md.
 MXNET_NAMES = """
 Context OrderedDict almost_equal array assert_allclose assert_almost_equal
@@ -50,6 +50,8 @@ np np_reduce npt numbers numeric_grad os platform rand_coord_2d rand_ndarray ran
 rand_shape_3d rand_shape_nd random_arrays random_sample random_uniform_arrays retry rnd same
 same_array set_default_context setenv simple_forward struct Symbol sys time traceback use_np
 var_check verify_generator zipfile
+check_gluon_hybridize_consistency check_speed download_model get_bz2_data get_im2rec_path
+get_mnist_pkl has_tvm_ops is_op_runnable same_symbol_structure
 """.split()
 
 

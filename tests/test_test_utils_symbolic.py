@@ -161,6 +161,30 @@ def test_numeric_gradient_restores_aux_states_before_each_forward():
     np.testing.assert_allclose(exact["x"], [1.5, 2.0], rtol=1e-9)
 
 
+def test_location_lists_pair_by_zip_as_mxnet():
+    """MXNet zips a list with list_arguments(): extra arrays are ignored (its test_mkldnn
+    passes a bias to a no_bias Deconvolution), a missing one is an error."""
+    x = sym.Variable("x")
+    net = sym.Custom(x, op_type="tu_sym_cube")
+    good = np.array([[0.5, -1.0, 1.5]])
+    tu.check_numeric_gradient(net, [good, np.ones((7,))], dtype=np.float64)
+    tu.check_symbolic_forward(net, (good, "ignored"), [good ** 3], dtype=np.float64)
+    tu.check_symbolic_backward(net, [good, None], [np.ones((1, 3))], [3 * good ** 2],
+                               dtype=np.float64)
+    with pytest.raises(ParamError, match="'location' expected 1 arrays"):
+        tu.check_symbolic_forward(net, [], [good ** 3])
+    with pytest.raises(ParamError, match="'location' expected values for exactly"):
+        tu.check_symbolic_forward(net, {"x": good, "y": good}, [good ** 3])
+    _needs_ops("BatchNorm")
+    bn = sym.BatchNorm(x, fix_gamma=False, name="bn")
+    loc = [np.random.uniform(-1, 1, (4, 3)), np.ones(3), np.zeros(3)]
+    aux = [np.zeros(3), np.ones(3)]
+    tu.check_numeric_gradient(bn, loc + [np.ones(2)], aux + [np.ones(5)], numeric_eps=1e-3,
+                              rtol=1e-2, atol=1e-4, dtype=np.float64)
+    with pytest.raises(ParamError, match="'aux_states' expected 2 arrays"):
+        tu.check_numeric_gradient(bn, loc, aux[:1], dtype=np.float64)
+
+
 def test_numeric_gradient_argument_errors():
     net = _fc_tanh()
     loc = _fc_tanh_location(np.random.default_rng(3))

@@ -92,3 +92,16 @@ def test_frontends():
                                    num_arrays=2).list_arguments() == ["a", "b"]
     a = mx.nd.ones(3)                     # same dtype: the output is the input's data
     assert mx.nd.amp_cast(a, dtype="float32").asnumpy().tolist() == [1, 1, 1]
+
+
+def test_cast_to_bfloat16_and_its_gradient():
+    bf16 = np.dtype("bfloat16")
+    check_forward("Cast", [np.array([1.5, -2.3, 3.1], np.float32)],
+                  np.array([1.5, -2.296875, 3.09375], bf16), {"dtype": "bfloat16"})
+    x = mx.nd.array([1.5, -2.3])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x.astype(np.dtype([("bfloat16", np.uint16)]))      # MXNet's spelling
+    y.backward(mx.nd.ones((2,), dtype="bfloat16"))
+    assert y.dtype == bf16 and x.grad.dtype == np.float32
+    np.testing.assert_array_equal(x.grad.asnumpy(), [1, 1])

@@ -20,7 +20,7 @@ __all__ = ["MXNetError", "EngineError", "ParamError", "OpNotFound", "PluginError
            "NotSupportedForSparseNDArray", "describe_error", "did_you_mean", "py_str", "string_types",
            "numeric_types", "integer_types", "mx_real_t", "data_dir", "data_dir_default",
            "classproperty", "with_metaclass", "is_np_shape", "set_np_shape",
-           "FLAG_TO_DTYPE", "DTYPE_TO_FLAG"]
+           "FLAG_TO_DTYPE", "DTYPE_TO_FLAG", "MXNET_BFLOAT16", "as_dtype"]
 
 # mshadow's type flags: the ``.params`` format and ``__dtype__`` attributes use them.
 # int16, uint16, uint32 and uint64 (8..11) are mshadow's and MXNet 2.x's; MXNet 1.9 neither
@@ -30,6 +30,15 @@ FLAG_TO_DTYPE = {0: np.dtype("<f4"), 1: np.dtype("<f8"), 2: np.dtype("<f2"), 3: 
                  8: np.dtype("<i2"), 9: np.dtype("<u2"), 10: np.dtype("<u4"), 11: np.dtype("<u8"),
                  12: np.dtype(ml_dtypes.bfloat16)}
 DTYPE_TO_FLAG = {dt.newbyteorder("="): flag for flag, dt in FLAG_TO_DTYPE.items()}
+
+# MXNet's Python spelling of bfloat16 (a 2-byte record; numpy had no bfloat16)
+MXNET_BFLOAT16 = np.dtype([("bfloat16", np.uint16)])
+
+
+def as_dtype(value) -> np.dtype:
+    """``np.dtype(value)``, reading MXNet's bfloat16 record dtype as ml_dtypes' bfloat16."""
+    dtype = np.dtype(value)
+    return FLAG_TO_DTYPE[12] if dtype == MXNET_BFLOAT16 else dtype
 
 
 class _Semantics(threading.local):

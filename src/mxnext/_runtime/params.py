@@ -18,7 +18,7 @@ from typing import Annotated, Literal, Union
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from .base import ParamError, did_you_mean
+from .base import MXNET_BFLOAT16, ParamError, as_dtype, did_you_mean
 
 __all__ = ["Param", "Field", "DType", "normalize_dtype", "format_value", "mxnet_type"]
 
@@ -42,7 +42,7 @@ def normalize_dtype(value):
             raise ValueError(f"unknown dtype {value!r}; one of {sorted(set(_DTYPES) - {'real_t'})}")
         return name
     try:
-        return np.dtype(value).name
+        return as_dtype(value).name
     except TypeError as exc:
         raise ValueError(f"not a dtype: {value!r}") from exc
 
@@ -182,6 +182,8 @@ class Param(BaseModel):
                     value = False
                 elif kind == "tuple":
                     value = _parse_tuple(text)
+            elif isinstance(value, np.dtype) and value == MXNET_BFLOAT16:
+                value = "bfloat16"                 # MXNet's bfloat16 (any dtype field)
             elif kind == "tuple" and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
                 value = (int(value),)
             elif kind == "tuple" and isinstance(value, list):

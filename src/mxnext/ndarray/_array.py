@@ -16,7 +16,7 @@ from .._runtime import tape as _tape, registry
 from .._runtime import device as _device
 from .._runtime import engine as _engine
 from .._runtime.tape import state as _state
-from .._runtime.base import MXNetError
+from .._runtime.base import MXNetError, as_dtype
 from .._runtime.context import Context
 from . import _backward, _imperative, serialization
 from ._arith import Arithmetic
@@ -188,7 +188,7 @@ class NDArray(Arithmetic, OpMethods, Indexing):
         return self
 
     def astype(self, dtype, copy=True) -> "NDArray":
-        dtype = np.dtype(dtype)
+        dtype = as_dtype(dtype)
         if not copy and dtype == self._dtype:
             return self
         return invoke_name("Cast", [self], {"dtype": dtype.name})

@@ -16,7 +16,7 @@ import numpy as np
 from .._runtime import engine as _engine
 from .._runtime import registry as _registry
 from .._runtime import storage as _storage
-from .._runtime.base import MXNetError, ParamError, did_you_mean
+from .._runtime.base import MXNetError, ParamError, as_dtype, did_you_mean
 from .._runtime.context import Context, as_context, current_context
 from ..util import is_np_shape
 from ._arith import functions as _functions
@@ -51,17 +51,17 @@ def array(source_array, ctx=None, dtype=None) -> NDArray:
         return sparse.array(source_array, ctx, dtype)
     ctx = _ctx(ctx)
     if isinstance(source_array, NDArray):
-        dtype = np.dtype(dtype) if dtype is not None else source_array._dtype
+        dtype = as_dtype(dtype) if dtype is not None else source_array._dtype
         out = new_array(source_array._shape, dtype, ctx)
         _push_copy(source_array, out)
         return out
-    host = np.asarray(source_array, dtype=np.dtype(dtype) if dtype is not None else _FLOAT32)
+    host = np.asarray(source_array, dtype=as_dtype(dtype) if dtype is not None else _FLOAT32)
     return _from_host(host, ctx)
 
 
 def _filled(shape, value, ctx, dtype, out=None, name="_full"):
     if out is None:
-        dtype = np.dtype(dtype) if dtype is not None else _FLOAT32
+        dtype = as_dtype(dtype) if dtype is not None else _FLOAT32
         out = _allocate(name.strip("_"), shape, dtype, ctx)
     _push_fill(out, value, name)      # MXNet's op names: _zeros, _ones, _full
     return out
@@ -149,14 +149,14 @@ def empty(shape, ctx=None, dtype=None, stype=None) -> NDArray:
     if stype not in (None, "default"):
         from . import sparse
         return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype)
-    return _allocate("empty", shape, np.dtype(dtype or _FLOAT32), ctx)
+    return _allocate("empty", shape, as_dtype(dtype or _FLOAT32), ctx)
 
 
 @_strict
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
            dtype=None) -> NDArray:
     """Evenly spaced values in [start, stop), each repeated ``repeat`` times."""
-    dtype = np.dtype(dtype) if dtype else _FLOAT32
+    dtype = as_dtype(dtype) if dtype else _FLOAT32
     n = arange_length(start, stop, step, repeat, dtype)
     try:
         if dtype.kind in "iu":     # as MXNet: start and step cast to the type, values wrap
@@ -175,7 +175,7 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
 @_strict
 def eye(N, M=0, k=0, ctx=None, dtype=None, out=None, name=None) -> NDArray:
     """A 2-D array with ones on diagonal ``k`` and zeros elsewhere."""
-    host = np.eye(int(N), int(M) or None, int(k), dtype=np.dtype(dtype) if dtype else _FLOAT32)
+    host = np.eye(int(N), int(M) or None, int(k), dtype=as_dtype(dtype) if dtype else _FLOAT32)
     if out is not None:
         return array(host, ctx=out.context, dtype=out.dtype).copyto(out)
     return _from_host(host, _ctx(ctx))
@@ -185,7 +185,7 @@ def eye(N, M=0, k=0, ctx=None, dtype=None, out=None, name=None) -> NDArray:
 def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None) -> NDArray:
     """``num`` evenly spaced values from ``start`` to ``stop``."""
     host = np.linspace(start, stop, int(num), endpoint=endpoint,
-                       dtype=np.dtype(dtype) if dtype else _FLOAT32)
+                       dtype=as_dtype(dtype) if dtype else _FLOAT32)
     return _from_host(host, _ctx(ctx))
 
 

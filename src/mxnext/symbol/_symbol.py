@@ -402,9 +402,9 @@ def _check_shape(key, value):
 
 
 def _check_dtype(key, value):
-    from .._runtime.base import DTYPE_TO_FLAG
+    from .._runtime.base import DTYPE_TO_FLAG, as_dtype
     try:
-        ok = np.dtype(value) in DTYPE_TO_FLAG
+        ok = as_dtype(value) in DTYPE_TO_FLAG
     except TypeError:
         ok = False
     if not ok:

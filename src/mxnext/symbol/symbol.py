@@ -30,7 +30,7 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
     inference when the caller gives none; ``lr_mult``, ``wd_mult``, ``init`` (an initializer
     or its string) and ``stype`` are kept for the optimizer and binding; ``attr`` and
     ``__key__``-style keywords add attributes."""
-    from .._runtime.base import DTYPE_TO_FLAG
+    from .._runtime.base import DTYPE_TO_FLAG, as_dtype
     attrs = attribute.current().get(attr)
     if shape is not None:
         attrs["__shape__"] = str(shape)
@@ -39,7 +39,7 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
     if wd_mult is not None:
         attrs["__wd_mult__"] = str(wd_mult)
     if dtype is not None:
-        flag = DTYPE_TO_FLAG.get(np.dtype(dtype))
+        flag = DTYPE_TO_FLAG.get(as_dtype(dtype))
         if flag is None:
             raise TypeError(f"Variable {name!r}: dtype {dtype!r} is not one mxnext can "
                             f"store ({', '.join(d.name for d in DTYPE_TO_FLAG)})")

@@ -1,6 +1,8 @@
 """MXNet's ``mx.test_utils``: comparisons with MXNet's tolerances, random inputs, forward,
 backward and gradient checks, statistical checks of random generators, test environment,
-and the MNIST and CIFAR-10 data sets of MXNet's tests and examples (``get_mnist`` ...).
+the MNIST and CIFAR-10 data sets of MXNet's tests and examples (``get_mnist`` ...), its
+catalogue of pretrained models (``download_model``), speed and structure checks of Symbols
+and the hybridize check of Gluon blocks.
 
 There is no ``__all__``, on purpose: as with MXNet's module, ``from mxnext.test_utils import *``
 also exports the modules and names imported here (``mx``, ``np``, ``sys``, ``os``, ``rnd``
@@ -65,9 +67,13 @@ from ._sparse import (create_sparse_array, create_sparse_array_zd, rand_ndarray,
                       rand_sparse_ndarray, shuffle_csr_column_indices)
 from ._stats import (chi_square_check, gen_buckets_probs_with_ppf, mean_check, var_check,
                      verify_generator)
-from ._env import (EnvManager, discard_stderr, environment, is_aarch64_run, is_cd_run, retry)
+from ._env import (EnvManager, discard_stderr, environment, get_im2rec_path, has_tvm_ops,
+                   is_aarch64_run, is_cd_run, is_op_runnable, retry)
 from ._optimizer import compare_optimizer
-from ._data import (DummyIter, download, get_cifar10, get_mnist, get_mnist_iterator,
-                    get_mnist_ubyte, get_zip_data)
+from ._data import (DummyIter, download, get_bz2_data, get_cifar10, get_mnist,
+                    get_mnist_iterator, get_mnist_pkl, get_mnist_ubyte, get_zip_data)
+from ._models import download_model
+from ._symbol_tools import check_speed, same_symbol_structure
+from ._hybridize import check_gluon_hybridize_consistency
 
 _numpy_aliases.restore()

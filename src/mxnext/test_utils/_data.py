@@ -1,4 +1,5 @@
-"""Data sets MXNet's tests and examples fetch: MNIST and CIFAR-10 under ``data/``.
+"""Data sets MXNet's tests and examples fetch: MNIST and CIFAR-10 under ``data/``, MNIST as
+the pickle of deeplearning.net, and bz2-compressed files (libsvm data).
 
 Files already in place are used as they are; a missing one is downloaded from MXNet's
 Gluon data repository (``MXNET_GLUON_REPO``, as in MXNet) and checked against its SHA-1.
@@ -9,6 +10,7 @@ leaves a part that a later one would take for the file.
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import hashlib
 import logging
@@ -25,7 +27,7 @@ from .._runtime.base import MXNetError
 from ..io.batch import DataIter
 
 __all__ = ["download", "get_mnist", "get_mnist_ubyte", "get_mnist_iterator", "get_cifar10",
-           "get_zip_data"]
+           "get_zip_data", "get_bz2_data", "get_mnist_pkl"]
 
 # the Gluon repository's MNIST files and their SHA-1 (MXNet's gluon.data.vision.MNIST)
 MNIST = {"train-images-idx3-ubyte": "6c95f4b05d2bf285e1bfb0e7960c31bd3b3f8a7d",
@@ -180,6 +182,25 @@ def get_zip_data(data_dir, url, data_origin_name):
     archive = os.path.join(data_dir, data_origin_name)
     if not os.path.exists(archive):
         _extract(download(url, fname=data_origin_name, dirname=data_dir), data_dir)
+
+
+def get_bz2_data(data_dir, data_name, url, data_origin_name):
+    """``data_dir/data_name``: unless it exists, ``url`` is downloaded as
+    ``data_dir/data_origin_name``, decompressed (bz2) into it, and the archive removed."""
+    target = os.path.join(data_dir, data_name)
+    if os.path.exists(target):
+        return
+    archive = download(url, fname=data_origin_name, dirname=data_dir)
+    with bz2.BZ2File(archive, "rb") as src, AtomicFile(target) as out:
+        shutil.copyfileobj(src, out)
+    os.remove(archive)
+
+
+def get_mnist_pkl():
+    """``data/mnist.pkl.gz`` in the working directory (deeplearning.net's MNIST pickle, for
+    scripts that unpickle it themselves; mxnext only fetches it), downloaded when missing."""
+    if not os.path.exists(os.path.join("data", "mnist.pkl.gz")):
+        download("http://deeplearning.net/data/mnist/mnist.pkl.gz", dirname="data")
 
 
 def _extract(archive: str, folder: str) -> None:

@@ -26,14 +26,18 @@ def _nd(value, ctx, dtype):
 
 
 def _by_name(values, names, what: str, op: str) -> dict:
-    """A list (in ``names`` order) or dict of values, keyed by every one of ``names``."""
+    """A list (in ``names`` order) or dict of values, keyed by every one of ``names``.
+
+    A list longer than ``names`` is paired by ``zip`` as MXNet does: the extra arrays are
+    ignored (MXNet's own tests pass a bias to a ``no_bias`` op). A shorter one leaves an input
+    unbound, which MXNet reports at bind time and this reports here."""
     if isinstance(values, dict):
         if set(map(str, values)) != set(names):
             raise ParamError(f"{op}: argument '{what}' expected values for exactly {names}, got "
                              f"keys {sorted(map(str, values))}")
         return {str(k): v for k, v in values.items()}
     if isinstance(values, (list, tuple)):
-        if len(values) != len(names):
+        if len(values) < len(names):
             raise ParamError(f"{op}: argument '{what}' expected {len(names)} arrays (one for "
                              f"each of {names}), got {len(values)}")
         return dict(zip(names, values))

@@ -13,6 +13,8 @@ process has one device here, so SyncBatchNorm takes ``ndev=1`` only.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from opsdk import AMP_FLOAT_DTYPES, Field, FloatOnly, MXNetError, Param, register_op
 from opsdk.sparse import stype_of
@@ -25,6 +27,8 @@ _INPUTS = ["data", "gamma", "beta", "moving_mean", "moving_var"]
 
 
 class BatchNormV1Param(Param):
+    op_name: ClassVar[str] = "BatchNorm_v1"
+    backward_op_name: ClassVar[str] = "_backward_BatchNorm_v1"
     eps: float = Field(1e-3, description="Added to the variance to keep the division finite.")
     momentum: float = Field(0.9, description="Weight kept by the old value when the moving "
                                              "statistics are updated.")
@@ -40,6 +44,8 @@ class BatchNormV1Param(Param):
 
 
 class SyncBatchNormParam(BatchNormV1Param):
+    op_name: ClassVar[str] = "_contrib_SyncBatchNorm"
+    backward_op_name: ClassVar[str] = "_backward__contrib_SyncBatchNorm"
     ndev: int = Field(1, description="Number of devices whose batches share the statistics.")
     key: str = Field(description="Name shared by the copies of one layer on several devices.")
 
@@ -53,6 +59,8 @@ class SyncBatchNormParam(BatchNormV1Param):
 
 
 class BatchNormParam(Param):
+    op_name: ClassVar[str] = "BatchNorm"
+    backward_op_name: ClassVar[str] = "_backward_BatchNorm"
     eps: float = Field(1e-3, description="Added to the variance to keep the division finite; "
                                          "cuDNN needs at least its CUDNN_BN_MIN_EPSILON "
                                          "(normally 1e-5).")
@@ -77,7 +85,11 @@ class BatchNormParam(Param):
 
 
 def _name(p):
-    return _OPS[type(p)]
+    return p.op_name
+
+
+def _backward_name(p):
+    return p.backward_op_name
 
 
 def _var_out(p):
@@ -203,7 +215,7 @@ def _grad(node, og):
 
 
 def _backward_shape(p, ins, outs):
-    ins, outs, op = list(ins), list(outs), f"_backward_{_name(p)}"
+    ins, outs, op = list(ins), list(outs), _backward_name(p)
     x = ins[3] if ins[3] is not None else (ins[0] if ins[0] is not None else outs[0])
     if x is None:
         return ins, outs
@@ -216,7 +228,7 @@ def _backward_shape(p, ins, outs):
 
 
 def _backward_type(p, ins, outs):
-    ins, outs, op = list(ins), list(outs), f"_backward_{_name(p)}"
+    ins, outs, op = list(ins), list(outs), _backward_name(p)
     t = next((v for v in (ins[3], ins[0], outs[0]) if v is not None), None)
     if t is not None:
         acc = param_dtype(t)

@@ -7,6 +7,7 @@ from opsdk import hookimpl, register_op_modules
 _MODULES = ("softmax", "softmax_output", "regression_output", "make_loss", "smooth_l1",
             "sequence", "optimizer", "sparse_updates", "adamw", "multi_sum_sq", "ctc", "rnn", "convolution",
             "deconvolution", "fully_connected", "pooling", "activation", "leaky_relu", "dropout", "batch_norm",
+            "batch_norm_relu",
             "layer_norms", "l2_normalization", "lrn", "embedding", "upsampling", "transformer",
             "spatial_transformer", "roi", "svm_output", "correlation", "resize", "im2col",
             "detection", "box_nms", "multibox", "deformable_convolution", "proposal",

@@ -288,8 +288,8 @@ _unary("clip", _clip, ElemwiseGradUseIn("_backward_clip"),
 # -- Cast ----------------------------------------------------------------------------------
 class CastParam(Param):
     dtype: dtype_field("bool", "float16", "float32", "float64", "int32", "int64", "int8",
-                       "uint8", "int16", "uint16", "uint32", "uint64") = \
-        Field(description="Element type of the result.")
+                       "uint8", "int16", "uint16", "uint32", "uint64", "bfloat16") = \
+        Field(description="Element type of the result (bfloat16: ml_dtypes').")
 
 
 def _cast_type(params, ins, outs):

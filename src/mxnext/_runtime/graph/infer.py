@@ -24,7 +24,7 @@ import weakref
 
 import numpy as np
 
-from ..base import FLAG_TO_DTYPE, MXNetError, ShapeError, TypeInferError, is_np_shape
+from ..base import FLAG_TO_DTYPE, MXNetError, as_dtype, ShapeError, TypeInferError, is_np_shape
 
 __all__ = ["infer_shapes", "infer_types", "match_names", "match_positional", "split",
            "shape_known", "parse_shape", "merge_dims", "merge_dtype"]
@@ -50,11 +50,12 @@ def infer_shapes(graph, known=None, *, partial=True) -> list:
     return values
 
 
-def infer_types(graph, known=None, *, partial=True) -> list:
+def infer_types(graph, known=None, *, partial=True, var_dtypes=True) -> list:
     """Every entry's dtype (``numpy.dtype``, or None when unknown) given ``known`` dtypes (a
-    list per entry, or a dict ``{entry_id: dtype}``)."""
+    list per entry, or a dict ``{entry_id: dtype}``) and, with ``var_dtypes``, the variables'
+    ``__dtype__`` attributes."""
     values = _start(graph, known, _dtype_value)
-    for nid, eid, node in _steps(graph)[0]:
+    for nid, eid, node in _steps(graph)[0] if var_dtypes else ():
         if values[eid] is None and node._attrs:
             text = node._attrs.get("__dtype__")
             if text is not None:
@@ -321,7 +322,7 @@ def _shape_value(shape, unknown):
 
 
 def _dtype_value(dtype):
-    return None if dtype is None else np.dtype(dtype)
+    return None if dtype is None else as_dtype(dtype)
 
 
 def _dtype_flag(text, where):

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._runtime.base import DTYPE_TO_FLAG, MXNetError
-from ..._runtime.graph import IndexedGraph, Node, NodeEntry, make_node
+from ..._runtime.base import DTYPE_TO_FLAG, MXNetError, as_dtype
+from ..._runtime.graph import IndexedGraph, NodeEntry, make_node
 from ..._runtime.graph.infer import infer_types
 from ...symbol import _create
 
@@ -171,17 +171,47 @@ def reduce_precision(heads, target, target_ops, fp32_ops, widest_ops, conditiona
     for node in IndexedGraph(heads).nodes:
         p.visit(node)
     out = p.outputs(heads)
-    _set_param_dtypes(out, set(data_names))
+    _set_param_dtypes(out, set(data_names), np.dtype(target) if cast_optional_params else None)
     return out
 
 
-def _set_param_dtypes(heads, data_names):
+def _set_param_dtypes(heads, data_names, optional_target):
+    """As MXNet: types are inferred from the data (float32) alone, not from ``__dtype__``
+    attributes; with ``cast_optional_params`` (``optional_target``: the target dtype) the
+    cast nodes then decide the unknown ones (``_infer_unknown``). The model parameters get
+    ``__dtype__`` (float32 where still unknown); with none, only the inputs that had one."""
     g = IndexedGraph(heads)
     known = {g.entry_id(nid): _FP32 for nid in g.input_ids
              if g.nodes[nid].name in data_names}
-    types = infer_types(g, known)
-    for nid in g.input_ids:
-        var: Node = g.nodes[nid]
-        if var.name not in data_names:
-            t = types[g.entry_id(nid)]
-            var.attrs["__dtype__"] = str(DTYPE_TO_FLAG[t] if t is not None else 0)
+    types = infer_types(g, known, var_dtypes=False)
+    if optional_target is not None:
+        types = _infer_unknown(g, types, optional_target)
+    params = [nid for nid in g.input_ids if g.nodes[nid].name not in data_names]
+    for nid in params or [i for i in g.input_ids if "__dtype__" in g.nodes[i].attrs]:
+        t = types[g.entry_id(nid)]
+        g.nodes[nid].attrs["__dtype__"] = str(DTYPE_TO_FLAG[t] if t is not None else 0)
+
+
+def _infer_unknown(g, types, target):
+    """MXNet's ``AMPInferUnknown``: a variable of unknown type read by an ``amp_cast`` takes
+    its dtype, and the variables read by an ``amp_multicast`` whose inputs are all variables
+    take ``target``; a variable given two different dtypes this way keeps its inferred type."""
+    result, given = list(types), {}
+
+    def give(e, dtype):
+        eid = g.entry_id(g.node_id(e.node), e.index)
+        if e.node.name not in given:
+            if result[eid] is None:
+                given[e.node.name] = result[eid] = dtype
+        elif given[e.node.name] != dtype:
+            result[eid] = types[eid]
+
+    for node in g.nodes:
+        name = node.op.name if node.op is not None else None
+        if name == "amp_cast":
+            for e in (e for e in node.inputs if e.node.op is None):
+                give(e, as_dtype(node.params.dtype))
+        elif name == "amp_multicast" and all(e.node.op is None for e in node.inputs):
+            for e in node.inputs:
+                give(e, target)
+    return result

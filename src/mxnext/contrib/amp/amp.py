@@ -31,7 +31,13 @@ __all__ = ["init", "init_trainer", "scale_loss", "unscale", "convert_model",
            "convert_hybrid_block", "convert_symbol", "convert_bucketing_module",
            "list_lp16_ops", "list_fp32_ops", "list_lp16_fp32_ops", "list_conditional_fp32_ops",
            "list_widest_type_cast", "list_loss_output_functions", "list_lp16_use_fp32_params",
-           "bfloat16"]
+           "bfloat16", "AMPError"]
+
+
+class AMPError(MXNetError, AssertionError):
+    """A bad argument or state for an AMP function. MXNet checks these with ``assert``, so
+    code written for it (its own tests among them) catches AssertionError."""
+
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 """numpy's bfloat16 (from ``ml_dtypes``); ``target_dtype="bfloat16"`` means this."""
@@ -64,7 +70,7 @@ def _lists(target_dtype, fn):
         return lists.symbol_fp16
     if dt == bfloat16:
         return lists.symbol_bf16
-    raise MXNetError(f"amp.{fn}: target_dtype must be float16 or bfloat16, got {target_dtype!r}")
+    raise AMPError(f"amp.{fn}: target_dtype must be float16 or bfloat16, got {target_dtype!r}")
 
 
 def list_lp16_ops(target_dtype):
@@ -117,8 +123,8 @@ def init(target_dtype="float16", target_precision_ops=None, conditional_fp32_ops
     target = np.dtype(bfloat16 if target_dtype == "bfloat16" else target_dtype) \
         if target_dtype in ("float16", "bfloat16", np.float16, bfloat16) else None
     if target is None:
-        raise MXNetError(f"amp.init: target_dtype must be 'float16' or 'bfloat16', got "
-                         f"{target_dtype!r}")
+        raise AMPError(f"amp.init: target_dtype must be 'float16' or 'bfloat16', got "
+                      f"{target_dtype!r}")
     global _amp_initialized
     _state["initialized"] = _amp_initialized = True
     logging.info("Using AMP")
@@ -139,7 +145,7 @@ def init_trainer(optimizer_or_trainer):
     ``init`` made for the loss outputs; later ones get their own)."""
     from ...optimizer.optimizer import Optimizer
     if not _state["initialized"]:
-        raise MXNetError("amp.init_trainer: AMP is not initialized; call amp.init() first")
+        raise AMPError("amp.init_trainer: AMP is not initialized; call amp.init() first")
     if isinstance(optimizer_or_trainer, Optimizer):
         raise TypeError("amp.init_trainer: AMP works with a Gluon Trainer, not an Optimizer")
     if not _is(optimizer_or_trainer, "Trainer"):
@@ -159,8 +165,8 @@ def scale_loss(loss, optimizer_or_trainer):
     the loss scale; the trainer's next step divides the gradients by it."""
     scaler = getattr(optimizer_or_trainer, "_amp_loss_scaler", None)
     if scaler is None:
-        raise MXNetError("amp.scale_loss: the trainer has no loss scaler; call "
-                         "amp.init_trainer(trainer) first")
+        raise AMPError("amp.scale_loss: the trainer has no loss scaler; call "
+                      "amp.init_trainer(trainer) first")
     optimizer_or_trainer._scale = optimizer_or_trainer._amp_original_scale / scaler.loss_scale
     if isinstance(loss, (list, tuple)):
         yield [x * scaler.loss_scale for x in loss]
@@ -183,7 +189,7 @@ def unscale(optimizer_or_trainer):
 # -- conversion ------------------------------------------------------------------------------
 def _check_names(fn, what, value):
     if value is not None and not isinstance(value, list):
-        raise MXNetError(f"amp.{fn}: {what} must be a list, got {type(value).__name__}")
+        raise AMPError(f"amp.{fn}: {what} must be a list, got {type(value).__name__}")
 
 
 def convert_symbol(sym, target_dtype="float16", target_dtype_ops=None, fp32_ops=None,
@@ -198,10 +204,10 @@ def convert_symbol(sym, target_dtype="float16", target_dtype_ops=None, fp32_ops=
     ``__dtype__`` attributes. With ``cast_optional_params`` parameters read only in low
     precision are not cast in the graph but expected in ``target_dtype``."""
     if not isinstance(sym, Symbol):
-        raise MXNetError(f"amp.convert_symbol: sym must be a Symbol, got {type(sym).__name__}")
+        raise AMPError(f"amp.convert_symbol: sym must be a Symbol, got {type(sym).__name__}")
     if target_dtype not in ("float16", "bfloat16"):
-        raise MXNetError(f"amp.convert_symbol: target_dtype must be 'float16' or "
-                         f"'bfloat16', got {target_dtype!r}")
+        raise AMPError(f"amp.convert_symbol: target_dtype must be 'float16' or "
+                      f"'bfloat16', got {target_dtype!r}")
     for what, value in (("target_dtype_ops", target_dtype_ops), ("fp32_ops", fp32_ops),
                         ("conditional_fp32_ops", conditional_fp32_ops),
                         ("excluded_sym_names", excluded_sym_names)):
@@ -215,8 +221,8 @@ def convert_symbol(sym, target_dtype="float16", target_dtype_ops=None, fp32_ops=
     for entry in cond_list:
         if not (len(entry) == 3 and isinstance(entry[0], str) and isinstance(entry[1], str)
                 and isinstance(entry[2], list)):
-            raise MXNetError(f"amp.convert_symbol: conditional_fp32_ops entries must be "
-                             f"(op, parameter, [values]), got {entry!r}")
+            raise AMPError(f"amp.convert_symbol: conditional_fp32_ops entries must be "
+                          f"(op, parameter, [values]), got {entry!r}")
         conditional.setdefault(entry[0], {})[entry[1]] = [str(v) for v in entry[2]]
     _check_lists(target, lp, fp32, list(conditional))
     attrs = sym.attr_dict()
@@ -236,15 +242,15 @@ def _check_lists(target, lp, fp32, conditional):
                              ((conditional, "conditional_fp32_ops"), (fp32, "fp32_ops"))):
         common = set(a) & set(b)
         if common:
-            raise MXNetError(f"amp.convert_symbol: ops cannot be in two lists; in both {an} "
-                             f"and {bn}: {sorted(common)}")
+            raise AMPError(f"amp.convert_symbol: ops cannot be in two lists; in both {an} "
+                          f"and {bn}: {sorted(common)}")
     known = set(list_lp16_ops(target) + list_fp32_ops(target) + list_lp16_fp32_ops(target)
                 + [c[0] for c in list_conditional_fp32_ops(target)])
     unknown = set(lp + fp32 + conditional) - known
     if unknown:
-        raise MXNetError(f"amp.convert_symbol: ops {sorted(unknown)} are in none of "
-                         f"amp.list_lp16_ops, list_fp32_ops, list_lp16_fp32_ops, "
-                         f"list_conditional_fp32_ops for {target.name}")
+        raise AMPError(f"amp.convert_symbol: ops {sorted(unknown)} are in none of "
+                      f"amp.list_lp16_ops, list_fp32_ops, list_lp16_fp32_ops, "
+                      f"list_conditional_fp32_ops for {target.name}")
 
 
 def _cast_params(sym, params, names):
@@ -255,9 +261,8 @@ def _cast_params(sym, params, names):
         flag = attrs.get(name, {}).get("__dtype__", "-1")
         if name in out and flag != "-1":
             dtype = FLAG_TO_DTYPE[int(flag)]
-            if np.dtype(out[name].dtype) != dtype:   # Cast has no bfloat16; amp_cast has
-                out[name] = (ndarray.amp_cast(out[name], dtype=dtype.name) if dtype == bfloat16
-                             else out[name].astype(dtype))
+            if np.dtype(out[name].dtype) != dtype:
+                out[name] = out[name].astype(dtype)
     return out
 
 
@@ -267,8 +272,8 @@ def convert_model(sym, arg_params, aux_params, target_dtype="float16", target_dt
     """``convert_symbol`` on ``sym``, and its parameters cast to the dtypes it gives them:
     ``(sym, arg_params, aux_params)``."""
     if not isinstance(arg_params, dict) or not isinstance(aux_params, dict):
-        raise MXNetError("amp.convert_model: arg_params and aux_params must be dicts of "
-                         "name to NDArray")
+        raise AMPError("amp.convert_model: arg_params and aux_params must be dicts of "
+                      "name to NDArray")
     data_names = list(set(sym.list_inputs()) - set(arg_params) - set(aux_params))
     sym = convert_symbol(sym, target_dtype, target_dtype_ops, fp32_ops, conditional_fp32_ops,
                          excluded_sym_names, data_names, cast_optional_params)
@@ -284,8 +289,8 @@ def convert_hybrid_block(block, target_dtype="float16", target_dtype_ops=None, f
     default, ``gpu(0)``, only where there is one). The block must have been hybridized
     and run once."""
     if not _is(block, "HybridBlock"):
-        raise MXNetError(f"amp.convert_hybrid_block: block must be a HybridBlock, got "
-                         f"{type(block).__name__}")
+        raise AMPError(f"amp.convert_hybrid_block: block must be a HybridBlock, got "
+                      f"{type(block).__name__}")
     if not block._cached_graph:
         raise RuntimeError("amp.convert_hybrid_block: call block.hybridize() and run a "
                            "forward pass with the block before converting it")
@@ -310,11 +315,11 @@ def convert_bucketing_module(bucketing_mod, target_dtype="float16", target_dtype
     parameters (cast where the converted symbols say)."""
     from ...module.bucketing_module import BucketingModule
     if not isinstance(bucketing_mod, BucketingModule):
-        raise MXNetError(f"amp.convert_bucketing_module: expected a BucketingModule, got "
-                         f"{type(bucketing_mod).__name__}")
+        raise AMPError(f"amp.convert_bucketing_module: expected a BucketingModule, got "
+                      f"{type(bucketing_mod).__name__}")
     if not bucketing_mod._buckets or not bucketing_mod.params_initialized:
-        raise MXNetError("amp.convert_bucketing_module: the module has no buckets or its "
-                         "parameters are not initialized; bind and init_params it first")
+        raise AMPError("amp.convert_bucketing_module: the module has no buckets or its "
+                      "parameters are not initialized; bind and init_params it first")
     arg_params, aux_params = bucketing_mod.get_params()
     syms = {}
     for key, mod in bucketing_mod._buckets.items():
