@@ -73,11 +73,18 @@ def _grad(node, og):
     return grad_entries(n, 3) + [None, None]      # the auxiliary states get no gradient
 
 
-def _backward_shape(p, ins, outs):
+def _on_bn_inputs(rule, p, ins, outs):
+    """BatchNorm's backward ``rule`` on the inputs this backward shares with it, written
+    back: (inputs, BatchNorm's view of them, outputs)."""
     ins = list(ins)
-    picked, outs = bn._backward_shape(p, [ins[i] for i in _BN_INPUTS], outs)
+    picked, outs = rule(p, [ins[i] for i in _BN_INPUTS], outs)
     for k, i in enumerate(_BN_INPUTS):
         ins[i] = picked[k]
+    return ins, picked, outs
+
+
+def _backward_shape(p, ins, outs):
+    ins, picked, outs = _on_bn_inputs(bn._backward_shape, p, ins, outs)
     if picked[3] is not None:
         set_shape(p.backward_op_name, ins, 5, picked[1], "input 5 (beta)")
         set_shape(p.backward_op_name, ins, 8, picked[3], "input 8 (workspace)")
@@ -85,10 +92,7 @@ def _backward_shape(p, ins, outs):
 
 
 def _backward_type(p, ins, outs):
-    ins = list(ins)
-    picked, outs = bn._backward_type(p, [ins[i] for i in _BN_INPUTS], outs)
-    for k, i in enumerate(_BN_INPUTS):
-        ins[i] = picked[k]
+    ins, picked, outs = _on_bn_inputs(bn._backward_type, p, ins, outs)
     if picked[1] is not None:
         for i, name in ((5, "beta"), (8, "workspace")):
             set_type(p.backward_op_name, ins, i, picked[1], f"input {i} ({name})")
