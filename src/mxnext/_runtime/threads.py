@@ -34,6 +34,10 @@ import dataclasses
 import os
 import threading
 
+# imported with mxnext, not at the engine's creation: a thread importing it then could hold
+# its import lock across another thread's fork, and the child would wait on it for ever
+from threadpoolctl import threadpool_limits
+
 from .base import ParamError
 
 __all__ = ["ThreadPolicy", "decide", "thread_policy", "apply_thread_policy", "cpu_share"]
@@ -134,7 +138,6 @@ def apply_thread_policy() -> ThreadPolicy:
     limits = {api: getattr(policy, api) for api in ("blas", "openmp")
               if policy.set_by[api] is None}
     if limits:
-        from threadpoolctl import threadpool_limits
         threadpool_limits(limits=limits)
     return policy
 
