@@ -37,12 +37,6 @@ def base_seed(seed: int) -> int:
     return (int(seed) * _MAGIC) & 0xFFFFFFFF
 
 
-def _ftype(dtype):
-    """The type MXNet's kernels sample in for an output ``dtype``: float32 itself, float64
-    (and float16, and integers) in double."""
-    return np.float32 if np.dtype(dtype) == np.float32 else np.float64
-
-
 class _Unseeded(ISeedSequence):
     """Skips numpy's entropy mixing when a state is made: ``RandomState.seed`` reseeds it
     MXNet's way at once (a default ``MT19937`` costs 6x as much to create)."""
@@ -80,6 +74,12 @@ class ParallelRandom:
         return self._bits
 
     @staticmethod
+    def sampling_type(dtype):
+        """The type MXNet's kernels sample and compute in for an output ``dtype``: float32
+        for float32, double for the others (float16 and integers included)."""
+        return np.float32 if np.dtype(dtype) == np.float32 else np.float64
+
+    @staticmethod
     def sizes(n: int) -> list:
         """How many values each state draws in a kernel over ``n`` values (state ``j``
         takes the ``j``-th run of them); the states after the last nonempty run draw none."""
@@ -111,7 +111,7 @@ class ParallelRandom:
 
     def uniform(self, n: int, dtype=np.float32) -> np.ndarray:
         """``n`` values of ``uniform()`` in [0, 1), in the sampling type of ``dtype``."""
-        ftype = _ftype(dtype)
+        ftype = self.sampling_type(dtype)
         per = 1 if ftype is np.float32 else 2
         if n <= 0:
             return np.empty(0, ftype)
@@ -122,7 +122,7 @@ class ParallelRandom:
         of uniforms drawn until one falls inside the unit circle. Every state draws as many
         pairs as it still needs values (so none is drawn past MXNet's place); the
         arithmetic runs over all states at once."""
-        ftype = _ftype(dtype)
+        ftype = self.sampling_type(dtype)
         per = 2 if ftype is np.float32 else 4          # raw draws per pair
         one, two = ftype(1), ftype(2)
         need = np.array(self.sizes(n), np.int64)

@@ -42,9 +42,10 @@ class Resource:
         self.var = _engine.get().new_var(f"resource:{req.name.lower()}@{ctx}")
         self._gen = self._parallel = None
         if req != ResourceRequest.TEMP_SPACE:
-            self._gen = self._new_generator(_seed_for(ctx))
+            seed = _seed_for(ctx)
+            self._gen = self._new_generator(seed)
             if req == ResourceRequest.PARALLEL_RANDOM and ctx.device_type in _HOST_TYPES:
-                self._parallel = ParallelRandom(base_seed(_seed_for(ctx)))
+                self._parallel = ParallelRandom(base_seed(seed))
         self._space = None
 
     def get_random(self):

@@ -56,11 +56,11 @@ def _forward(ctx, inputs, req, outputs, p):
     x, out, mask = inputs[0], outputs[0], outputs[1]
     keep = 1.0 - p.p
     if keep < 1 and (ctx.is_train or p.mode == "always"):
-        draw = _keep(ctx, mask.shape, x.dtype, p)
+        keep32 = np.float32(1) - np.float32(p.p)      # MXNet's pkeep, whatever the dtype
+        draw = _keep(ctx, mask.shape, x.dtype, p, keep32)
         # p == 1: MXNet's mask is 0 * (1/0), NaN, and so are the output and the gradient
-        # the scale is MXNet's float32 1 / (1 - p), whatever the dtype
-        scale = np.float32(1) / (np.float32(1) - np.float32(p.p)) if keep > 0 else np.nan
-        m = (draw * scale if keep > 0 else ctx.xp.full(mask.shape, np.nan)).astype(x.dtype)
+        m = (draw * (np.float32(1) / keep32) if keep > 0
+             else ctx.xp.full(mask.shape, np.nan)).astype(x.dtype)
         put(mask, req[1], m)
         put(out, req[0], x * m)
     else:
@@ -69,16 +69,15 @@ def _forward(ctx, inputs, req, outputs, p):
             put(out, req[0], x)
 
 
-def _keep(ctx, shape, dtype, p):
+def _keep(ctx, shape, dtype, p, keep32):
     """Which mask entries are kept. On MXNet's CPU streams, its kernels' rule: a float32
-    uniform ``u`` per entry, kept where ``u <= 1 - p`` (``u < 1 - p`` with ``axes``), so a
+    uniform ``u`` per entry, kept where ``u <= keep32`` (``u < keep32`` with ``axes``), so a
     seed gives MXNet's masks."""
     streams = ctx.requested[0].get_parallel_random()
     if streams is None:
         return ctx.requested[0].get_random().random(shape) < 1.0 - p.p
     u = streams.uniform(int(np.prod(shape, dtype=np.int64)), dtype).astype(np.float32)
-    keep = np.float32(1) - np.float32(p.p)
-    return (u < keep if p.axes else u <= keep).reshape(shape)
+    return (u < keep32 if p.axes else u <= keep32).reshape(shape)
 
 
 def _backward(ctx, inputs, req, outputs, p):

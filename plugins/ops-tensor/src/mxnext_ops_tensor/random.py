@@ -169,21 +169,17 @@ _CHUNK = 1 << 20
 _TWO_STAGE = {"generalized_negative_binomial"}
 
 
-# -- MXNet's own CPU samplers (src/operator/random/sampler.h), on the RANDOM resource's
-# ``get_parallel_random()`` streams: the parameters are float32 (ints for randint), the
-# arithmetic is float32 for a float32 output and double otherwise, as MXNet's kernels do
-def _wide(dtype):
-    return np.float32 if dtype == np.float32 else np.float64
-
-
+# -- MXNet's own CPU samplers (src/operator/random/sampler.h), on the PARALLEL_RANDOM
+# resource's ``get_parallel_random()`` streams: the parameters are float32 (ints for
+# randint), the arithmetic in the streams' ``sampling_type`` of the output, as MXNet's kernels
 def _exact_uniform(streams, lo, hi, n, dtype):
     lo, hi = np.float32(lo), np.float32(hi)
-    ft = _wide(dtype)
+    ft = streams.sampling_type(dtype)
     return ft(lo) + ft(hi - lo) * streams.uniform(n, dtype)
 
 
 def _exact_normal(streams, mu, sigma, n, dtype):
-    ft = _wide(dtype)
+    ft = streams.sampling_type(dtype)
     return streams.normal(n, dtype) * ft(np.float32(sigma)) + ft(np.float32(mu))
 
 
