@@ -84,14 +84,6 @@ class BatchNormParam(Param):
                                                             "only (ignored here).")
 
 
-def _name(p):
-    return p.op_name
-
-
-def _backward_name(p):
-    return p.backward_op_name
-
-
 def _var_out(p):
     """Whether hidden output 2 is the variance (BatchNorm_v1, SyncBatchNorm), not the
     inverse standard deviation (BatchNorm)."""
@@ -99,7 +91,7 @@ def _var_out(p):
 
 
 def _shape(p, ins, outs):
-    ins, x, op = list(ins), ins[0], _name(p)
+    ins, x, op = list(ins), ins[0], p.op_name
     if x is None:
         return ins, list(outs)
     if not x:
@@ -118,7 +110,7 @@ def param_dtype(dtype):
 
 def _type(p, ins, outs):
     ins, outs = list(ins), list(outs)
-    t, op = (ins[0] if ins[0] is not None else outs[0]), _name(p)
+    t, op = (ins[0] if ins[0] is not None else outs[0]), p.op_name
     if t is None:
         return ins, outs
     set_type(op, ins, 0, t, "input 'data'")
@@ -209,13 +201,13 @@ def _backward(ctx, inputs, req, outputs, p):
 
 def _grad(node, og):
     i = node.inputs
-    n = backward_node(f"_backward_{node.op.name}", node,
+    n = backward_node(node.params.backward_op_name, node,
                       [og[0], out_entry(node, 1), out_entry(node, 2), i[0], i[1], i[3], i[4]])
     return grad_entries(n, 3) + [None, None]      # the auxiliary states get no gradient
 
 
 def _backward_shape(p, ins, outs):
-    ins, outs, op = list(ins), list(outs), _backward_name(p)
+    ins, outs, op = list(ins), list(outs), p.backward_op_name
     x = ins[3] if ins[3] is not None else (ins[0] if ins[0] is not None else outs[0])
     if x is None:
         return ins, outs
@@ -228,7 +220,7 @@ def _backward_shape(p, ins, outs):
 
 
 def _backward_type(p, ins, outs):
-    ins, outs, op = list(ins), list(outs), _backward_name(p)
+    ins, outs, op = list(ins), list(outs), p.backward_op_name
     t = next((v for v in (ins[3], ins[0], outs[0]) if v is not None), None)
     if t is not None:
         acc = param_dtype(t)
@@ -263,14 +255,13 @@ _EXAMPLES = {
     "_contrib_SyncBatchNorm": [{**e, "params": {**e.get("params", {}), "key": "bn0"}}
                                for e in _V1_EXAMPLES],
 }
-_OPS = {BatchNormParam: "BatchNorm", BatchNormV1Param: "BatchNorm_v1",
-        SyncBatchNormParam: "_contrib_SyncBatchNorm"}
 _SECOND = {"BatchNorm": "inverse standard deviation", "BatchNorm_v1": "variance",
            "_contrib_SyncBatchNorm": "variance"}
 _ALIASES = {"BatchNorm": ["_npx_batch_norm"], "BatchNorm_v1": [],
             "_contrib_SyncBatchNorm": []}
 
-for _param, _op in _OPS.items():
+for _param in (BatchNormParam, BatchNormV1Param, SyncBatchNormParam):
+    _op = _param.op_name
     _fwd = register_op(_op)
     for _alias in _ALIASES[_op]:
         _fwd.add_alias(_alias)
@@ -302,7 +293,7 @@ for _param, _op in _OPS.items():
              .add_argument("moving_var", "NDArray-or-Symbol",
                            "Moving average of the batch variances."))
 
-    (register_op(f"_backward_{_op}")
+    (register_op(_param.backward_op_name)
         .describe(f"Gradient of {_op} wrt data, gamma and beta from the output gradient, the "
                   f"saved mean and {_SECOND[_op]}, the data and gamma; in training it also "
                   "updates moving_mean and moving_var (inputs 5 and 6).")

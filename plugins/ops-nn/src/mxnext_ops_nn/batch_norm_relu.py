@@ -67,7 +67,7 @@ def _backward(ctx, inputs, req, outputs, p):
 
 def _grad(node, og):
     i = node.inputs
-    n = backward_node(BatchNormWithReLUParam.backward_op_name, node,
+    n = backward_node(node.params.backward_op_name, node,
                       [og[0], out_entry(node, 1), out_entry(node, 2), *i,
                        out_entry(node, 3)])
     return grad_entries(n, 3) + [None, None]      # the auxiliary states get no gradient
