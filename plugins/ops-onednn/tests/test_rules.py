@@ -57,11 +57,22 @@ def test_deconvolution_forward_by_num_filter_gradients_always(f, path, compare):
     compare("_backward_Deconvolution", [_f(*y.shape), x, w], p)
 
 
-def test_fully_connected_goes_to_ops_nn(compare):
-    x, w, b = _f(128, 784), _f(1024, 784), _f(1024)
-    p = {"num_hidden": 1024}
+def test_fully_connected_small_products_go_to_ops_nn(compare):
+    x, w, b = _f(64, 500), _f(10, 500), _f(10)
+    p = {"num_hidden": 10}
     y = compare("FullyConnected", [x, w, b], p, path="fallback")[0]
     compare("_backward_FullyConnected", [_f(*y.shape), x, w, b], p, path="fallback")
+
+
+def test_fully_connected_large_products_on_avx512(compare):
+    """An MLP's 128x784 @ 784x1024: oneDNN's matmul where the core has AVX-512, ops-nn
+    elsewhere."""
+    from mxnext_ops_onednn import _dnnl
+    path = "onednn" if _dnnl.lib().block == 16 else "fallback"
+    x, w, b = _f(128, 784), _f(1024, 784), _f(1024)
+    p = {"num_hidden": 1024}
+    y = compare("FullyConnected", [x, w, b], p, path=path)[0]
+    compare("_backward_FullyConnected", [_f(*y.shape), x, w, b], p, path=path)
 
 
 def _conv(x_shape, f, k, pad):

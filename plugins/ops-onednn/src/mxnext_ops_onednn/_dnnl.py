@@ -55,11 +55,13 @@ _PROTOS = {
     "dnnl_stream_create": (_I, [ctypes.POINTER(_P), _P, _I]),
     "dnnl_stream_destroy": (_I, [_P]),
     "dnnl_memory_desc_create_with_tag": (_I, [ctypes.POINTER(_P), _I, Dims, _I, _I]),
+    "dnnl_memory_desc_create_with_strides": (_I, [ctypes.POINTER(_P), _I, Dims, _I, Dims]),
     "dnnl_memory_desc_destroy": (_I, [_P]),
     "dnnl_memory_desc_equal": (_I, [_P, _P]),
     "dnnl_memory_desc_get_size": (_SZ, [_P]),
     "dnnl_memory_create": (_I, [ctypes.POINTER(_P), _P, _P, _P]),
     "dnnl_memory_destroy": (_I, [_P]),
+    "dnnl_memory_set_data_handle": (_I, [_P, _P]),
     "dnnl_primitive_attr_create": (_I, [ctypes.POINTER(_P)]),
     "dnnl_primitive_attr_destroy": (_I, [_P]),
     "dnnl_primitive_attr_set_scratchpad_mode": (_I, [_P, _I]),
@@ -75,12 +77,7 @@ _PROTOS = {
         (_I, [ctypes.POINTER(_P), _P, _I, _P, _P, _P, Dims, Dims, Dims, Dims, _P, _P]),
     "dnnl_convolution_backward_weights_primitive_desc_create":
         (_I, [ctypes.POINTER(_P), _P, _I, _P, _P, _P, _P, Dims, Dims, Dims, Dims, _P, _P]),
-    "dnnl_inner_product_forward_primitive_desc_create":
-        (_I, [ctypes.POINTER(_P), _P, _I, _P, _P, _P, _P, _P]),
-    "dnnl_inner_product_backward_data_primitive_desc_create":
-        (_I, [ctypes.POINTER(_P), _P, _P, _P, _P, _P, _P]),
-    "dnnl_inner_product_backward_weights_primitive_desc_create":
-        (_I, [ctypes.POINTER(_P), _P, _P, _P, _P, _P, _P, _P]),
+    "dnnl_matmul_primitive_desc_create": (_I, [ctypes.POINTER(_P), _P, _P, _P, _P, _P, _P]),
     "dnnl_pooling_forward_primitive_desc_create":
         (_I, [ctypes.POINTER(_P), _P, _I, _I, _P, _P, Dims, Dims, Dims, Dims, Dims, _P]),
     "dnnl_pooling_backward_primitive_desc_create":

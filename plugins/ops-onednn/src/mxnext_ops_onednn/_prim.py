@@ -17,12 +17,16 @@ _CACHE_MAX = 512
 
 class Desc:
     """An owned memory descriptor: float32, ``dims``, row-major (or any layout: ``any``; or
-    the format ``tag``)."""
+    the format ``tag``; or ``strides`` in elements, such as a transposed matrix's)."""
 
     __slots__ = ("lib", "md")
 
-    def __init__(self, lib, dims, any: bool = False, tag: int | None = None):
+    def __init__(self, lib, dims, any: bool = False, tag: int | None = None, strides=None):
         self.lib, self.md = lib, ctypes.c_void_p()
+        if strides is not None:
+            lib.check("dnnl_memory_desc_create_with_strides", ctypes.byref(self.md),
+                      len(dims), dims_of(dims), d.F32, dims_of(strides))
+            return
         if tag is None:
             tag = d.TAG_ANY if any else d.TAG_A + len(dims) - 1
         lib.check("dnnl_memory_desc_create_with_tag", ctypes.byref(self.md), len(dims),
@@ -77,6 +81,7 @@ class Plan:
             if size:
                 self.extra.append((arg, md, size))
         self.outputs = set(outputs)
+        self._bound = threading.local()     # each thread's _Bound memories
 
     def _reorder(self, src, dst):
         lib, rpd, prim = self.lib, ctypes.c_void_p(), ctypes.c_void_p()
@@ -92,39 +97,34 @@ class Plan:
     def run(self, arrays: dict, workspace: np.ndarray | None = None) -> None:
         """Execute on ``arrays`` (argument -> C-contiguous float32 array of the argument's
         row-major shape); ``workspace``, when given, is the workspace buffer."""
-        lib, stream, mems = self.lib, self.lib.stream(), []
-        try:
-            def memory(md, ptr):
-                m = ctypes.c_void_p()
-                lib.check("dnnl_memory_create", ctypes.byref(m), md, lib.engine,
-                          ctypes.c_void_p(ptr))
-                mems.append(m)
-                return m
-            exec_args, after, keep = [], [], []
-            for a in self.args:
-                user = memory(a.user.md, arrays[a.arg].ctypes.data)
-                if a.reorder is None:
-                    exec_args.append((a.arg, user))
-                    continue
-                buf = np.empty(a.size, np.uint8)
-                keep.append(buf)
-                inner = memory(a.md, buf.ctypes.data)
-                exec_args.append((a.arg, inner))
-                if a.arg in self.outputs:
-                    after.append((a.reorder, inner, user))
-                else:
-                    _execute(lib, a.reorder, stream, [(d.ARG_SRC, user), (d.ARG_DST, inner)])
-            for arg, md, size in self.extra:
-                buf = workspace if arg == d.ARG_WORKSPACE and workspace is not None \
-                    else np.empty(size, np.uint8)
-                keep.append(buf)
-                exec_args.append((arg, memory(md, buf.ctypes.data)))
-            _execute(lib, self.prim, stream, exec_args)
-            for reorder, inner, user in after:
-                _execute(lib, reorder, stream, [(d.ARG_SRC, inner), (d.ARG_DST, user)])
-        finally:
-            for m in mems:
-                lib.dnnl_memory_destroy(m)
+        b = getattr(self._bound, "memories", None)
+        if b is None:
+            b = self._bound.memories = _Bound(self)
+        lib, stream, keep, after = self.lib, self.lib.stream(), [], []
+
+        def point(memory, array):
+            status = lib.dnnl_memory_set_data_handle(memory, array.ctypes.data)
+            if status:
+                raise d.DnnlError("dnnl_memory_set_data_handle", status)
+        for a, user, inner in zip(self.args, b.user, b.inner):
+            point(user, arrays[a.arg])
+            if inner is None:
+                continue
+            buf = np.empty(a.size, np.uint8)
+            keep.append(buf)
+            point(inner, buf)
+            if a.arg in self.outputs:
+                after.append(b.reorder_args[a.arg])
+            else:
+                _execute(lib, a.reorder, stream, b.reorder_args[a.arg])
+        for (arg, _, size), mem in zip(self.extra, b.extra):
+            buf = workspace if arg == d.ARG_WORKSPACE and workspace is not None \
+                else np.empty(size, np.uint8)
+            keep.append(buf)
+            point(mem, buf)
+        _execute(lib, self.prim, stream, b.exec_args)
+        for reorder, args in after:
+            _execute(lib, reorder, stream, args)
 
     def workspace_size(self) -> int:
         return next((size for arg, _, size in self.extra if arg == d.ARG_WORKSPACE), 0)
@@ -137,9 +137,45 @@ class Plan:
             self.lib.dnnl_primitive_desc_destroy(self.pd)
 
 
+def _exec_args(pairs):
+    """A ``dnnl_exec_arg_t`` array of (argument, memory) pairs and its length."""
+    return len(pairs), (d.ExecArg * len(pairs))(*[d.ExecArg(a, m) for a, m in pairs])
+
+
 def _execute(lib, prim, stream, args) -> None:
-    arr = (d.ExecArg * len(args))(*[d.ExecArg(a, m) for a, m in args])
-    lib.check("dnnl_primitive_execute", prim, stream, len(args), arr)
+    lib.check("dnnl_primitive_execute", prim, stream, *args)
+
+
+class _Bound:
+    """One thread's oneDNN memory objects for a plan's arguments, made once: a run only
+    points them at its arrays (``dnnl_memory_set_data_handle``)."""
+
+    def __init__(self, plan: Plan):
+        self.lib, self.owned = plan.lib, []
+        self.user = [self._memory(a.user.md) for a in plan.args]
+        self.inner = [None if a.reorder is None else self._memory(a.md) for a in plan.args]
+        self.extra = [self._memory(md) for _, md, _ in plan.extra]
+        self.reorder_args = {}
+        for a, user, inner in zip(plan.args, self.user, self.inner):
+            if inner is not None:
+                src, dst = (inner, user) if a.arg in plan.outputs else (user, inner)
+                pairs = _exec_args([(d.ARG_SRC, src), (d.ARG_DST, dst)])
+                self.reorder_args[a.arg] = (a.reorder, pairs) if a.arg in plan.outputs \
+                    else pairs
+        self.exec_args = _exec_args(
+            [(a.arg, user if inner is None else inner)
+             for a, user, inner in zip(plan.args, self.user, self.inner)] +
+            [(arg, mem) for (arg, _, _), mem in zip(plan.extra, self.extra)])
+
+    def _memory(self, md):
+        m = ctypes.c_void_p()
+        self.lib.check("dnnl_memory_create", ctypes.byref(m), md, self.lib.engine, None)
+        self.owned.append(m)
+        return m
+
+    def __del__(self):
+        for m in self.owned:
+            self.lib.dnnl_memory_destroy(m)
 
 
 def create_pd(lib, fn: str, *args):
