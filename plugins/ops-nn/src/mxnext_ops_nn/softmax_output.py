@@ -17,6 +17,7 @@ softmax output instead.
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Literal
 
@@ -59,22 +60,30 @@ def _rows(shape, p):
     """``shape`` as the 2-D (or, with multi_output, 3-D ``(n, k, rest)``) view the softmax
     runs on: over axis 1 of it."""
     if p.multi_output:
-        return (shape[0], shape[1], int(np.prod(shape[2:], dtype=np.int64)))
+        return (shape[0], shape[1], math.prod(shape[2:]))
     if p.preserve_shape:
-        return (int(np.prod(shape[:-1], dtype=np.int64)), shape[-1] if shape else 1)
-    return (shape[0], int(np.prod(shape[1:], dtype=np.int64)))
+        return (math.prod(shape[:-1]), shape[-1] if shape else 1)
+    return (shape[0], math.prod(shape[1:]))
 
 
-def _softmax(xp, x, axis):
-    z = x.astype(np.result_type(x.dtype, np.float32))
-    e = xp.exp(z - z.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+def _softmax(xp, x, axis, out=None):
+    """Softmax over ``axis`` in float32 or wider, into ``out`` when given (``x``'s type and
+    shape; it may be ``x`` itself)."""
+    z = x if out is not None else x.astype(np.result_type(x.dtype, np.float32))
+    e = xp.subtract(z, z.max(axis=axis, keepdims=True), out=out)
+    xp.exp(e, out=e)
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
 
 
 def _forward(ctx, inputs, req, outputs, params):
-    x = inputs[0]
-    y = _softmax(ctx.xp, x.reshape(_rows(x.shape, params)), 1)
-    _put(outputs[0], req[0], y.reshape(x.shape))
+    x, out = inputs[0], outputs[0]
+    rows = _rows(x.shape, params)
+    if req[0] in (1, 2) and x.dtype == out.dtype and x.dtype.itemsize >= 4 and \
+            out.flags.c_contiguous:
+        _softmax(ctx.xp, x.reshape(rows), 1, out.reshape(rows))
+        return
+    _put(out, req[0], _softmax(ctx.xp, x.reshape(rows), 1).reshape(x.shape))
 
 
 def _put(out, req, value):

@@ -7,7 +7,9 @@ import numpy
 
 from ..inline import TIMED_INLINE
 
-__all__ = ["HostDevice", "CpuDevice", "CpuPinnedDevice", "CpuSharedDevice"]
+__all__ = ["HostDevice", "CpuDevice", "CpuPinnedDevice", "CpuSharedDevice", "ALIGN"]
+
+ALIGN = 64
 
 
 class HostDevice:
@@ -23,7 +25,12 @@ class HostDevice:
         return 1 << 30  # cpu(i) ids are logical: any non-negative id is valid
 
     def alloc(self, nbytes: int, device_id: int):
-        return numpy.empty(nbytes, dtype=numpy.uint8)
+        """A buffer starting on a 64-byte boundary, as MXNet's oneDNN builds align host
+        memory (a cache line and an AVX-512 vector: numpy's large buffers start 16 bytes
+        past a page, so every vector load of a kernel would straddle two lines)."""
+        raw = numpy.empty(nbytes + ALIGN, dtype=numpy.uint8)
+        start = -raw.ctypes.data % ALIGN
+        return raw[start:start + nbytes]
 
     def free(self, raw, device_id: int) -> None:
         pass  # numpy memory is returned by reference counting
