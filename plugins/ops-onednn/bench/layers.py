@@ -1,7 +1,7 @@
 """Per-call kernel time, oneDNN (this plugin's kernel body) vs ops-nn (the kernel it
-outranks), side by side, at the layer shapes of bench/executor.py's LeNet (batch 64) and
-ResNet-18 (3x32x32, batch 32), bench/gluon.py's resnet18_v1 (3x32x32, batch 32), and a few
-LRN and Deconvolution shapes (none of those networks has one). A convolution's gradient is
+outranks), side by side, at the layer shapes of bench/executor.py's MLP (batch 128), LeNet
+(batch 64) and ResNet-18 (3x32x32, batch 32), bench/gluon.py's resnet18_v1 (3x32x32, batch
+32), and a few LRN and Deconvolution shapes (none of those networks has one). A convolution's gradient is
 measured in its two parts (data; weight and bias), which its rules route apart.
 
 Run from the repo root::
@@ -57,6 +57,9 @@ CASES = {
                                 {"kernel": (5, 5), "num_filter": 20}, True),
     "conv lenet 5x5 20->50 12": ("Convolution", [(64, 20, 12, 12), (50, 20, 5, 5), (50,)],
                                  {"kernel": (5, 5), "num_filter": 50}, True),
+    **{f"fc {k}->{n} b{m}": ("FullyConnected", [(m, k), (n, k), (n,)], {"num_hidden": n}, True)
+       for m, k, n in ((128, 784, 1024), (128, 1024, 1024), (128, 1024, 10), (64, 800, 500),
+                       (32, 512, 10), (128, 512, 512), (64, 2048, 2048))},
     "lenet tanh (64,20,24,24)": ("Activation", [(64, 20, 24, 24)], {"act_type": "tanh"}, True),
     "lenet tanh (64,50,8,8)": ("Activation", [(64, 50, 8, 8)], {"act_type": "tanh"}, True),
     "lenet tanh (64,500)": ("Activation", [(64, 500)], {"act_type": "tanh"}, True),
@@ -107,6 +110,8 @@ def backward_inputs(op, ins, outs, og):
         return [og, outs[1], outs[2], ins[0], ins[1], ins[3], ins[4]]
     if op == "LRN":
         return [og, ins[0], outs[1]]
+    if op == "FullyConnected":
+        return [og, *ins]
     return [og, ins[0], ins[1]]                         # Convolution, Deconvolution
 
 
@@ -128,7 +133,8 @@ def _kernels(op, lib):
     module = import_module("mxnext_ops_onednn." + {"Activation": "activation",
                                                    "BatchNorm": "batch_norm", "LRN": "lrn",
                                                    "Deconvolution": "deconvolution",
-                                                   "Convolution": "convolution"}[base])
+                                                   "Convolution": "convolution",
+                                                   "FullyConnected": "fully_connected"}[base])
     body = module.backward if op.startswith("_backward_") else module.forward
 
     def onednn(ctx, inputs, req, outputs, p):
@@ -217,8 +223,13 @@ def main(argv=None):
     ap.add_argument("--only", default="", help="run the cases whose name contains this")
     args = ap.parse_args(argv)
     import mxnext  # noqa: F401  (loads the plugins)
+    from opsdk import apply_thread_policy
     from mxnext_ops_onednn import _dnnl
     lib = _dnnl.lib()
+    # the threads the kernels get inside mxnext: BLAS held to the policy's count (the engine
+    # applies it when it starts; left at OpenBLAS's own, its spinning threads take the cores
+    # from oneDNN's), oneDNN on the OpenMP threads the plugin's kernels take
+    lib.use_threads(apply_thread_policy().openmp)
     print(f"median of {args.repeats} x mean of {args.calls} calls, milliseconds; "
           f"ratio = oneDNN / ops-nn (below 1: oneDNN faster); rule = the kernel the plugin's "
           f"rule picks")

@@ -98,13 +98,13 @@ def backward(lib, ctx, inputs, req, outputs, p):
     return True
 
 
-# The rule: bench/layers.py's fully-connected rows and bench/executor.py's MLP step, on a
-# core with AVX-512 (oneDNN's matmul there ran the forward and data-gradient products of
-# 2^26 multiply-adds and more 10-30% faster than numpy's OpenBLAS, the weight gradient about
-# as fast; a step with the weight gradient on ops-nn ran slower than one with every part
-# here). With AVX2 alone it ran them at best as fast and up to 1.7x slower; small products
-# pay its fixed cost.
-_WINS = 1 << 26
+# The rule: plugins/ops-onednn/bench/layers.py's fully-connected rows on a 2-core AMD EPYC
+# with AVX-512 (Zen 5), and bench/executor.py's MLP step. oneDNN's matmul ran the products
+# of 2^25 multiply-adds and more 0.72-0.84x ops-nn's time forward and 0.84-0.99x backward;
+# below, the forward still won at 64x800x500 but the backward lost (1.09x) and the small
+# ones lost 1.3-8x (its fixed cost). With AVX2 alone (ONEDNN_MAX_CPU_ISA=AVX2, OpenBLAS's
+# Haswell kernels) it ran the MLP's products at best as fast, and up to 1.7x slower.
+_WINS = 1 << 25
 
 
 def _wins(first: int):
