@@ -1,7 +1,8 @@
 """Per-call kernel time, oneDNN (this plugin's kernel body) vs ops-nn (the kernel it
 outranks), side by side, at the layer shapes of bench/executor.py's MLP (batch 128), LeNet
 (batch 64) and ResNet-18 (3x32x32, batch 32), bench/gluon.py's resnet18_v1 (3x32x32, batch
-32), and a few LRN and Deconvolution shapes (none of those networks has one). A convolution's gradient is
+32), a few pooling shapes, and a few LRN and Deconvolution shapes (none of those networks
+has one). A convolution's gradient is
 measured in its two parts (data; weight and bias), which its rules route apart.
 
 Run from the repo root::
@@ -60,6 +61,15 @@ CASES = {
     **{f"fc {k}->{n} b{m}": ("FullyConnected", [(m, k), (n, k), (n,)], {"num_hidden": n}, True)
        for m, k, n in ((128, 784, 1024), (128, 1024, 1024), (128, 1024, 10), (64, 800, 500),
                        (32, 512, 10), (128, 512, 512), (64, 2048, 2048))},
+    **{f"pool {t} 2x2/2 {x}": ("Pooling", [x], {"kernel": (2, 2), "stride": (2, 2),
+                                                 "pool_type": t}, True)
+       for t in ("max", "avg") for x in ((64, 20, 24, 24), (64, 50, 8, 8), (32, 64, 32, 32))},
+    "pool max 3x3/2 pad1 (32,64,16,16)": ("Pooling", [(32, 64, 16, 16)],
+                                          {"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1),
+                                           "pool_type": "max"}, True),
+    "pool avg global (32,512,4,4)": ("Pooling", [(32, 512, 4, 4)],
+                                     {"kernel": (1, 1), "global_pool": True, "pool_type": "avg"},
+                                     True),
     "lenet tanh (64,20,24,24)": ("Activation", [(64, 20, 24, 24)], {"act_type": "tanh"}, True),
     "lenet tanh (64,50,8,8)": ("Activation", [(64, 50, 8, 8)], {"act_type": "tanh"}, True),
     "lenet tanh (64,500)": ("Activation", [(64, 500)], {"act_type": "tanh"}, True),
@@ -112,6 +122,8 @@ def backward_inputs(op, ins, outs, og):
         return [og, ins[0], outs[1]]
     if op == "FullyConnected":
         return [og, *ins]
+    if op == "Pooling":
+        return [og, ins[0], outs[0]]
     return [og, ins[0], ins[1]]                         # Convolution, Deconvolution
 
 
@@ -134,7 +146,8 @@ def _kernels(op, lib):
                                                    "BatchNorm": "batch_norm", "LRN": "lrn",
                                                    "Deconvolution": "deconvolution",
                                                    "Convolution": "convolution",
-                                                   "FullyConnected": "fully_connected"}[base])
+                                                   "FullyConnected": "fully_connected",
+                                                   "Pooling": "pooling"}[base])
     body = module.backward if op.startswith("_backward_") else module.forward
 
     def onednn(ctx, inputs, req, outputs, p):

@@ -204,6 +204,13 @@ def lib() -> _Library | None:
     return _state["lib"]
 
 
+def avx512() -> bool:
+    """Whether the library loads and runs its AVX-512 kernels (some rules were measured to
+    differ there)."""
+    loaded = lib()
+    return loaded is not None and loaded.block == 16
+
+
 def _load() -> _Library | None:
     path = locate()
     try:

@@ -219,8 +219,10 @@ def _data_wins(ctx, inputs, p) -> bool:
 
 
 def _weight_wins(ctx, inputs, p) -> bool:
+    """One input channel (LeNet's first layer) lost 2.1-2.5x with AVX2 and won 0.35x with
+    AVX-512."""
     og, x = inputs[0], inputs[1]
-    return _pixels(og.shape) >= 16 and x.shape[1] >= 2
+    return _pixels(og.shape) >= 16 and (x.shape[1] >= 2 or d.avx512())
 
 
 def _backward_wins(ctx, inputs, p) -> bool:

@@ -98,27 +98,22 @@ def backward(lib, ctx, inputs, req, outputs, p):
     return True
 
 
-# The rule: plugins/ops-onednn/bench/layers.py's fully-connected rows on a 2-core AMD EPYC
-# with AVX-512 (Zen 5), and bench/executor.py's MLP step. oneDNN's matmul ran the products
-# of 2^25 multiply-adds and more 0.72-0.84x ops-nn's time forward and 0.84-0.99x backward;
-# below, the forward still won at 64x800x500 but the backward lost (1.09x) and the small
-# ones lost 1.3-8x (its fixed cost). With AVX2 alone (ONEDNN_MAX_CPU_ISA=AVX2, OpenBLAS's
-# Haswell kernels) it ran the MLP's products at best as fast, and up to 1.7x slower.
-_WINS = 1 << 25
-
-
-def _wins(first: int):
+# The rules: plugins/ops-onednn/bench/layers.py's fully-connected rows on a 2-core AMD EPYC
+# with AVX-512 (Zen 5), and bench/executor.py's MLP step. oneDNN's matmul ran the forward
+# products of 2^24 multiply-adds and more in 0.71-0.79x ops-nn's time, and the gradients of
+# 2^25 and more in 0.84-1.0x; the gradient at 64x800x500 lost (1.1x), and the small products
+# lost 1.3-8x (its fixed cost). With AVX2 alone (ONEDNN_MAX_CPU_ISA=AVX2, OpenBLAS's Haswell
+# kernels) it ran the MLP's products at best as fast, and up to 1.7x slower.
+def _wins(first: int, least: int):
     """The rule of the op whose data is ``inputs[first]`` (the weight follows it): a
-    product of at least ``_WINS`` multiply-adds, on a core with AVX-512."""
+    product of at least ``least`` multiply-adds, on a core with AVX-512."""
     def rule(ctx, inputs, p) -> bool:
         n, k = inputs[first + 1].shape
-        if inputs[first].size // k * k * n < _WINS:
-            return False
-        lib = d.lib()
-        return lib is not None and lib.block == 16
+        return inputs[first].size // k * k * n >= least and d.avx512()
     return rule
 
 
-extend_op("FullyConnected").set_attr(KEY, kernel("FullyConnected", forward, _wins(0)), PLEVEL)
+extend_op("FullyConnected").set_attr(
+    KEY, kernel("FullyConnected", forward, _wins(0, 1 << 24)), PLEVEL)
 extend_op("_backward_FullyConnected").set_attr(
-    KEY, kernel("_backward_FullyConnected", backward, _wins(1)), PLEVEL)
+    KEY, kernel("_backward_FullyConnected", backward, _wins(1, 1 << 25)), PLEVEL)

@@ -122,5 +122,24 @@ def backward(lib, ctx, inputs, req, outputs, p):
     return True
 
 
-extend_op("Pooling").set_attr(KEY, kernel("Pooling", forward), PLEVEL)
-extend_op("_backward_Pooling").set_attr(KEY, kernel("_backward_Pooling", backward), PLEVEL)
+# The rule: bench/layers.py's pooling rows (AVX-512, and AVX2 alone, alike). oneDNN pays two
+# reorders per call (and max pooling's gradient a second forward pass), so where the windows
+# tile the data it won only from 2^20 elements (0.5-0.7x ops-nn's time at (32,64,32,32));
+# LeNet's (64,20,24,24) and (64,50,8,8) ran 1.0-1.5x, and global pooling's gradient 3x.
+# Overlapping or padded windows, which ops-nn adds up tap by tap, ran 0.15-0.35x.
+_TILED_WINS = 1 << 20
+
+
+def _wins(x_index: int):
+    def rule(ctx, inputs, p) -> bool:
+        if p.global_pool:
+            return False
+        kernel, stride, pad = geometry(p, inputs[x_index].shape)
+        tiled = not any(pad) and all(s >= k for k, s in zip(kernel, stride))
+        return not tiled or inputs[x_index].size >= _TILED_WINS
+    return rule
+
+
+extend_op("Pooling").set_attr(KEY, kernel("Pooling", forward, _wins(0)), PLEVEL)
+extend_op("_backward_Pooling").set_attr(
+    KEY, kernel("_backward_Pooling", backward, _wins(1)), PLEVEL)
