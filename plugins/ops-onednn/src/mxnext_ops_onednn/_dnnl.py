@@ -31,6 +31,8 @@ ELTWISE_RELU_DST, ELTWISE_TANH_DST, ELTWISE_LOGISTIC_DST = 0x100, 0x101, 0x104  
 LRN_ACROSS_CHANNELS = 0xaff
 BN_GLOBAL_STATS, BN_SCALE, BN_SHIFT = 1, 2, 4     # dnnl_normalization_flags_t
 ARG_SRC, ARG_DST, ARG_WEIGHTS, ARG_BIAS = 1, 17, 33, 41
+ARG_SRC_1, ARG_ATTR_SCALES = 2, 4096      # a runtime scale of argument a: ARG_ATTR_SCALES | a
+BINARY_ADD = 0x1fff0
 ARG_DIFF_SRC, ARG_DIFF_DST, ARG_DIFF_WEIGHTS, ARG_DIFF_BIAS = 129, 145, 161, 169
 ARG_WORKSPACE, ARG_SCRATCHPAD = 64, 80
 ARG_MEAN, ARG_VARIANCE, ARG_SCALE, ARG_SHIFT, ARG_DIFF_SCALE, ARG_DIFF_SHIFT = \
@@ -65,6 +67,7 @@ _PROTOS = {
     "dnnl_primitive_attr_create": (_I, [ctypes.POINTER(_P)]),
     "dnnl_primitive_attr_destroy": (_I, [_P]),
     "dnnl_primitive_attr_set_scratchpad_mode": (_I, [_P, _I]),
+    "dnnl_primitive_attr_set_scales_mask": (_I, [_P, _I, _I]),
     "dnnl_primitive_desc_query_md": (_P, [_P, _I, _I]),
     "dnnl_primitive_desc_destroy": (_I, [_P]),
     "dnnl_primitive_create": (_I, [ctypes.POINTER(_P), _P]),
@@ -78,6 +81,7 @@ _PROTOS = {
     "dnnl_convolution_backward_weights_primitive_desc_create":
         (_I, [ctypes.POINTER(_P), _P, _I, _P, _P, _P, _P, Dims, Dims, Dims, Dims, _P, _P]),
     "dnnl_matmul_primitive_desc_create": (_I, [ctypes.POINTER(_P), _P, _P, _P, _P, _P, _P]),
+    "dnnl_binary_primitive_desc_create": (_I, [ctypes.POINTER(_P), _P, _I, _P, _P, _P, _P]),
     "dnnl_pooling_forward_primitive_desc_create":
         (_I, [ctypes.POINTER(_P), _P, _I, _I, _P, _P, Dims, Dims, Dims, Dims, Dims, _P]),
     "dnnl_pooling_backward_primitive_desc_create":

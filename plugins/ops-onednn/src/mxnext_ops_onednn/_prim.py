@@ -69,6 +69,8 @@ class Plan:
         lib.check("dnnl_primitive_create", ctypes.byref(self.prim), pd)
         for arg, user in plain.items():
             md = lib.dnnl_primitive_desc_query_md(pd, d.QUERY_EXEC_ARG_MD, arg)
+            if not md or not lib.dnnl_memory_desc_get_size(md):
+                md = user.md    # one the primitive does not describe (a runtime scale)
             reorder = None
             if not lib.dnnl_memory_desc_equal(md, user.md):
                 src, dst = (md, user.md) if arg in outputs else (user.md, md)

@@ -10,11 +10,11 @@ from opsdk import PluginError, hookimpl, register_op_modules
 from . import _dnnl
 
 _MODULES = ("convolution", "pooling", "fully_connected", "activation", "batch_norm", "lrn",
-            "deconvolution")
+            "deconvolution", "optimizer")
 COVERED = ["Convolution", "_backward_Convolution", "Pooling", "_backward_Pooling",
            "FullyConnected", "_backward_FullyConnected", "Activation", "_backward_Activation",
            "BatchNorm", "_backward_BatchNorm", "LRN", "_backward_LRN", "Deconvolution",
-           "_backward_Deconvolution"]
+           "_backward_Deconvolution", "sgd_update"]
 """The ops whose ``FCompute<cpu>`` this plugin outranks."""
 
 
