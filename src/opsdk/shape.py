@@ -13,6 +13,8 @@ on an op binds the op's name, so its errors say which op failed.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from mxnext.base import ShapeError, TypeInferError
@@ -20,7 +22,8 @@ from mxnext._runtime.graph.infer import merge_dims, merge_dtype
 from mxnext.util import is_np_shape
 
 __all__ = ["ElemwiseShape", "ElemwiseType", "merge_out_shapes", "unknown_dim", "dim_known",
-           "shape_known", "merge_shape", "assign_shape", "dim_op", "dims_prod", "fmt_shape"]
+           "shape_known", "merge_shape", "assign_shape", "dim_op", "dims_prod", "fmt_shape",
+           "used_taps"]
 
 
 def unknown_dim() -> int:
@@ -143,3 +146,30 @@ class ElemwiseType(_ElemwiseRule):
     @staticmethod
     def _fmt(v):
         return np.dtype(v).name
+
+
+@lru_cache(maxsize=1024)
+def used_taps(sizes, kernel, stride, dilate, pad):
+    """The kernel taps of a convolution that read its data, where some only read padding.
+
+    For spatial ``sizes`` and zero ``pad`` on both sides, per axis ``(first, stop, lo, hi)``:
+    the taps ``first:stop`` reach the data at some output position, and ``lo``/``hi`` pad
+    the same convolution with its kernel cut to them (same output size; a negative pad
+    crops). Cutting changes no value: the other taps only ever multiply padding zeros (a
+    3x3 kernel over a 1x1 image reads its centre tap only, a ninth of the work). None when
+    every tap reads data (or none does)."""
+    axes, cut = [], False
+    for n, k, s, d, p in zip(sizes, kernel, stride, dilate, pad):
+        out = (n + 2 * p - d * (k - 1) - 1) // s + 1
+        used = []
+        for t in range(k):
+            first = max(0, -((t * d - p) // s))      # the first output whose input is >= 0
+            if first < out and first * s + t * d - p < n:
+                used.append(t)
+        if not used:
+            return None
+        t0, t1 = used[0], used[-1] + 1
+        lo = p - t0 * d
+        axes.append((t0, t1, lo, (out - 1) * s + d * (t1 - t0 - 1) + 1 - n - lo))
+        cut |= t1 - t0 < k
+    return tuple(axes) if cut else None

@@ -1,5 +1,6 @@
 """Convolution (1-D, 2-D, 3-D, grouped, dilated) and its backward, on the im2col + GEMM
-kernels of ``_conv_kernels``."""
+kernels of ``_conv_kernels``. Kernel taps that only ever read padding (``opsdk.shape.
+used_taps``: a 3x3 kernel over a 1x1 image) are cut off first; they add nothing."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from functools import lru_cache
 from typing import Literal
 
 from opsdk import AMP_FLOAT_DTYPES, Field, FloatOnly, Param, ResourceRequest, register_op
-from opsdk.shape import dim_known, dim_op, unknown_dim
+from opsdk.shape import dim_known, dim_op, unknown_dim, used_taps
 from pydantic import model_validator
 
 from . import _conv_kernels as kern
@@ -131,10 +132,25 @@ def _temp_space(p):
     return [ResourceRequest.TEMP_SPACE]
 
 
+def _cut(p, x_shape, symmetric=False):
+    """(taps, lo, hi) of the convolution with the kernel cut to the taps that read data (see
+    ``used_taps``), or None (also where the cut pads unevenly and ``symmetric`` asks)."""
+    stride, dilate, pad = geometry(p)
+    axes = used_taps(tuple(x_shape[2:]), tuple(p.kernel), stride, dilate, pad)
+    if axes is None or (symmetric and any(lo != hi or lo < 0 for _, _, lo, hi in axes)):
+        return None
+    taps = (slice(None), slice(None)) + tuple(slice(t0, t1) for t0, t1, _, _ in axes)
+    return taps, tuple(a[2] for a in axes), tuple(a[3] for a in axes)
+
+
 def _forward(ctx, inputs, req, outputs, p):
     if req[0]:
         stride, dilate, pad = geometry(p)
-        kern.conv_forward(inputs[0], inputs[1], stride, dilate, pad, pad, p.num_group,
+        w, lo, hi = inputs[1], pad, pad
+        cut = _cut(p, inputs[0].shape)
+        if cut is not None:
+            (taps, lo, hi), w = cut, w[cut[0]]
+        kern.conv_forward(inputs[0], w, stride, dilate, lo, hi, p.num_group,
                           outputs[0], req[0], space(ctx), None if p.no_bias else inputs[2])
 
 
@@ -145,13 +161,23 @@ def bias_grad(og):
 def _backward(ctx, inputs, req, outputs, p):
     og, x, w = inputs
     stride, dilate, pad = geometry(p)
+    taps, cut = None, _cut(p, x.shape, symmetric=True)
+    if cut is not None:
+        taps, pad, _ = cut
+    wc = w if taps is None else w[taps]
     if req[1]:
-        put(outputs[1], req[1], kern.conv_weight_grad(og, x, w.shape, stride, dilate, pad,
-                                                      p.num_group, space(ctx)))
+        gw = kern.conv_weight_grad(og, x, wc.shape, stride, dilate, pad, p.num_group,
+                                   space(ctx))
+        if taps is None:
+            put(outputs[1], req[1], gw)
+        else:                                   # the cut taps' gradient is zero
+            if req[1] != 3:
+                outputs[1][...] = 0
+            put(outputs[1][taps], req[1], gw)
     if not p.no_bias and req[2]:
         put(outputs[2], req[2], bias_grad(og))
     if req[0]:
-        kern.conv_data_grad(og, w, stride, dilate, pad, p.num_group, outputs[0], req[0],
+        kern.conv_data_grad(og, wc, stride, dilate, pad, p.num_group, outputs[0], req[0],
                             space(ctx))
 
 
