@@ -149,16 +149,18 @@ class ElemwiseType(_ElemwiseRule):
 
 
 @lru_cache(maxsize=1024)
-def used_taps(sizes, kernel, stride, dilate, pad):
-    """The kernel taps of a convolution that read its data, where some only read padding.
+def used_taps(sizes, kernel, stride, dilate, pad, most=0.25):
+    """The kernel taps of a convolution that read its data, where few of them do.
 
     For spatial ``sizes`` and zero ``pad`` on both sides, per axis ``(first, stop, lo, hi)``:
     the taps ``first:stop`` reach the data at some output position, and ``lo``/``hi`` pad
     the same convolution with its kernel cut to them (same output size; a negative pad
     crops). Cutting changes no value: the other taps only ever multiply padding zeros (a
-    3x3 kernel over a 1x1 image reads its centre tap only, a ninth of the work). None when
-    every tap reads data (or none does)."""
-    axes, cut = [], False
+    3x3 kernel over a 1x1 image reads its centre tap only). None unless the kept taps are at
+    most ``most`` of the kernel's: the cut weight is a strided copy, which cost more than
+    it saved where 4 of 9 taps stayed (a stride-2 3x3 over 2x2 images, 256 to 512 channels:
+    1.26 ms against 0.49 uncut) and paid where 1 of 9 did (0.28 against 0.94 ms)."""
+    axes, kept = [], 1
     for n, k, s, d, p in zip(sizes, kernel, stride, dilate, pad):
         out = (n + 2 * p - d * (k - 1) - 1) // s + 1
         used = []
@@ -171,5 +173,5 @@ def used_taps(sizes, kernel, stride, dilate, pad):
         t0, t1 = used[0], used[-1] + 1
         lo = p - t0 * d
         axes.append((t0, t1, lo, (out - 1) * s + d * (t1 - t0 - 1) + 1 - n - lo))
-        cut |= t1 - t0 < k
-    return tuple(axes) if cut else None
+        kept *= (t1 - t0) / k
+    return tuple(axes) if kept <= most else None

@@ -1,6 +1,6 @@
-"""A convolution whose kernel taps partly read only padding (a 3x3 kernel over a 1x1 image,
-a stride-2 3x3 over 2x2) is computed on the taps that read data: the output and the
-gradients equal those of the same convolution on the data padded by hand (pad 0, no cut)."""
+"""A convolution whose kernel taps mostly read only padding (a 3x3 kernel over a 1x1 image)
+is computed on the taps that read data: the output and the gradients equal those of the same
+convolution on the data padded by hand (pad 0, no cut)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 
 @pytest.mark.parametrize("shape, kernel, stride, pad, dilate", [
     ((2, 4, 1, 1), (3, 3), (1, 1), (1, 1), (1, 1)),
-    ((2, 4, 2, 2), (3, 3), (2, 2), (1, 1), (1, 1)),
-    ((2, 3, 1, 5), (3, 3), (1, 1), (1, 1), (1, 1)),       # one axis cut, the other not
-    ((1, 2, 2, 2), (5, 5), (1, 1), (2, 2), (1, 1)),
-    ((2, 3, 1), (3,), (1,), (2,), (2,)),                  # dilated: only the middle tap
+    ((2, 4, 2, 2), (3, 3), (2, 2), (1, 1), (1, 1)),       # 4 of 9 taps: not cut
+    ((2, 3, 1, 1), (5, 3), (1, 1), (2, 1), (1, 1)),
+    ((1, 2, 2, 2), (5, 5), (1, 1), (2, 2), (1, 1)),       # 9 of 25: not cut
+    ((2, 3, 1), (5,), (1,), (4,), (2,)),                  # dilated: only the middle tap
 ])
 def test_equals_the_convolution_on_padded_data(shape, kernel, stride, pad, dilate):
     rng = np.random.default_rng(0)
@@ -45,6 +45,8 @@ def test_equals_the_convolution_on_padded_data(shape, kernel, stride, pad, dilat
 
 def test_used_taps():
     from opsdk.shape import used_taps
+    assert used_taps((1,), (5,), (1,), (2,), (4,)) == ((2, 3, 0, 0),)
     assert used_taps((1, 1), (3, 3), (1, 1), (1, 1), (1, 1)) == ((1, 2, 0, 0), (1, 2, 0, 0))
-    assert used_taps((2, 2), (3, 3), (2, 2), (1, 1), (1, 1)) == ((1, 3, 0, 0), (1, 3, 0, 0))
+    assert used_taps((2, 2), (3, 3), (2, 2), (1, 1), (1, 1)) is None        # 4 of 9 kept
+    assert used_taps((2, 2), (3, 3), (2, 2), (1, 1), (1, 1), 0.5) == ((1, 3, 0, 0),) * 2
     assert used_taps((4, 4), (3, 3), (1, 1), (1, 1), (1, 1)) is None

@@ -149,7 +149,8 @@ def _forward(ctx, inputs, req, outputs, p):
         w, lo, hi = inputs[1], pad, pad
         cut = _cut(p, inputs[0].shape)
         if cut is not None:
-            (taps, lo, hi), w = cut, w[cut[0]]
+            taps, lo, hi = cut
+            w = w[taps]
         kern.conv_forward(inputs[0], w, stride, dilate, lo, hi, p.num_group,
                           outputs[0], req[0], space(ctx), None if p.no_bias else inputs[2])
 

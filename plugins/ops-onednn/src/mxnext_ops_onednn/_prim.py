@@ -116,7 +116,7 @@ class Plan:
             keep.append(buf)
             point(inner, buf)
             if a.arg in self.outputs:
-                after.append(b.reorder_args[a.arg])
+                after.append((a.reorder, b.reorder_args[a.arg]))
             else:
                 _execute(lib, a.reorder, stream, b.reorder_args[a.arg])
         for (arg, _, size), mem in zip(self.extra, b.extra):
@@ -161,9 +161,7 @@ class _Bound:
         for a, user, inner in zip(plan.args, self.user, self.inner):
             if inner is not None:
                 src, dst = (inner, user) if a.arg in plan.outputs else (user, inner)
-                pairs = _exec_args([(d.ARG_SRC, src), (d.ARG_DST, dst)])
-                self.reorder_args[a.arg] = (a.reorder, pairs) if a.arg in plan.outputs \
-                    else pairs
+                self.reorder_args[a.arg] = _exec_args([(d.ARG_SRC, src), (d.ARG_DST, dst)])
         self.exec_args = _exec_args(
             [(a.arg, user if inner is None else inner)
              for a, user, inner in zip(plan.args, self.user, self.inner)] +

@@ -7,9 +7,9 @@ import numpy
 
 from ..inline import TIMED_INLINE
 
-__all__ = ["HostDevice", "CpuDevice", "CpuPinnedDevice", "CpuSharedDevice", "ALIGN"]
+__all__ = ["HostDevice", "CpuDevice", "CpuPinnedDevice", "CpuSharedDevice"]
 
-ALIGN = 64
+ALIGN = 64      # bytes: where a host buffer starts
 
 
 class HostDevice:
