@@ -46,6 +46,11 @@ def _build(lib, kind, m, k, n, bias):
 
 
 def plan(lib, kind, m, k, n, bias=False):
+    """The plan of ``kind``'s product; a small one (below ``_SHARED`` multiply-adds) runs
+    on this thread alone, where handing it to a second OpenMP thread costs more than it
+    saves."""
+    if m * k * n < _SHARED:
+        lib.use_threads(1)
     return cached(("FullyConnected", kind, m, k, n, bias),
                   lambda: _build(lib, kind, m, k, n, bias))
 
@@ -101,15 +106,23 @@ def backward(lib, ctx, inputs, req, outputs, p):
 # The rules: plugins/ops-onednn/bench/layers.py's fully-connected rows on a 2-core AMD EPYC
 # with AVX-512 (Zen 5), and bench/executor.py's MLP step. oneDNN's matmul ran the forward
 # products of 2^24 multiply-adds and more in 0.71-0.79x ops-nn's time, and the gradients of
-# 2^25 and more in 0.84-1.0x; the gradient at 64x800x500 lost (1.1x), and the small products
-# lost 1.3-8x (its fixed cost). With AVX2 alone (ONEDNN_MAX_CPU_ISA=AVX2, OpenBLAS's Haswell
-# kernels) it ran the MLP's products at best as fast, and up to 1.7x slower.
+# 2^25 and more in 0.84-1.0x; the gradient at 64x800x500 lost (1.1x). On one thread, the
+# products of 2^20 to 2^22 (the MLP's last layer, 128x1024x10) ran as fast forward and
+# in 0.4-0.7x the time of OpenBLAS's one thread backward; smaller ones lost 2-4x (its fixed
+# cost), and between 2^22 and the rules' sizes it was at best even. With AVX2 alone
+# (ONEDNN_MAX_CPU_ISA=AVX2, OpenBLAS's Haswell kernels) it ran the MLP's products at best as
+# fast, and up to 1.7x slower.
+_SHARED = 1 << 22
+
+
 def _wins(first: int, least: int):
     """The rule of the op whose data is ``inputs[first]`` (the weight follows it): a
-    product of at least ``least`` multiply-adds, on a core with AVX-512."""
+    product of at least ``least`` multiply-adds, or a small one on one thread (2^20 to
+    ``_SHARED``), on a core with AVX-512."""
     def rule(ctx, inputs, p) -> bool:
         n, k = inputs[first + 1].shape
-        return inputs[first].size // k * k * n >= least and d.avx512()
+        macs = inputs[first].size // k * k * n
+        return (macs >= least or 1 << 20 <= macs < _SHARED) and d.avx512()
     return rule
 
 
