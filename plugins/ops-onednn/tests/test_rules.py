@@ -21,6 +21,15 @@ def test_activation_forward(act, shape, path, compare):
     compare("Activation", [_f(*shape)], {"act_type": act}, path=path)
 
 
+def test_tanh_gradient_by_isa(compare):
+    from mxnext_ops_onednn import _dnnl
+    p = {"act_type": "tanh"}
+    y = compare("Activation", [_f(64, 20, 24, 24)], p, path="fallback")[0]
+    compare("_backward_Activation", [_f(*y.shape), y], p,
+            path="onednn" if _dnnl.avx512() else "fallback")
+    compare("_backward_Activation", [_f(64, 500), np.tanh(_f(64, 500))], p, path="fallback")
+
+
 def test_activation_gradient(compare):
     p = {"act_type": "sigmoid"}
     y = compare("Activation", [_f(1 << 19)], p)[0]
