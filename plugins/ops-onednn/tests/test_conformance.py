@@ -12,7 +12,7 @@ from mxnext_ops_onednn.plugin import COVERED
 RULED = ["Activation", "_backward_Activation", "BatchNorm", "_backward_BatchNorm", "LRN",
          "_backward_LRN", "Convolution", "_backward_Convolution", "Deconvolution",
          "FullyConnected", "_backward_FullyConnected", "Pooling", "_backward_Pooling",
-         "sgd_update"]
+         "sgd_update", "multi_sgd_update"]
 test_conformance = conformance_tests("ops-nn", ops=COVERED)
 test_conformance_without_rules = pytest.mark.usefixtures("no_rules")(
     conformance_tests("ops-nn", ops=RULED))

@@ -44,3 +44,22 @@ def test_clipping_and_other_dtypes_fall_back(params, dtype, compare):
 @pytest.mark.parametrize("shape, path", [((1024, 1024), "onednn"), ((500, 800), "fallback")])
 def test_the_rule_takes_large_weights(shape, path, compare):
     compare("sgd_update", [_f(*shape), _f(*shape)], {"lr": 0.05}, path=path)
+
+
+def test_multi_sgd_large_weights_here_small_ones_on_ops_nn(compare):
+    """Gluon's Trainer aggregates updates: the large weight on oneDNN (within a unit in the
+    last place of ops-nn's expression), the small ones on ops-nn in the same call."""
+    from mxnext_ops_onednn._dispatch import calls
+    ins = [_f(1024, 1024), _f(1024, 1024), _f(1024), _f(1024), _f(10, 8), _f(10, 8)]
+    p = {"num_weights": 3, "lrs": (0.1, 0.2, 0.3), "wds": (0.0, 0.01, 0.02),
+         "rescale_grad": 0.5}
+    compare("multi_sgd_update", ins, p, rtol=1e-6, atol=1e-7)
+    compare("multi_sgd_update", ins[2:], dict(p, num_weights=2, lrs=(0.2, 0.3),
+                                              wds=(0.01, 0.02)), path="fallback")
+    assert calls["multi_sgd_update", "onednn"] >= 1
+
+
+def test_multi_sgd_clipping_falls_back(compare):
+    ins = [_f(1024, 1024), _f(1024, 1024)]
+    compare("multi_sgd_update", ins, {"num_weights": 1, "lrs": (0.1,), "wds": (0.0,),
+                                      "clip_gradient": 0.5}, path="fallback")

@@ -464,6 +464,8 @@ def _multi_register(name, param, stride, doc):
         xp = ctx.xp
         for i in range(params.num_weights):
             w, g, *mom = inputs[i * stride:(i + 1) * stride]
+            if not req[i] and not mom:
+                continue                # nothing to write, no state to update
             lr, wd = params.lrs[i], params.wds[i]
             if req[i] in (1, 2) and _sgd_mom_blocks(w, g, mom[0] if mom else None,
                                                     outputs[i], lr, wd, params):

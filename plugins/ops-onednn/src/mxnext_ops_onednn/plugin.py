@@ -14,7 +14,7 @@ _MODULES = ("convolution", "pooling", "fully_connected", "activation", "batch_no
 COVERED = ["Convolution", "_backward_Convolution", "Pooling", "_backward_Pooling",
            "FullyConnected", "_backward_FullyConnected", "Activation", "_backward_Activation",
            "BatchNorm", "_backward_BatchNorm", "LRN", "_backward_LRN", "Deconvolution",
-           "_backward_Deconvolution", "sgd_update"]
+           "_backward_Deconvolution", "sgd_update", "multi_sgd_update"]
 """The ops whose ``FCompute<cpu>`` this plugin outranks."""
 
 
